@@ -1,0 +1,93 @@
+//===- SeamOps.h - seam graph dialect ---------------------------*- C++ -*-===//
+#ifndef SEAM_DIALECT_SEAM_SEAMOPS_H
+#define SEAM_DIALECT_SEAM_SEAMOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include <functional>
+
+namespace mlir::seam {
+
+/// Fusion classes, ordered from most to least fusible (TVM op patterns).
+enum class FusionClass {
+  Elementwise,
+  Injective,
+  Reduction,
+  OutputFusable,
+  Opaque,
+};
+llvm::StringRef stringifyFusionClass(FusionClass c);
+
+} // namespace mlir::seam
+
+namespace mlir::OpTrait::seam {
+template <typename T>
+class ElementwiseFusion : public TraitBase<T, ElementwiseFusion> {};
+template <typename T>
+class InjectiveFusion : public TraitBase<T, InjectiveFusion> {};
+template <typename T>
+class ReductionFusion : public TraitBase<T, ReductionFusion> {};
+template <typename T>
+class OutputFusableFusion : public TraitBase<T, OutputFusableFusion> {};
+template <typename T>
+class OpaqueFusion : public TraitBase<T, OpaqueFusion> {};
+/// Without a kernel, the op runs on the host (no complex dtype on device).
+template <typename T>
+class HostFallback : public TraitBase<T, HostFallback> {};
+LogicalResult verifyBoundedSize(Operation *op);
+template <typename T>
+class BoundedSize : public TraitBase<T, BoundedSize> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyBoundedSize(op);
+  }
+};
+} // namespace mlir::OpTrait::seam
+
+namespace mlir::seam::detail {
+template <typename OpT>
+constexpr FusionClass fusionClassOf() {
+  using namespace ::mlir::OpTrait::seam;
+  if constexpr (OpT::template hasTrait<ElementwiseFusion>())
+    return FusionClass::Elementwise;
+  else if constexpr (OpT::template hasTrait<InjectiveFusion>())
+    return FusionClass::Injective;
+  else if constexpr (OpT::template hasTrait<ReductionFusion>())
+    return FusionClass::Reduction;
+  else if constexpr (OpT::template hasTrait<OutputFusableFusion>())
+    return FusionClass::OutputFusable;
+  else
+    return FusionClass::Opaque;
+}
+} // namespace mlir::seam::detail
+
+#include "dialect/seam/SeamDialect.h.inc"
+#include "dialect/seam/SeamEnums.h.inc"
+#include "dialect/seam/SeamInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialect/seam/SeamOps.h.inc"
+
+namespace mlir::seam {
+
+/// "[1, 256, 768] x bf16": how diagnostics name a tensor type.
+std::string describeType(Type t);
+/// "[1, 256, 768]".
+std::string describeShape(llvm::ArrayRef<int64_t> shape);
+/// Numpy broadcast of two shapes; failure if incompatible.
+FailureOr<SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                llvm::ArrayRef<int64_t> b);
+/// Product of a static shape; failure on overflow past 2^48 elements.
+FailureOr<int64_t> elementCount(llvm::ArrayRef<int64_t> shape);
+/// Largest element count seam accepts in one tensor (2^36).
+constexpr int64_t kMaxTensorElements = int64_t(1) << 36;
+
+} // namespace mlir::seam
+
+#endif // SEAM_DIALECT_SEAM_SEAMOPS_H
