@@ -1,0 +1,174 @@
+//===- Host.h - Host runtime around the emulated device --------*- C++ -*-===//
+//
+// A Device is one chip (or several, for more ranks than cores per chip) with
+// its cores. It loads programs, launches them (functional or timing-only),
+// and keeps a host timeline of what sits around the device: program launch
+// overhead, first-run overhead, PCIe transfers, lazy-tracing cost, graph-break
+// syncs, compile time and host fallback ops (whose wall time is measured for
+// real on this CPU and kept apart from simulated device time).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SEAM_RUNTIME_HOST_H
+#define SEAM_RUNTIME_HOST_H
+
+#include "runtime/Expected.h"
+#include "runtime/Profile.h"
+#include "runtime/Program.h"
+#include "runtime/Timing.h"
+
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace seam::rt {
+
+class FunctionalMachine;
+
+enum class ExecMode { Functional, TimingOnly };
+
+/// A host tensor: values as floats (converted to the binding dtype on upload).
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+};
+using TensorMap = std::map<std::string, HostTensor>;
+
+/// Host-side costs that are charged; ablations turn them off one by one.
+struct HostCosts {
+  bool launchOverhead = true;
+  bool firstRun = true;
+  bool transfers = true;
+  bool tracing = true;
+};
+
+struct DeviceOptions {
+  ExecMode mode = ExecMode::Functional;
+  unsigned cores = 0;        ///< 0: the profile's cores per chip.
+  bool verifyOnLoad = true;  ///< Check access patterns against capacities.
+  bool collectEvents = true; ///< Keep per-instruction events for traces.
+  HostCosts costs;
+};
+
+enum class HostCategory { Trace, Compile, Launch, Transfer, Fallback, Sync };
+std::string_view name(HostCategory category);
+
+struct HostEvent {
+  std::string name;
+  HostCategory category = HostCategory::Launch;
+  double startNs = 0;
+  double durationNs = 0;
+  bool wallClock = false; ///< Measured on this CPU, not modelled.
+};
+
+using ProgramId = uint32_t;
+
+struct LaunchResult {
+  std::string program;
+  unsigned ranks = 1;
+  std::vector<TensorMap> outputs; ///< Per rank; empty in timing-only mode.
+  Timeline timeline;              ///< Device timeline (0 = device start).
+  std::optional<Fault> fault;
+  double hostStartNs = 0;
+  double h2dNs = 0, firstRunNs = 0, launchOverheadNs = 0;
+  double deviceStartNs = 0, deviceNs = 0, d2hNs = 0;
+  double hostEndNs = 0;
+  uint64_t h2dBytes = 0, d2hBytes = 0;
+  uint64_t nonFiniteWrites = 0;                  ///< NaN/Inf stored.
+  std::map<std::string, uint64_t> nonFiniteOutputs; ///< Per output binding.
+  bool ok() const { return !fault; }
+};
+
+/// The device part of a launch, kept for the trace.
+struct DeviceLaunch {
+  std::string program;
+  double startNs = 0;
+  Timeline timeline;
+};
+
+class Device {
+public:
+  explicit Device(const Profile &profile, DeviceOptions options = {});
+  ~Device();
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  const Profile &profile() const { return prof; }
+  const DeviceOptions &options() const { return opts; }
+  unsigned numCores() const { return coreCount; }
+
+  /// Loads `program` onto cores [0, ranks): verifies it, reserves HBM per
+  /// rank and writes params/constants (charged as a host->device transfer).
+  Expected<ProgramId> loadProgram(const Program &program, unsigned ranks = 1);
+  /// Tensor parallel with a distinct program per rank (same streams shape).
+  Expected<ProgramId> loadProgram(std::vector<Program> perRank);
+  /// Decodes a program file (readProgram) and loads it.
+  Expected<ProgramId> loadProgramBytes(const std::vector<uint8_t> &bytes,
+                                       unsigned ranks = 1);
+
+  /// Runs a loaded program. `inputsPerRank[r]` holds rank r's inputs by
+  /// binding name (a single map is used for every rank). Host costs: h2d of
+  /// the inputs, first-run overhead on the program's first launch, launch
+  /// overhead, device time, d2h of the outputs (unless `async`, where the
+  /// host continues and the next graphBreakSync waits and reads back).
+  Expected<LaunchResult> launch(ProgramId id,
+                                const std::vector<TensorMap> &inputsPerRank,
+                                bool async = false);
+  Expected<LaunchResult> launch(ProgramId id, const TensorMap &inputs = {},
+                                bool async = false) {
+    return launch(id, std::vector<TensorMap>{inputs}, async);
+  }
+
+  // Eager (lazy-tensor) accounting.
+  /// Charges the host for recording `ops` ops into a lazy graph.
+  void chargeTracing(uint64_t ops);
+  /// Graph break: the host waits for the device and reads back pending
+  /// outputs of async launches.
+  void graphBreakSync();
+  /// Records real compile time spent by the caller.
+  void recordCompile(const std::string &what, double wallNs);
+  /// Runs a host fallback op for real, measures its wall time and puts it on
+  /// the host timeline. Returns the wall time in ns.
+  double runFallback(const std::string &what, const std::function<void()> &fn);
+
+  double hostNs() const { return hostClock; }
+  double deviceIdleAtNs() const { return deviceFree; }
+  double fallbackWallNs() const { return fallbackWall; }
+  const std::vector<HostEvent> &hostEvents() const { return events; }
+  const std::vector<DeviceLaunch> &deviceLaunches() const { return launches; }
+
+  /// Chrome trace-event JSON (opens in Perfetto): a host track, and per core
+  /// one track per engine and one per DMA queue.
+  void writeTrace(std::ostream &os) const;
+  Status writeTrace(const std::string &path) const;
+
+private:
+  struct Loaded {
+    std::vector<Program> perRank;
+    std::vector<uint64_t> hbmBase;
+    bool launchedBefore = false;
+  };
+  Profile prof;
+  DeviceOptions opts;
+  unsigned coreCount = 1;
+  std::unique_ptr<FunctionalMachine> machine;
+  std::vector<std::unique_ptr<Loaded>> programs;
+  std::vector<uint64_t> hbmUsed; ///< Per chip.
+  double hostClock = 0;
+  double deviceFree = 0;
+  double fallbackWall = 0;
+  uint64_t pendingD2hBytes = 0;
+  std::vector<HostEvent> events;
+  std::vector<DeviceLaunch> launches;
+
+  void hostEvent(const std::string &what, HostCategory category,
+                 double durationNs, bool wall = false);
+  double transferNs(uint64_t bytes) const;
+};
+
+} // namespace seam::rt
+
+#endif // SEAM_RUNTIME_HOST_H

@@ -1,0 +1,204 @@
+//===- HostCache.cpp - On-disk compile cache ------------------------------===//
+
+#include "runtime/HostCache.h"
+#include "runtime/Numerics.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace seam::rt {
+
+namespace {
+constexpr char kCacheMagic[8] = {'S', 'E', 'A', 'M', 'C', 'A', 'C', 'H'};
+constexpr uint32_t kCacheVersion = 1;
+constexpr size_t kCacheHeader = 8 + 4 + 4 + 8 + 8 + 8;
+
+template <typename T> void put(std::vector<uint8_t> &out, T v) {
+  uint8_t buf[sizeof(T)];
+  std::memcpy(buf, &v, sizeof(T));
+  out.insert(out.end(), buf, buf + sizeof(T));
+}
+template <typename T> T get(const uint8_t *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+} // namespace
+
+std::string compileCacheKey(std::string_view irText, std::string_view flags,
+                            std::string_view compilerVersion) {
+  auto mix = [&](uint64_t seed) {
+    uint64_t h = seed;
+    for (std::string_view part : {irText, flags, compilerVersion}) {
+      uint64_t len = part.size();
+      h = fnv1a64(&len, sizeof(len), h);
+      h = fnv1a64(part.data(), part.size(), h);
+    }
+    return h;
+  };
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx",
+                static_cast<unsigned long long>(mix(0xcbf29ce484222325ull)),
+                static_cast<unsigned long long>(mix(0x84222325cbf29ce4ull)));
+  return buf;
+}
+
+CompileCache::CompileCache(std::string d)
+    : dir(d.empty() ? defaultDirectory() : std::move(d)) {}
+
+std::string CompileCache::defaultDirectory() {
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/seam";
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/seam";
+  return "/tmp/seam-cache";
+}
+
+std::string CompileCache::entryPath(const std::string &key) const {
+  return dir + "/" + key + ".seamcache";
+}
+
+CacheLookup CompileCache::lookup(const std::string &key) {
+  CacheLookup res;
+  std::ifstream in(entryPath(key), std::ios::binary);
+  if (!in) {
+    ++counters.misses;
+    return res;
+  }
+  std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)),
+                            std::istreambuf_iterator<char>());
+  auto corrupt = [&](const std::string &why) {
+    ++counters.corrupt;
+    res.status = CacheStatus::Corrupt;
+    res.message = "compile cache entry " + entryPath(key) + " is corrupt (" +
+                  why + "); rebuilding";
+    return res;
+  };
+  if (file.size() < kCacheHeader)
+    return corrupt("truncated header");
+  if (std::memcmp(file.data(), kCacheMagic, 8) != 0)
+    return corrupt("bad magic");
+  uint32_t version = get<uint32_t>(file.data() + 8);
+  uint32_t kind = get<uint32_t>(file.data() + 12);
+  uint64_t keyLen = get<uint64_t>(file.data() + 16);
+  uint64_t payloadLen = get<uint64_t>(file.data() + 24);
+  uint64_t checksum = get<uint64_t>(file.data() + 32);
+  if (version != kCacheVersion)
+    return corrupt("version " + std::to_string(version));
+  if (kind > 1)
+    return corrupt("unknown entry kind");
+  uint64_t body = file.size() - kCacheHeader;
+  if (keyLen > body || payloadLen != body - keyLen)
+    return corrupt("sizes do not match the file (" +
+                   std::to_string(file.size()) + " bytes)");
+  const uint8_t *k = file.data() + kCacheHeader;
+  if (fnv1a64(k, body) != checksum)
+    return corrupt("checksum mismatch");
+  if (std::string_view(reinterpret_cast<const char *>(k), keyLen) != key)
+    return corrupt("entry belongs to another key");
+  ++counters.hits;
+  res.status = CacheStatus::Hit;
+  res.failedCompile = kind == 1;
+  res.bytes.assign(k + keyLen, k + body);
+  return res;
+}
+
+Status CompileCache::write(const std::string &key, uint32_t kind,
+                           const std::vector<uint8_t> &payload) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return Status::failure("compile cache: cannot create " + dir + ": " +
+                           ec.message());
+  std::vector<uint8_t> file;
+  file.insert(file.end(), kCacheMagic, kCacheMagic + 8);
+  put<uint32_t>(file, kCacheVersion);
+  put<uint32_t>(file, kind);
+  put<uint64_t>(file, key.size());
+  put<uint64_t>(file, payload.size());
+  std::vector<uint8_t> body(key.begin(), key.end());
+  body.insert(body.end(), payload.begin(), payload.end());
+  put<uint64_t>(file, fnv1a64(body.data(), body.size()));
+  file.insert(file.end(), body.begin(), body.end());
+
+  // Temp file in the same directory, then rename: readers never see a
+  // partial entry, and concurrent writers of one key both leave a whole one.
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = dir + "/.tmp-" + key + "-" + std::to_string(::getpid()) +
+                    "-" + std::to_string(counter++);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0)
+    return Status::failure("compile cache: cannot create " + tmp + ": " +
+                           std::strerror(errno));
+  size_t done = 0;
+  while (done < file.size()) {
+    ssize_t n = ::write(fd, file.data() + done, file.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      std::string err = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Status::failure("compile cache: cannot write " + tmp + ": " +
+                             err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  if (::rename(tmp.c_str(), entryPath(key).c_str()) != 0) {
+    std::string err = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return Status::failure("compile cache: cannot rename into " +
+                           entryPath(key) + ": " + err);
+  }
+  ++counters.stores;
+  return Status::ok();
+}
+
+Status CompileCache::store(const std::string &key,
+                           const std::vector<uint8_t> &bytes) {
+  return write(key, 0, bytes);
+}
+
+Status CompileCache::storeFailure(const std::string &key,
+                                  const std::string &error) {
+  return write(key, 1, std::vector<uint8_t>(error.begin(), error.end()));
+}
+
+Expected<CompileCache::Fetched> CompileCache::getOrBuild(
+    const std::string &key,
+    const std::function<Expected<std::vector<uint8_t>>()> &build) {
+  CacheLookup found = lookup(key);
+  Fetched res;
+  res.status = found.status;
+  res.message = found.message;
+  if (found.status == CacheStatus::Hit) {
+    if (found.failedCompile)
+      return Expected<Fetched>::failure(
+          std::string(found.bytes.begin(), found.bytes.end()) +
+          " (cached compile failure)");
+    res.bytes = std::move(found.bytes);
+    return res;
+  }
+  Expected<std::vector<uint8_t>> built = build();
+  if (!built) {
+    storeFailure(key, built.error());
+    return Expected<Fetched>::failure(built.error());
+  }
+  res.bytes = std::move(*built);
+  Status st = store(key, res.bytes);
+  if (!st)
+    res.message += (res.message.empty() ? "" : "; ") + st.message;
+  return res;
+}
+
+} // namespace seam::rt

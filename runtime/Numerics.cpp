@@ -1,0 +1,101 @@
+//===- Numerics.cpp - Scalar semantics of the emulated engines ------------===//
+
+#include "runtime/Numerics.h"
+
+#include <array>
+#include <limits>
+
+namespace seam::rt {
+
+float applyActivation(ActFunc func, float x) {
+  switch (func) {
+  case ActFunc::Identity:
+    return x;
+  case ActFunc::Exp:
+    return std::exp(x);
+  case ActFunc::Gelu:
+    return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+  case ActFunc::GeluTanh: {
+    const float k = 0.7978845608028654f; // sqrt(2/pi)
+    return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+  }
+  case ActFunc::Silu:
+    return x / (1.0f + std::exp(-x));
+  case ActFunc::Tanh:
+    return std::tanh(x);
+  case ActFunc::Sigmoid:
+    return 1.0f / (1.0f + std::exp(-x));
+  case ActFunc::Relu:
+    return x > 0.0f ? x : 0.0f;
+  case ActFunc::Rsqrt:
+    return 1.0f / std::sqrt(x);
+  case ActFunc::Square:
+    return x * x;
+  case ActFunc::Sqrt:
+    return std::sqrt(x);
+  case ActFunc::Sin:
+    return std::sin(x);
+  case ActFunc::Cos:
+    return std::cos(x);
+  }
+  return std::numeric_limits<float>::quiet_NaN();
+}
+
+float applyAlu(AluOp op, float a, float b) {
+  switch (op) {
+  case AluOp::Add:
+    return a + b;
+  case AluOp::Subtract:
+    return a - b;
+  case AluOp::Multiply:
+    return a * b;
+  case AluOp::Max:
+    return a > b ? a : b;
+  case AluOp::Min:
+    return a < b ? a : b;
+  case AluOp::Divide:
+    return a / b;
+  case AluOp::Bypass:
+    return a;
+  case AluOp::IsEqual:
+    return a == b ? 1.0f : 0.0f;
+  case AluOp::IsGe:
+    return a >= b ? 1.0f : 0.0f;
+  }
+  return std::numeric_limits<float>::quiet_NaN();
+}
+
+float reductionIdentity(AluOp op) {
+  switch (op) {
+  case AluOp::Multiply:
+    return 1.0f;
+  case AluOp::Max:
+    return -std::numeric_limits<float>::infinity();
+  case AluOp::Min:
+    return std::numeric_limits<float>::infinity();
+  default:
+    return 0.0f;
+  }
+}
+
+static std::array<uint32_t, 256> makeCrcTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k)
+      c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+
+uint32_t crc32(const void *data, size_t size, uint32_t crc) {
+  static const std::array<uint32_t, 256> table = makeCrcTable();
+  const auto *p = static_cast<const uint8_t *>(data);
+  crc = ~crc;
+  for (size_t i = 0; i < size; ++i)
+    crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+} // namespace seam::rt

@@ -1,0 +1,195 @@
+//===- Profile.cpp - Reading hardware profiles ----------------------------===//
+
+#include "runtime/Profile.h"
+#include "runtime/Json.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace seam::rt {
+
+#include "ProfilesData.inc" // kTrn1ProfileJson, kTrn2ProfileJson
+
+double Profile::clockGhz(Engine engine) const {
+  switch (engine) {
+  case Engine::Tensor:
+    return teClockGhz;
+  case Engine::Vector:
+    return veClockGhz;
+  case Engine::Scalar:
+    return seClockGhz;
+  case Engine::GpSimd:
+    return gpClockGhz;
+  default:
+    return 0.0;
+  }
+}
+
+MemoryLimits Profile::memoryLimits() const {
+  MemoryLimits limits;
+  limits.partitions = sbufPartitions;
+  limits.sbufPartitionBytes = sbufPartitionBytes;
+  limits.psumPartitionBytes = psumPartitionBytes;
+  return limits;
+}
+
+namespace {
+/// Binds figure names to typed fields; one table for reading and overriding.
+struct FieldRef {
+  const char *name;
+  double *d = nullptr;
+  unsigned *u = nullptr;
+  uint64_t *u64 = nullptr;
+  bool positive = true;
+};
+
+std::vector<FieldRef> fieldTable(Profile &p) {
+  return {
+      {"cores_per_chip", nullptr, &p.coresPerChip},
+      {"te_clock_ghz", &p.teClockGhz},
+      {"ve_clock_ghz", &p.veClockGhz},
+      {"se_clock_ghz", &p.seClockGhz},
+      {"gpsimd_clock_ghz", &p.gpClockGhz},
+      {"sbuf_partitions", nullptr, &p.sbufPartitions},
+      {"sbuf_partition_bytes", nullptr, nullptr, &p.sbufPartitionBytes},
+      {"psum_partition_bytes", nullptr, nullptr, &p.psumPartitionBytes},
+      {"psum_banks", nullptr, &p.psumBanks},
+      {"hbm_bytes", nullptr, nullptr, &p.hbmBytes},
+      {"hbm_bytes_per_ns", &p.hbmBytesPerNs},
+      {"dma_engines", nullptr, &p.dmaEngines},
+      {"dma_queues_per_engine", nullptr, &p.dmaQueuesPerEngine},
+      {"dma_engine_bytes_per_ns", &p.dmaEngineBytesPerNs},
+      {"dma_fixed_cost_ns", &p.dmaFixedCostNs, nullptr, nullptr, false},
+      {"min_ii_cycles", &p.minIiCycles},
+      {"mm_init_latency_cycles", &p.mmInitLatencyCycles, nullptr, nullptr,
+       false},
+      {"matmul_fp32_factor", &p.matmulFp32Factor},
+      {"matmul_stationary_issue_cap", &p.matmulStationaryIssueCap},
+      {"tensor_tensor_cycles_per_element", &p.tensorTensorCyclesPerElement},
+      {"act_reduce_extra_cycles", &p.actReduceExtraCycles, nullptr, nullptr,
+       false},
+      {"reciprocal_cycles_per_element", &p.reciprocalCyclesPerElement},
+      {"gpsimd_fixed_cycles", &p.gpsimdFixedCycles, nullptr, nullptr, false},
+      {"pcie_bytes_per_ns", &p.pcieBytesPerNs},
+      {"launch_overhead_ns", &p.launchOverheadNs, nullptr, nullptr, false},
+      {"first_run_overhead_ns", &p.firstRunOverheadNs, nullptr, nullptr,
+       false},
+      {"tracing_cost_per_op_ns", &p.tracingCostPerOpNs, nullptr, nullptr,
+       false},
+      {"collective_hop_latency_ns", &p.collectiveHopLatencyNs, nullptr,
+       nullptr, false},
+      {"neuronlink_bytes_per_ns", &p.neuronLinkBytesPerNs},
+  };
+}
+
+bool assign(const FieldRef &f, double v) {
+  if (f.d)
+    *f.d = v;
+  else if (f.u)
+    *f.u = static_cast<unsigned>(v);
+  else if (f.u64)
+    *f.u64 = static_cast<uint64_t>(v);
+  return true;
+}
+} // namespace
+
+bool Profile::set(const std::string &figure, double value) {
+  for (const FieldRef &f : fieldTable(*this)) {
+    if (figure != f.name)
+      continue;
+    assign(f, value);
+    figures[figure].value = value;
+    return true;
+  }
+  return false;
+}
+
+Expected<Profile> Profile::fromJson(std::string_view text,
+                                    const std::string &origin) {
+  using json::Value;
+  Value root;
+  std::string error;
+  if (!json::parse(text, root, error))
+    return Expected<Profile>::failure("profile " + origin + ": " + error);
+  auto fail = [&](const std::string &m) {
+    return Expected<Profile>::failure("profile " + origin + ": " + m);
+  };
+  if (!root.isObject())
+    return fail("top level is not an object");
+  Profile p;
+  const Value *nameV = root.get("name");
+  const Value *targetV = root.get("target");
+  if (!nameV || !nameV->isString())
+    return fail("missing string 'name'");
+  if (!targetV || !targetV->isString())
+    return fail("missing string 'target'");
+  p.name = nameV->string;
+  auto target = parseTarget(targetV->string);
+  if (!target)
+    return fail("unknown target '" + targetV->string + "'");
+  p.target = *target;
+  const Value *figs = root.get("figures");
+  if (!figs || !figs->isObject())
+    return fail("missing object 'figures'");
+  for (const auto &[key, v] : figs->object) {
+    if (!v.isObject())
+      return fail("figure '" + key + "' is not an object");
+    const Value *value = v.get("value");
+    const Value *source = v.get("source");
+    const Value *estimated = v.get("estimated");
+    if (!value || !value->isNumber())
+      return fail("figure '" + key + "' has no numeric 'value'");
+    if (!source || !source->isString() || source->string.empty())
+      return fail("figure '" + key + "' has no 'source'");
+    if (!estimated || !estimated->isBool())
+      return fail("figure '" + key + "' has no boolean 'estimated'");
+    Figure fig;
+    fig.value = value->number;
+    fig.source = source->string;
+    fig.estimated = estimated->boolean;
+    if (const Value *unit = v.get("unit"); unit && unit->isString())
+      fig.unit = unit->string;
+    p.figures[key] = fig;
+  }
+  for (const FieldRef &f : fieldTable(p)) {
+    auto it = p.figures.find(f.name);
+    if (it == p.figures.end())
+      return fail(std::string("missing figure '") + f.name + "'");
+    double v = it->second.value;
+    if (v < 0 || (f.positive && v <= 0))
+      return fail(std::string("figure '") + f.name + "' must be " +
+                  (f.positive ? "positive" : "non-negative"));
+    assign(f, v);
+  }
+  if (p.sbufPartitions > 128)
+    return fail("sbuf_partitions above 128");
+  if (p.psumPartitionBytes % p.psumBanks != 0)
+    return fail("psum_partition_bytes is not a multiple of psum_banks");
+  return p;
+}
+
+Expected<Profile> Profile::load(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Expected<Profile>::failure("profile " + path + ": cannot open");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return fromJson(ss.str(), path);
+}
+
+const Profile &Profile::builtin(Target target) {
+  static const Profile trn1 = *fromJson(kTrn1ProfileJson, "<builtin trn1>");
+  static const Profile trn2 = *fromJson(kTrn2ProfileJson, "<builtin trn2>");
+  return target == Target::Trn2 ? trn2 : trn1;
+}
+
+Expected<Profile> Profile::builtin(std::string_view targetName) {
+  auto target = parseTarget(targetName);
+  if (!target)
+    return Expected<Profile>::failure("unknown target '" +
+                                      std::string(targetName) +
+                                      "' (expected trn1 or trn2)");
+  return builtin(*target);
+}
+
+} // namespace seam::rt

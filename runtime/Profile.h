@@ -1,0 +1,69 @@
+//===- Profile.h - Hardware profiles (trn1, trn2) as data ------*- C++ -*-===//
+//
+// Every hardware figure the runtime uses comes from a profile file
+// (runtime/profiles/<target>.json, embedded at build time and loadable from
+// a path). Each figure carries its source and whether it is estimated.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SEAM_RUNTIME_PROFILE_H
+#define SEAM_RUNTIME_PROFILE_H
+
+#include "runtime/Expected.h"
+#include "runtime/Isa.h"
+#include "runtime/Program.h"
+
+#include <map>
+#include <string>
+
+namespace seam::rt {
+
+struct Figure {
+  double value = 0.0;
+  std::string unit;
+  std::string source;
+  bool estimated = false;
+};
+
+struct Profile {
+  std::string name;
+  Target target = Target::Trn1;
+  std::map<std::string, Figure> figures;
+
+  // Typed views of the figures (filled from `figures`).
+  unsigned coresPerChip = 0;
+  double teClockGhz = 0, veClockGhz = 0, seClockGhz = 0, gpClockGhz = 0;
+  unsigned sbufPartitions = 0;
+  uint64_t sbufPartitionBytes = 0, psumPartitionBytes = 0;
+  unsigned psumBanks = 0;
+  uint64_t hbmBytes = 0;
+  double hbmBytesPerNs = 0;
+  unsigned dmaEngines = 0, dmaQueuesPerEngine = 0;
+  double dmaEngineBytesPerNs = 0, dmaFixedCostNs = 0;
+  double minIiCycles = 0, mmInitLatencyCycles = 0, matmulFp32Factor = 0;
+  double matmulStationaryIssueCap = 0;
+  double tensorTensorCyclesPerElement = 0, actReduceExtraCycles = 0;
+  double reciprocalCyclesPerElement = 0, gpsimdFixedCycles = 0;
+  double pcieBytesPerNs = 0, launchOverheadNs = 0, firstRunOverheadNs = 0;
+  double tracingCostPerOpNs = 0;
+  double collectiveHopLatencyNs = 0, neuronLinkBytesPerNs = 0;
+
+  /// Clock of an engine in GHz (cycles per ns). DMA/Sync/CC have none: 0.
+  double clockGhz(Engine engine) const;
+  MemoryLimits memoryLimits() const;
+  uint64_t psumBankBytes() const { return psumPartitionBytes / psumBanks; }
+
+  /// Overrides one figure (ablations); false if the name is unknown.
+  bool set(const std::string &figure, double value);
+
+  static Expected<Profile> fromJson(std::string_view text,
+                                    const std::string &origin);
+  static Expected<Profile> load(const std::string &path);
+  /// The profile embedded in the binary for `target`.
+  static const Profile &builtin(Target target);
+  static Expected<Profile> builtin(std::string_view targetName);
+};
+
+} // namespace seam::rt
+
+#endif // SEAM_RUNTIME_PROFILE_H

@@ -1,0 +1,664 @@
+//===- ProgramFile.cpp - Program file writer, reader and dump -------------===//
+
+#include "runtime/ProgramFile.h"
+#include "runtime/Numerics.h"
+#include "runtime/Profile.h"
+
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+namespace seam::rt {
+
+namespace {
+constexpr char kMagic[8] = {'S', 'E', 'A', 'M', 'P', 'R', 'G', '\0'};
+enum SectionTag : uint32_t {
+  kMeta = 1,
+  kBindings = 2,
+  kConstants = 3,
+  kStream = 4,
+};
+
+class ByteWriter {
+public:
+  std::vector<uint8_t> out;
+  template <typename T> void put(T v) {
+    uint8_t buf[sizeof(T)];
+    std::memcpy(buf, &v, sizeof(T));
+    out.insert(out.end(), buf, buf + sizeof(T));
+  }
+  void putString(const std::string &s) {
+    put<uint32_t>(static_cast<uint32_t>(s.size()));
+    out.insert(out.end(), s.begin(), s.end());
+  }
+  void putBytes(const std::vector<uint8_t> &b) {
+    put<uint64_t>(b.size());
+    out.insert(out.end(), b.begin(), b.end());
+  }
+};
+
+/// Bounds-checked reader: every get fails cleanly past the end.
+class ByteReader {
+public:
+  ByteReader(const uint8_t *data, size_t size) : data(data), size(size) {}
+  size_t remaining() const { return size - pos; }
+  size_t position() const { return pos; }
+  template <typename T> bool get(T &v) {
+    if (remaining() < sizeof(T))
+      return false;
+    std::memcpy(&v, data + pos, sizeof(T));
+    pos += sizeof(T);
+    return true;
+  }
+  bool getString(std::string &s, size_t maxLen = 1 << 20) {
+    uint32_t n;
+    if (!get(n) || n > remaining() || n > maxLen)
+      return false;
+    s.assign(reinterpret_cast<const char *>(data + pos), n);
+    pos += n;
+    return true;
+  }
+  bool getBytes(std::vector<uint8_t> &b) {
+    uint64_t n;
+    if (!get(n) || n > remaining())
+      return false;
+    b.assign(data + pos, data + pos + n);
+    pos += n;
+    return true;
+  }
+
+private:
+  const uint8_t *data;
+  size_t size;
+  size_t pos = 0;
+};
+
+void writeAp(ByteWriter &w, const AccessPattern &ap) {
+  w.put<uint8_t>(static_cast<uint8_t>(ap.space));
+  w.put<uint8_t>(static_cast<uint8_t>(ap.dtype));
+  w.put<uint8_t>(ap.numDims);
+  w.put<uint32_t>(ap.binding);
+  w.put<int64_t>(ap.offset);
+  w.put<uint32_t>(ap.partitionStart);
+  w.put<uint32_t>(ap.partitions);
+  w.put<int64_t>(ap.partitionStride);
+  for (unsigned d = 0; d < ap.numDims && d < kMaxFreeDims; ++d) {
+    w.put<uint32_t>(ap.dims[d].size);
+    w.put<int64_t>(ap.dims[d].stride);
+  }
+  for (int64_t s : ap.loopStep)
+    w.put<int64_t>(s);
+}
+
+void writeInstruction(ByteWriter &w, const Instruction &inst) {
+  w.put<uint8_t>(static_cast<uint8_t>(inst.op));
+  w.put<uint8_t>(static_cast<uint8_t>(inst.engine));
+  w.put<uint8_t>(inst.apMask);
+  w.put<uint8_t>(static_cast<uint8_t>(inst.act));
+  w.put<uint8_t>(static_cast<uint8_t>(inst.alu));
+  w.put<uint8_t>((inst.accumulate ? 1 : 0) | (inst.reverse ? 2 : 0));
+  w.put<float>(inst.scale);
+  w.put<float>(inst.bias);
+  w.put<float>(inst.scalar);
+  w.put<float>(inst.affineConst);
+  w.put<float>(inst.partitionCoef);
+  w.put<float>(inst.freeCoef);
+  w.put<uint32_t>(inst.tripCount);
+  w.put<int32_t>(inst.signalSem);
+  w.put<uint32_t>(inst.signalCount);
+  w.put<uint8_t>(static_cast<uint8_t>(inst.waits.size()));
+  for (const SemWaitSpec &ws : inst.waits) {
+    w.put<uint16_t>(ws.sem);
+    w.put<uint32_t>(ws.value);
+    for (int32_t s : ws.step)
+      w.put<int32_t>(s);
+  }
+  for (unsigned s = 0; s < Instruction::NumSlots; ++s)
+    if (inst.has(Instruction::Slot(s)))
+      writeAp(w, inst.aps[s]);
+}
+
+std::vector<uint8_t> writePayload(const Program &p, uint32_t &sections) {
+  ByteWriter w;
+  sections = 0;
+  auto section = [&](uint32_t tag, const ByteWriter &body) {
+    w.put<uint32_t>(tag);
+    w.put<uint32_t>(0);
+    w.put<uint64_t>(body.out.size());
+    w.out.insert(w.out.end(), body.out.begin(), body.out.end());
+    ++sections;
+  };
+  ByteWriter meta;
+  meta.putString(p.name);
+  section(kMeta, meta);
+
+  ByteWriter binds;
+  binds.put<uint32_t>(static_cast<uint32_t>(p.bindings.size()));
+  for (const Binding &b : p.bindings) {
+    binds.putString(b.name);
+    binds.put<uint8_t>(static_cast<uint8_t>(b.dtype));
+    binds.put<uint8_t>(static_cast<uint8_t>(b.role));
+    binds.put<uint32_t>(static_cast<uint32_t>(b.shape.size()));
+    for (int64_t d : b.shape)
+      binds.put<int64_t>(d);
+    binds.put<uint64_t>(b.hbmOffset);
+    binds.put<uint64_t>(b.hbmSize);
+  }
+  section(kBindings, binds);
+
+  ByteWriter consts;
+  consts.put<uint32_t>(static_cast<uint32_t>(p.constants.size()));
+  for (const Constant &c : p.constants) {
+    consts.put<uint32_t>(c.binding);
+    consts.put<uint8_t>(static_cast<uint8_t>(c.kind));
+    consts.put<uint64_t>(c.seed);
+    consts.put<float>(c.scale);
+    consts.putBytes(c.bytes);
+  }
+  section(kConstants, consts);
+
+  for (unsigned e = 0; e < kNumEngines; ++e) {
+    if (p.streams[e].empty())
+      continue;
+    ByteWriter s;
+    s.put<uint8_t>(static_cast<uint8_t>(e));
+    s.put<uint32_t>(static_cast<uint32_t>(p.streams[e].size()));
+    for (const Instruction &inst : p.streams[e])
+      writeInstruction(s, inst);
+    section(kStream, s);
+  }
+  return std::move(w.out);
+}
+
+/// Decoder for the payload; `error` names what is wrong.
+class Decoder {
+public:
+  std::string error;
+
+  bool fail(const std::string &m) {
+    error = m;
+    return false;
+  }
+
+  bool readAp(ByteReader &r, AccessPattern &ap, const std::string &where) {
+    uint8_t space, dtype, numDims;
+    if (!r.get(space) || !r.get(dtype) || !r.get(numDims))
+      return fail(where + ": truncated access pattern");
+    auto s = decodeMemSpace(space);
+    if (!s)
+      return fail(where + ": unknown memory space " + std::to_string(space));
+    auto t = decodeDType(dtype);
+    if (!t)
+      return fail(where + ": unknown dtype " + std::to_string(dtype));
+    if (numDims < 1 || numDims > kMaxFreeDims)
+      return fail(where + ": " + std::to_string(numDims) +
+                  " free dims (1.." + std::to_string(kMaxFreeDims) +
+                  " allowed)");
+    ap.space = *s;
+    ap.dtype = *t;
+    ap.numDims = numDims;
+    if (!r.get(ap.binding) || !r.get(ap.offset) || !r.get(ap.partitionStart) ||
+        !r.get(ap.partitions) || !r.get(ap.partitionStride))
+      return fail(where + ": truncated access pattern");
+    for (unsigned d = 0; d < numDims; ++d)
+      if (!r.get(ap.dims[d].size) || !r.get(ap.dims[d].stride))
+        return fail(where + ": truncated access pattern");
+    for (int64_t &st : ap.loopStep)
+      if (!r.get(st))
+        return fail(where + ": truncated access pattern");
+    // Keep later arithmetic far from overflow.
+    const int64_t lim = int64_t(1) << 48;
+    auto big = [&](int64_t v) { return v > lim || v < -lim; };
+    if (big(ap.offset) || big(ap.partitionStride))
+      return fail(where + ": offset or stride out of range");
+    for (unsigned d = 0; d < numDims; ++d)
+      if (big(ap.dims[d].stride) || ap.dims[d].size > (1u << 24))
+        return fail(where + ": free dim out of range");
+    for (int64_t st : ap.loopStep)
+      if (big(st))
+        return fail(where + ": loop step out of range");
+    return true;
+  }
+
+  bool readInstruction(ByteReader &r, Instruction &inst,
+                       const std::string &where) {
+    uint8_t op, engine, mask, act, alu, flags, numWaits;
+    if (!r.get(op) || !r.get(engine) || !r.get(mask) || !r.get(act) ||
+        !r.get(alu) || !r.get(flags))
+      return fail(where + ": truncated instruction");
+    auto o = decodeOpcode(op);
+    if (!o)
+      return fail(where + ": unknown opcode " + std::to_string(op));
+    auto e = decodeEngine(engine);
+    if (!e)
+      return fail(where + ": unknown engine " + std::to_string(engine));
+    auto a = decodeActFunc(act);
+    if (!a)
+      return fail(where + ": unknown activation function " +
+                  std::to_string(act));
+    auto l = decodeAluOp(alu);
+    if (!l)
+      return fail(where + ": unknown ALU op " + std::to_string(alu));
+    if (mask >= (1u << Instruction::NumSlots))
+      return fail(where + ": unknown operand slots in mask " +
+                  std::to_string(mask));
+    if (flags > 3)
+      return fail(where + ": unknown flag bits " + std::to_string(flags));
+    inst.op = *o;
+    inst.engine = *e;
+    inst.apMask = mask;
+    inst.act = *a;
+    inst.alu = *l;
+    inst.accumulate = flags & 1;
+    inst.reverse = flags & 2;
+    if (!r.get(inst.scale) || !r.get(inst.bias) || !r.get(inst.scalar) ||
+        !r.get(inst.affineConst) || !r.get(inst.partitionCoef) ||
+        !r.get(inst.freeCoef) || !r.get(inst.tripCount) ||
+        !r.get(inst.signalSem) || !r.get(inst.signalCount) ||
+        !r.get(numWaits))
+      return fail(where + ": truncated instruction");
+    if (numWaits > kMaxWaits)
+      return fail(where + ": " + std::to_string(numWaits) +
+                  " semaphore waits (at most " + std::to_string(kMaxWaits) +
+                  ")");
+    inst.waits.resize(numWaits);
+    for (SemWaitSpec &ws : inst.waits) {
+      if (!r.get(ws.sem) || !r.get(ws.value))
+        return fail(where + ": truncated semaphore wait");
+      for (int32_t &s : ws.step)
+        if (!r.get(s))
+          return fail(where + ": truncated semaphore wait");
+    }
+    static const char *slotNames[] = {"dst", "src0", "src1", "aux"};
+    for (unsigned s = 0; s < Instruction::NumSlots; ++s)
+      if (inst.has(Instruction::Slot(s)) &&
+          !readAp(r, inst.aps[s], where + " operand " + slotNames[s]))
+        return false;
+    return true;
+  }
+
+  bool readBindings(ByteReader &r, Program &p) {
+    uint32_t count;
+    if (!r.get(count))
+      return fail("bindings section: truncated count");
+    // Each binding needs at least 30 bytes: reject counts the data cannot hold.
+    if (uint64_t(count) * 30 > r.remaining())
+      return fail("bindings section: count " + std::to_string(count) +
+                  " exceeds the section size");
+    p.bindings.resize(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      Binding &b = p.bindings[i];
+      std::string where = "binding " + std::to_string(i);
+      uint8_t dtype, role;
+      uint32_t rank;
+      if (!r.getString(b.name) || !r.get(dtype) || !r.get(role) ||
+          !r.get(rank))
+        return fail(where + ": truncated");
+      auto t = decodeDType(dtype);
+      if (!t)
+        return fail(where + " ('" + b.name + "'): unknown dtype " +
+                    std::to_string(dtype));
+      if (role > static_cast<uint8_t>(BindingRole::Scratch))
+        return fail(where + " ('" + b.name + "'): unknown role " +
+                    std::to_string(role));
+      if (rank > 16 || uint64_t(rank) * 8 > r.remaining())
+        return fail(where + " ('" + b.name + "'): rank " +
+                    std::to_string(rank) + " out of range");
+      b.dtype = *t;
+      b.role = static_cast<BindingRole>(role);
+      b.shape.resize(rank);
+      __int128 elems = 1;
+      for (int64_t &d : b.shape) {
+        if (!r.get(d))
+          return fail(where + ": truncated shape");
+        if (d < 0 || d > (int64_t(1) << 40))
+          return fail(where + " ('" + b.name + "'): dimension " +
+                      std::to_string(d) + " out of range");
+        elems *= d;
+        if (elems > (__int128(1) << 48))
+          return fail(where + " ('" + b.name + "'): too many elements");
+      }
+      if (!r.get(b.hbmOffset) || !r.get(b.hbmSize))
+        return fail(where + ": truncated");
+    }
+    return true;
+  }
+
+  bool readConstants(ByteReader &r, Program &p) {
+    uint32_t count;
+    if (!r.get(count))
+      return fail("constants section: truncated count");
+    if (uint64_t(count) * 25 > r.remaining())
+      return fail("constants section: count " + std::to_string(count) +
+                  " exceeds the section size");
+    p.constants.resize(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      Constant &c = p.constants[i];
+      uint8_t kind;
+      if (!r.get(c.binding) || !r.get(kind) || !r.get(c.seed) ||
+          !r.get(c.scale) || !r.getBytes(c.bytes))
+        return fail("constant " + std::to_string(i) + ": truncated");
+      if (kind > static_cast<uint8_t>(ConstantKind::SeededNormal))
+        return fail("constant " + std::to_string(i) + ": unknown kind " +
+                    std::to_string(kind));
+      c.kind = static_cast<ConstantKind>(kind);
+    }
+    return true;
+  }
+
+  bool readStream(ByteReader &r, Program &p) {
+    uint8_t engine;
+    uint32_t count;
+    if (!r.get(engine) || !r.get(count))
+      return fail("stream section: truncated");
+    auto e = decodeEngine(engine);
+    if (!e)
+      return fail("stream section: unknown engine " + std::to_string(engine));
+    auto &stream = p.streams[engine];
+    if (!stream.empty())
+      return fail(std::string("stream section: second stream for engine ") +
+                  std::string(name(*e)));
+    // Smallest instruction encoding is 45 bytes.
+    if (uint64_t(count) * 45 > r.remaining())
+      return fail(std::string(name(*e)) + " stream: count " +
+                  std::to_string(count) + " exceeds the section size");
+    stream.resize(count);
+    for (uint32_t i = 0; i < count; ++i)
+      if (!readInstruction(r, stream[i],
+                           std::string(name(*e)) + " instruction " +
+                               std::to_string(i)))
+        return false;
+    return true;
+  }
+};
+} // namespace
+
+std::vector<uint8_t> writeProgram(const Program &program) {
+  uint32_t sections;
+  std::vector<uint8_t> payload = writePayload(program, sections);
+  ByteWriter h;
+  h.out.insert(h.out.end(), kMagic, kMagic + 8);
+  h.put<uint32_t>(kProgramFormatVersion);
+  h.put<uint32_t>(static_cast<uint32_t>(program.target));
+  h.put<uint64_t>(payload.size());
+  h.put<uint64_t>(fnv1a64(payload.data(), payload.size()));
+  uint32_t crc = crc32(h.out.data(), h.out.size());
+  crc = crc32(payload.data(), payload.size(), crc);
+  h.put<uint32_t>(crc);
+  h.put<uint32_t>(sections);
+  h.put<uint64_t>(0);
+  h.out.insert(h.out.end(), payload.begin(), payload.end());
+  return std::move(h.out);
+}
+
+uint64_t programHash(const Program &program) {
+  uint32_t sections;
+  std::vector<uint8_t> payload = writePayload(program, sections);
+  return fnv1a64(payload.data(), payload.size());
+}
+
+Expected<Program> readProgram(const std::vector<uint8_t> &bytes) {
+  return readProgram(bytes.data(), bytes.size());
+}
+
+Expected<Program> readProgram(const uint8_t *data, size_t size) {
+  auto fail = [](const std::string &m) {
+    return Expected<Program>::failure("program file: " + m);
+  };
+  if (size < kProgramHeaderSize)
+    return fail("truncated: " + std::to_string(size) +
+                " bytes, the header alone needs " +
+                std::to_string(kProgramHeaderSize));
+  if (std::memcmp(data, kMagic, 8) != 0)
+    return fail("bad magic (not a seam program file)");
+  ByteReader h(data + 8, kProgramHeaderSize - 8);
+  uint32_t version, target, checksum, sections;
+  uint64_t payloadSize, hash, reserved;
+  h.get(version);
+  h.get(target);
+  h.get(payloadSize);
+  h.get(hash);
+  h.get(checksum);
+  h.get(sections);
+  h.get(reserved);
+  if (version != kProgramFormatVersion)
+    return fail("unsupported format version " + std::to_string(version) +
+                " (this runtime reads version " +
+                std::to_string(kProgramFormatVersion) + ")");
+  auto t = decodeTarget(target);
+  if (!t)
+    return fail("unknown target code " + std::to_string(target));
+  size_t available = size - kProgramHeaderSize;
+  if (payloadSize != available)
+    return fail(payloadSize > available
+                    ? "truncated: header announces " +
+                          std::to_string(payloadSize) +
+                          " payload bytes, file has " +
+                          std::to_string(available)
+                    : "trailing bytes: header announces " +
+                          std::to_string(payloadSize) +
+                          " payload bytes, file has " +
+                          std::to_string(available));
+  const uint8_t *payload = data + kProgramHeaderSize;
+  uint32_t crc = crc32(data, 32);
+  crc = crc32(payload, payloadSize, crc);
+  if (crc != checksum) {
+    std::ostringstream os;
+    os << "checksum mismatch (stored 0x" << std::hex << checksum
+       << ", computed 0x" << crc << "): the file is corrupted";
+    return fail(os.str());
+  }
+  if (fnv1a64(payload, payloadSize) != hash)
+    return fail("content hash mismatch: the file is corrupted");
+  if (reserved != 0)
+    return fail("reserved header field is not zero");
+
+  Program p;
+  p.target = *t;
+  Decoder dec;
+  ByteReader r(payload, payloadSize);
+  bool sawMeta = false, sawBindings = false, sawConstants = false;
+  for (uint32_t s = 0; s < sections; ++s) {
+    uint32_t tag, pad;
+    uint64_t len;
+    if (!r.get(tag) || !r.get(pad) || !r.get(len))
+      return fail("section " + std::to_string(s) + ": truncated header");
+    if (len > r.remaining())
+      return fail("section " + std::to_string(s) + ": size " +
+                  std::to_string(len) + " exceeds the " +
+                  std::to_string(r.remaining()) + " bytes left");
+    ByteReader body(payload + r.position(), len);
+    for (uint64_t i = 0; i < len; ++i) {
+      uint8_t skip;
+      r.get(skip);
+    }
+    bool ok = true;
+    switch (tag) {
+    case kMeta:
+      sawMeta = true;
+      ok = body.getString(p.name, 4096) || dec.fail("meta section truncated");
+      break;
+    case kBindings:
+      sawBindings = true;
+      ok = dec.readBindings(body, p);
+      break;
+    case kConstants:
+      sawConstants = true;
+      ok = dec.readConstants(body, p);
+      break;
+    case kStream:
+      ok = dec.readStream(body, p);
+      break;
+    default:
+      return fail("section " + std::to_string(s) + ": unknown tag " +
+                  std::to_string(tag));
+    }
+    if (!ok)
+      return fail(dec.error);
+    if (body.remaining() != 0)
+      return fail("section " + std::to_string(s) + " has " +
+                  std::to_string(body.remaining()) + " unread bytes");
+  }
+  if (r.remaining() != 0)
+    return fail(std::to_string(r.remaining()) +
+                " bytes after the last section");
+  if (!sawMeta || !sawBindings || !sawConstants)
+    return fail("missing meta, bindings or constants section");
+  const Profile &profile = Profile::builtin(p.target);
+  MemoryLimits limits = profile.memoryLimits();
+  for (const Binding &b : p.bindings)
+    if (b.hbmOffset > profile.hbmBytes || b.hbmSize > profile.hbmBytes ||
+        b.hbmOffset + b.hbmSize > profile.hbmBytes)
+      return fail("binding '" + b.name + "' lies beyond the " +
+                  std::to_string(profile.hbmBytes) + " bytes of HBM");
+  std::string err = verifyProgram(p, &limits);
+  if (!err.empty())
+    return fail(err);
+  return p;
+}
+
+Status writeProgramFile(const Program &program, const std::string &path) {
+  std::vector<uint8_t> bytes = writeProgram(program);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    return Status::failure("cannot open " + path + " for writing");
+  out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  if (!out)
+    return Status::failure("cannot write " + path);
+  return Status::ok();
+}
+
+Expected<Program> readProgramFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Expected<Program>::failure("program file " + path +
+                                      ": cannot open");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  return readProgram(bytes);
+}
+
+//===----------------------------------------------------------------------===//
+// Text dump
+//===----------------------------------------------------------------------===//
+
+std::string formatAccessPattern(const Program &program,
+                                const AccessPattern &ap) {
+  std::ostringstream os;
+  os << name(ap.space) << "<" << name(ap.dtype) << ">";
+  if (ap.space == MemSpace::Hbm) {
+    os << "(" << (ap.binding < program.bindings.size()
+                      ? program.bindings[ap.binding].name
+                      : "#" + std::to_string(ap.binding))
+       << " +" << ap.offset << "B, rows " << ap.partitions << " x "
+       << ap.partitionStride;
+  } else {
+    os << "(p" << ap.partitionStart << ":" << ap.partitionStart + ap.partitions
+       << " +" << ap.offset << "B";
+  }
+  os << ", [";
+  for (unsigned d = 0; d < ap.numDims && d < kMaxFreeDims; ++d)
+    os << (d ? ", " : "") << ap.dims[d].size << ":" << ap.dims[d].stride;
+  os << "]";
+  bool anyStep = false;
+  for (int64_t s : ap.loopStep)
+    anyStep |= s != 0;
+  if (anyStep) {
+    os << ", loop step B [";
+    for (unsigned d = 0; d < kMaxLoopDepth; ++d)
+      os << (d ? ", " : "") << ap.loopStep[d];
+    os << "]";
+  }
+  os << ")";
+  return os.str();
+}
+
+void dumpProgram(const Program &p, std::ostream &os) {
+  os << "program '" << p.name << "' target " << name(p.target) << ", "
+     << p.instructionCount() << " instructions, " << p.hbmBytes()
+     << " HBM bytes, hash " << std::hex << std::setw(16) << std::setfill('0')
+     << programHash(p) << std::dec << std::setfill(' ') << "\n";
+  for (size_t i = 0; i < p.bindings.size(); ++i) {
+    const Binding &b = p.bindings[i];
+    os << "  binding #" << i << " " << name(b.role) << " '" << b.name << "' "
+       << name(b.dtype) << "[";
+    for (size_t d = 0; d < b.shape.size(); ++d)
+      os << (d ? "x" : "") << b.shape[d];
+    os << "] hbm @" << b.hbmOffset << " size " << b.hbmSize << "\n";
+  }
+  for (const Constant &c : p.constants) {
+    os << "  constant -> #" << c.binding << " " << name(c.kind);
+    if (c.kind == ConstantKind::Raw)
+      os << " " << c.bytes.size() << " bytes";
+    else
+      os << " seed " << c.seed << " scale " << c.scale;
+    os << "\n";
+  }
+  for (unsigned e = 0; e < kNumEngines; ++e) {
+    if (p.streams[e].empty())
+      continue;
+    os << "  stream " << name(Engine(e)) << " (" << p.streams[e].size()
+       << ")\n";
+    unsigned depth = 0;
+    static const char *slotNames[] = {"dst", "src0", "src1", "aux"};
+    for (size_t i = 0; i < p.streams[e].size(); ++i) {
+      const Instruction &inst = p.streams[e][i];
+      if (inst.op == Opcode::LoopEnd && depth > 0)
+        --depth;
+      os << "    " << std::setw(4) << i << "  " << std::string(2 * depth, ' ')
+         << mnemonic(inst.op);
+      switch (inst.op) {
+      case Opcode::LoopBegin:
+        os << " x" << inst.tripCount;
+        ++depth;
+        break;
+      case Opcode::Activation:
+        os << " " << name(inst.act) << " scale=" << inst.scale
+           << " bias=" << inst.bias;
+        break;
+      case Opcode::TensorTensor:
+      case Opcode::TensorReduce:
+      case Opcode::AllReduce:
+        os << " " << name(inst.alu);
+        break;
+      case Opcode::TensorScalar:
+        os << " " << name(inst.alu) << " " << inst.scalar
+           << (inst.reverse ? " reversed" : "");
+        break;
+      case Opcode::Matmul:
+        os << (inst.accumulate ? " accumulate" : "");
+        break;
+      case Opcode::Iota:
+      case Opcode::AffineSelect:
+        os << " " << inst.affineConst << " + " << inst.partitionCoef << "*p + "
+           << inst.freeCoef << "*i";
+        if (inst.op == Opcode::AffineSelect)
+          os << " " << name(inst.alu) << " 0 else " << inst.scalar;
+        break;
+      case Opcode::Memset:
+        os << " " << inst.scalar;
+        break;
+      default:
+        break;
+      }
+      for (unsigned s = 0; s < Instruction::NumSlots; ++s)
+        if (inst.has(Instruction::Slot(s)))
+          os << " " << slotNames[s] << "="
+             << formatAccessPattern(p, inst.aps[s]);
+      for (const SemWaitSpec &w : inst.waits) {
+        os << " wait(s" << w.sem << ">=" << w.value;
+        for (unsigned d = 0; d < kMaxLoopDepth; ++d)
+          if (w.step[d])
+            os << "+" << w.step[d] << "*i" << d;
+        os << ")";
+      }
+      if (inst.signalSem >= 0)
+        os << " signal(s" << inst.signalSem << "+=" << inst.signalCount << ")";
+      os << "\n";
+    }
+  }
+}
+
+} // namespace seam::rt

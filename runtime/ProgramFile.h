@@ -1,0 +1,52 @@
+//===- ProgramFile.h - Versioned binary program files ----------*- C++ -*-===//
+//
+// Layout (little endian):
+//   header  magic "SEAMPRG\0" | u32 version | u32 target | u64 payload size |
+//           u64 content hash (FNV-1a 64 of the payload) | u32 checksum (CRC-32
+//           of header bytes [0,32) and the payload) | u32 section count |
+//           u64 reserved
+//   payload sections, each u32 tag | u32 reserved | u64 size | bytes:
+//           meta (program name), bindings, constants, one stream per engine.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SEAM_RUNTIME_PROGRAMFILE_H
+#define SEAM_RUNTIME_PROGRAMFILE_H
+
+#include "runtime/Expected.h"
+#include "runtime/Program.h"
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace seam::rt {
+
+constexpr uint32_t kProgramFormatVersion = 1;
+constexpr size_t kProgramHeaderSize = 48;
+
+/// Serialises `program` (no validation beyond what the format can hold).
+std::vector<uint8_t> writeProgram(const Program &program);
+
+/// Decodes and validates a program file: magic, version, target, every size
+/// and count against the remaining bytes, checksum, content hash, every enum
+/// value against Isa.def, and every access pattern against the memory
+/// capacities of the target's built-in profile. Never reads out of bounds.
+Expected<Program> readProgram(const std::vector<uint8_t> &bytes);
+Expected<Program> readProgram(const uint8_t *data, size_t size);
+
+/// Content hash recorded in the header of `writeProgram(program)`.
+uint64_t programHash(const Program &program);
+
+Status writeProgramFile(const Program &program, const std::string &path);
+Expected<Program> readProgramFile(const std::string &path);
+
+/// Human-readable listing of bindings, constants and streams.
+void dumpProgram(const Program &program, std::ostream &os);
+std::string formatAccessPattern(const Program &program,
+                                const AccessPattern &ap);
+
+} // namespace seam::rt
+
+#endif // SEAM_RUNTIME_PROGRAMFILE_H

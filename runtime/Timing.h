@@ -1,0 +1,133 @@
+//===- Timing.h - Timing model of the emulated NeuronCore ------*- C++ -*-===//
+//
+// Per-engine timelines built from the cost formulas of
+// shared/reference/hardware.md. The timing walk is the one place that decides
+// the order in which instructions issue; the functional model (Functional.h)
+// plugs in as an InstructionExecutor and never influences time, so a
+// timing-only run produces exactly the timeline of a functional run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SEAM_RUNTIME_TIMING_H
+#define SEAM_RUNTIME_TIMING_H
+
+#include "runtime/Profile.h"
+#include "runtime/Program.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace seam::rt {
+
+/// Cost of one compute or sync instruction on its engine.
+struct InstructionCost {
+  double cycles = 0;    ///< Engine cycles the instruction occupies.
+  double busyNs = 0;    ///< cycles / engine clock.
+  double latencyNs = 0; ///< Issue to result visible (>= busyNs).
+};
+
+/// Compute-engine cost (hardware.md "Instruction costs"). Not for DMA or
+/// collectives, which depend on concurrent traffic.
+InstructionCost instructionCost(const Instruction &inst,
+                                const Profile &profile);
+/// Engine cycles alone, as in the formula table.
+double instructionCycles(const Instruction &inst, const Profile &profile);
+/// One DMA transfer of `bytes` at `bytesPerNs` (fixed cost + bytes / bw).
+double dmaDurationNs(uint64_t bytes, double bytesPerNs,
+                     const Profile &profile);
+/// Ring collective over `ranks`: per-hop latency + bytes / NeuronLink.
+double collectiveDurationNs(Opcode op, uint64_t bytesPerRank, unsigned ranks,
+                            const Profile &profile);
+
+/// One executed instruction (one loop iteration) on the device timeline.
+struct TimelineEvent {
+  uint16_t core = 0;
+  Engine engine = Engine::Sync;
+  int16_t dmaQueue = -1; ///< DMA queue for dma_copy, else -1.
+  Opcode op = Opcode::SemSignal;
+  uint32_t index = 0; ///< Instruction index in its stream.
+  double startNs = 0, endNs = 0;
+  uint64_t bytes = 0; ///< DMA / collective payload.
+
+  bool operator==(const TimelineEvent &o) const {
+    return core == o.core && engine == o.engine && dmaQueue == o.dmaQueue &&
+           op == o.op && index == o.index && startNs == o.startNs &&
+           endNs == o.endNs && bytes == o.bytes;
+  }
+};
+
+struct CoreTimingStats {
+  std::array<double, kNumEngines> busyNs{};
+  std::array<uint64_t, kNumEngines> instructions{};
+  uint64_t dmaBytes = 0;
+  uint64_t dmaTransfers = 0;
+  double dmaQueueBusyNs = 0;
+  double endNs = 0;
+
+  bool operator==(const CoreTimingStats &o) const {
+    return busyNs == o.busyNs && instructions == o.instructions &&
+           dmaBytes == o.dmaBytes && dmaTransfers == o.dmaTransfers &&
+           dmaQueueBusyNs == o.dmaQueueBusyNs && endNs == o.endNs;
+  }
+};
+
+struct Timeline {
+  double totalNs = 0; ///< Device time of the launch (last completion).
+  uint64_t instructionsIssued = 0;
+  std::vector<CoreTimingStats> cores;
+  std::vector<TimelineEvent> events; ///< Only when collected.
+
+  bool operator==(const Timeline &o) const {
+    return totalNs == o.totalNs && instructionsIssued == o.instructionsIssued &&
+           cores == o.cores && events == o.events;
+  }
+};
+
+/// A fault stops a run; it names where it happened.
+struct Fault {
+  std::string program;
+  unsigned core = 0;
+  Engine engine = Engine::Sync;
+  uint32_t index = 0;
+  std::string mnemonic;
+  std::string message;
+  std::string str() const;
+};
+
+/// The functional model, seen from the timing walk.
+class InstructionExecutor {
+public:
+  virtual ~InstructionExecutor() = default;
+  /// Executes `inst` for core `core` at the loop iterations `iters[0..depth)`
+  /// (outermost first). Returns "" or a fault message.
+  virtual std::string execute(unsigned core, const Instruction &inst,
+                              const uint32_t *iters, unsigned depth) = 0;
+  /// Executes one collective; `insts[r]`/`iters[r]` are rank r's.
+  virtual std::string
+  executeCollective(const std::vector<const Instruction *> &insts,
+                    const std::vector<std::array<uint32_t, kMaxLoopDepth>>
+                        &iters) = 0;
+};
+
+struct SimulationOptions {
+  bool collectEvents = true;
+};
+
+struct SimulationResult {
+  Timeline timeline;
+  std::optional<Fault> fault;
+};
+
+/// Runs `programs[r]` on core r (cores [k*coresPerChip, (k+1)*coresPerChip)
+/// form chip k and share its HBM bandwidth). `executor` == nullptr is the
+/// timing-only mode.
+SimulationResult simulate(const std::vector<const Program *> &programs,
+                          const Profile &profile,
+                          InstructionExecutor *executor,
+                          const SimulationOptions &options = {});
+
+} // namespace seam::rt
+
+#endif // SEAM_RUNTIME_TIMING_H

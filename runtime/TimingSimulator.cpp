@@ -1,0 +1,418 @@
+//===- TimingSimulator.cpp - The discrete-event walk of all engines -------===//
+//
+// Engines issue their streams in order. An instruction issues when its
+// engine is free and its semaphore waits hold; it completes (and signals)
+// after its latency. DMA transfers issue round-robin onto per-core queues
+// (in order within a queue) and share the chip's HBM bandwidth with the
+// transfers they overlap. Collectives start when every rank has reached them.
+// The functional model, when present, runs each instruction as it issues.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Timing.h"
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+#include <sstream>
+
+namespace seam::rt {
+
+namespace {
+struct LoopFrame {
+  uint32_t begin = 0;
+  uint32_t trip = 0;
+  uint32_t iter = 0;
+};
+
+struct EngineState {
+  uint32_t pc = 0;
+  std::array<LoopFrame, kMaxLoopDepth> loops{};
+  unsigned depth = 0;
+  double freeAt = 0;
+  bool done = false;
+  bool arrived = false; ///< Collective engine waiting for the other ranks.
+};
+
+struct CoreState {
+  const Program *program = nullptr;
+  std::array<EngineState, kNumEngines> engines{};
+  std::vector<uint64_t> sems;
+  std::vector<double> queueFreeAt;
+  uint32_t nextQueue = 0;
+  unsigned chip = 0;
+};
+
+struct Completion {
+  double time;
+  uint64_t seq;
+  uint16_t core;
+  uint16_t sem;
+  uint32_t count;
+  bool operator>(const Completion &o) const {
+    return time != o.time ? time > o.time : seq > o.seq;
+  }
+};
+
+struct HbmTransfer {
+  double start, end;
+};
+
+class Simulator {
+public:
+  Simulator(const std::vector<const Program *> &programs,
+            const Profile &profile, InstructionExecutor *executor,
+            const SimulationOptions &options)
+      : profile(profile), executor(executor), options(options) {
+    cores.resize(programs.size());
+    unsigned perChip = std::max(1u, profile.coresPerChip);
+    for (size_t c = 0; c < programs.size(); ++c) {
+      CoreState &core = cores[c];
+      core.program = programs[c];
+      core.sems.assign(kNumSemaphores, 0);
+      core.queueFreeAt.assign(std::max(1u, profile.dmaEngines), 0.0);
+      core.chip = static_cast<unsigned>(c / perChip);
+      for (unsigned e = 0; e < kNumEngines; ++e)
+        core.engines[e].done = programs[c]->streams[e].empty();
+    }
+    chipTransfers.resize(programs.size() / perChip + 1);
+    result.timeline.cores.resize(programs.size());
+  }
+
+  SimulationResult run() {
+    while (true) {
+      applyCompletions();
+      bool progress = true;
+      while (progress && !result.fault) {
+        progress = false;
+        for (unsigned c = 0; c < cores.size() && !result.fault; ++c)
+          for (unsigned e = 0; e < kNumEngines && !result.fault; ++e)
+            while (step(c, e))
+              progress = true;
+        if (!result.fault && issueCollectives())
+          progress = true;
+        if (applyCompletions())
+          progress = true;
+      }
+      if (result.fault)
+        break;
+      if (allDone())
+        break;
+      double next = std::numeric_limits<double>::infinity();
+      if (!heap.empty())
+        next = heap.top().time;
+      for (const CoreState &core : cores)
+        for (const EngineState &s : core.engines)
+          if (!s.done && s.freeAt > now)
+            next = std::min(next, s.freeAt);
+      if (next == std::numeric_limits<double>::infinity()) {
+        reportDeadlock();
+        break;
+      }
+      now = next;
+    }
+    Timeline &t = result.timeline;
+    for (size_t c = 0; c < cores.size(); ++c) {
+      for (const EngineState &s : cores[c].engines)
+        t.cores[c].endNs = std::max(t.cores[c].endNs, s.freeAt);
+      t.totalNs = std::max(t.totalNs, t.cores[c].endNs);
+    }
+    return std::move(result);
+  }
+
+private:
+  const Profile &profile;
+  InstructionExecutor *executor;
+  const SimulationOptions &options;
+  std::vector<CoreState> cores;
+  std::vector<std::vector<HbmTransfer>> chipTransfers;
+  std::priority_queue<Completion, std::vector<Completion>,
+                      std::greater<Completion>>
+      heap;
+  uint64_t seq = 0;
+  double now = 0;
+  SimulationResult result;
+
+  bool allDone() const {
+    for (const CoreState &core : cores)
+      for (const EngineState &s : core.engines)
+        if (!s.done)
+          return false;
+    return true;
+  }
+
+  bool applyCompletions() {
+    bool any = false;
+    while (!heap.empty() && heap.top().time <= now) {
+      const Completion &c = heap.top();
+      cores[c.core].sems[c.sem] += c.count;
+      heap.pop();
+      any = true;
+    }
+    return any;
+  }
+
+  void complete(unsigned core, const Instruction &inst, double end) {
+    CoreTimingStats &st = result.timeline.cores[core];
+    st.endNs = std::max(st.endNs, end);
+    if (inst.signalSem < 0)
+      return;
+    if (end <= now) {
+      cores[core].sems[inst.signalSem] += inst.signalCount;
+      return;
+    }
+    heap.push({end, seq++, static_cast<uint16_t>(core),
+               static_cast<uint16_t>(inst.signalSem), inst.signalCount});
+  }
+
+  void record(unsigned core, Engine engine, int queue, const Instruction &inst,
+              uint32_t index, double start, double end, uint64_t bytes) {
+    CoreTimingStats &st = result.timeline.cores[core];
+    unsigned e = static_cast<unsigned>(engine);
+    st.busyNs[e] += end - start;
+    ++st.instructions[e];
+    ++result.timeline.instructionsIssued;
+    if (options.collectEvents) {
+      TimelineEvent ev;
+      ev.core = static_cast<uint16_t>(core);
+      ev.engine = engine;
+      ev.dmaQueue = static_cast<int16_t>(queue);
+      ev.op = inst.op;
+      ev.index = index;
+      ev.startNs = start;
+      ev.endNs = end;
+      ev.bytes = bytes;
+      result.timeline.events.push_back(ev);
+    }
+  }
+
+  void setFault(unsigned core, unsigned engine, uint32_t index,
+                const std::string &message) {
+    Fault f;
+    f.program = cores[core].program->name;
+    f.core = core;
+    f.engine = static_cast<Engine>(engine);
+    f.index = index;
+    const auto &stream = cores[core].program->streams[engine];
+    f.mnemonic = index < stream.size()
+                     ? std::string(mnemonic(stream[index].op))
+                     : std::string("-");
+    f.message = message;
+    result.fault = f;
+  }
+
+  bool waitsHold(const CoreState &core, const EngineState &s,
+                 const Instruction &inst) const {
+    for (const SemWaitSpec &w : inst.waits) {
+      int64_t need = w.value;
+      for (unsigned d = 0; d < s.depth; ++d)
+        need += static_cast<int64_t>(w.step[d]) * s.loops[d].iter;
+      if (static_cast<int64_t>(core.sems[w.sem]) < need)
+        return false;
+    }
+    return true;
+  }
+
+  std::array<uint32_t, kMaxLoopDepth> iterations(const EngineState &s) const {
+    std::array<uint32_t, kMaxLoopDepth> it{};
+    for (unsigned d = 0; d < s.depth; ++d)
+      it[d] = s.loops[d].iter;
+    return it;
+  }
+
+  /// Issues the next instruction of engine `e` on core `c` if it can start
+  /// now; returns whether it did.
+  bool step(unsigned c, unsigned e) {
+    CoreState &core = cores[c];
+    EngineState &s = core.engines[e];
+    if (s.done || s.freeAt > now || s.arrived)
+      return false;
+    const auto &stream = core.program->streams[e];
+    if (s.pc >= stream.size()) {
+      s.done = true;
+      return false;
+    }
+    const Instruction &inst = stream[s.pc];
+    if (!waitsHold(core, s, inst))
+      return false;
+    uint32_t index = s.pc;
+    switch (inst.op) {
+    case Opcode::LoopBegin:
+      s.loops[s.depth++] = {s.pc, inst.tripCount, 0};
+      ++s.pc;
+      return true;
+    case Opcode::LoopEnd: {
+      LoopFrame &f = s.loops[s.depth - 1];
+      if (++f.iter < f.trip) {
+        s.pc = f.begin + 1;
+      } else {
+        --s.depth;
+        ++s.pc;
+      }
+      return true;
+    }
+    case Opcode::SemWait:
+    case Opcode::SemSignal:
+      ++s.pc;
+      ++result.timeline.cores[c].instructions[e];
+      ++result.timeline.instructionsIssued;
+      complete(c, inst, now);
+      return true;
+    case Opcode::AllReduce:
+    case Opcode::AllGather:
+      s.arrived = true;
+      return false;
+    case Opcode::DmaCopy:
+      issueDma(c, e, inst, index);
+      break;
+    default: {
+      InstructionCost cost = instructionCost(inst, profile);
+      if (!execute(c, e, inst, index))
+        return false;
+      s.freeAt = now + cost.busyNs;
+      record(c, static_cast<Engine>(e), -1, inst, index, now,
+             now + cost.busyNs, 0);
+      complete(c, inst, now + cost.latencyNs);
+      break;
+    }
+    }
+    if (result.fault)
+      return false;
+    ++s.pc;
+    return true;
+  }
+
+  bool execute(unsigned c, unsigned e, const Instruction &inst,
+               uint32_t index) {
+    if (!executor)
+      return true;
+    const EngineState &s = cores[c].engines[e];
+    auto it = iterations(s);
+    std::string err = executor->execute(c, inst, it.data(), s.depth);
+    if (err.empty())
+      return true;
+    setFault(c, e, index, err);
+    return false;
+  }
+
+  void issueDma(unsigned c, unsigned e, const Instruction &inst,
+                uint32_t index) {
+    using S = Instruction::Slot;
+    CoreState &core = cores[c];
+    if (!execute(c, e, inst, index))
+      return;
+    unsigned q = core.nextQueue;
+    core.nextQueue = (core.nextQueue + 1) % core.queueFreeAt.size();
+    double start = std::max(now, core.queueFreeAt[q]);
+    uint64_t bytes = inst.ap(S::Dst).bytes();
+    double bw = profile.dmaEngineBytesPerNs;
+    bool touchesHbm = inst.ap(S::Dst).space == MemSpace::Hbm ||
+                      inst.ap(S::Src0).space == MemSpace::Hbm;
+    if (touchesHbm) {
+      // The chip's HBM bandwidth is shared by the transfers in flight when
+      // this one starts (hardware.md "Memories": cores share HBM).
+      auto &active = chipTransfers[core.chip];
+      active.erase(std::remove_if(active.begin(), active.end(),
+                                  [&](const HbmTransfer &t) {
+                                    return t.end <= now;
+                                  }),
+                   active.end());
+      double alone = dmaDurationNs(bytes, bw, profile);
+      unsigned overlapping = 0;
+      for (const HbmTransfer &t : active)
+        if (t.end > start && t.start < start + alone)
+          ++overlapping;
+      bw = std::min(bw, profile.hbmBytesPerNs / (overlapping + 1));
+    }
+    double duration = dmaDurationNs(bytes, bw, profile);
+    double end = start + duration;
+    core.queueFreeAt[q] = end;
+    if (touchesHbm)
+      chipTransfers[core.chip].push_back({start, end});
+    CoreTimingStats &st = result.timeline.cores[c];
+    st.dmaBytes += bytes;
+    ++st.dmaTransfers;
+    st.dmaQueueBusyNs += duration;
+    record(c, Engine::Dma, static_cast<int>(q), inst, index, start, end,
+           bytes);
+    complete(c, inst, end);
+  }
+
+  /// Starts a collective once every rank's collective engine reached it.
+  bool issueCollectives() {
+    unsigned cc = static_cast<unsigned>(Engine::Collective);
+    for (const CoreState &core : cores)
+      if (!core.engines[cc].arrived)
+        return false;
+    std::vector<const Instruction *> insts;
+    std::vector<std::array<uint32_t, kMaxLoopDepth>> iters;
+    for (const CoreState &core : cores) {
+      const EngineState &s = core.engines[cc];
+      insts.push_back(&core.program->streams[cc][s.pc]);
+      iters.push_back(iterations(s));
+    }
+    for (size_t r = 1; r < insts.size(); ++r)
+      if (insts[r]->op != insts[0]->op ||
+          insts[r]->ap(Instruction::Src0).bytes() !=
+              insts[0]->ap(Instruction::Src0).bytes()) {
+        setFault(static_cast<unsigned>(r), cc, cores[r].engines[cc].pc,
+                 "collective does not match rank 0's");
+        return false;
+      }
+    if (executor) {
+      std::string err = executor->executeCollective(insts, iters);
+      if (!err.empty()) {
+        setFault(0, cc, cores[0].engines[cc].pc, err);
+        return false;
+      }
+    }
+    uint64_t bytes = insts[0]->ap(Instruction::Src0).bytes();
+    double duration = collectiveDurationNs(
+        insts[0]->op, bytes, static_cast<unsigned>(cores.size()), profile);
+    for (unsigned c = 0; c < cores.size(); ++c) {
+      EngineState &s = cores[c].engines[cc];
+      s.arrived = false;
+      s.freeAt = now + duration;
+      record(c, Engine::Collective, -1, *insts[c], s.pc, now, now + duration,
+             bytes);
+      complete(c, *insts[c], now + duration);
+      ++s.pc;
+    }
+    return true;
+  }
+
+  void reportDeadlock() {
+    for (unsigned c = 0; c < cores.size(); ++c)
+      for (unsigned e = 0; e < kNumEngines; ++e) {
+        const EngineState &s = cores[c].engines[e];
+        if (s.done)
+          continue;
+        const Instruction &inst = cores[c].program->streams[e][s.pc];
+        std::ostringstream os;
+        if (s.arrived) {
+          os << "deadlock: collective waits for ranks that never reach it";
+        } else {
+          os << "deadlock: no engine can make progress;";
+          for (const SemWaitSpec &w : inst.waits) {
+            int64_t need = w.value;
+            for (unsigned d = 0; d < s.depth; ++d)
+              need += static_cast<int64_t>(w.step[d]) * s.loops[d].iter;
+            os << " waits for semaphore " << w.sem << " >= " << need
+               << " (is " << cores[c].sems[w.sem] << ")";
+          }
+        }
+        setFault(c, e, s.pc, os.str());
+        return;
+      }
+  }
+};
+} // namespace
+
+SimulationResult simulate(const std::vector<const Program *> &programs,
+                          const Profile &profile,
+                          InstructionExecutor *executor,
+                          const SimulationOptions &options) {
+  return Simulator(programs, profile, executor, options).run();
+}
+
+} // namespace seam::rt
