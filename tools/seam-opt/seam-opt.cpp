@@ -6,15 +6,38 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
+#include "kernels/Registry.h"
+#include "passes/Passes.h"
+#include "passes/Statistics.h"
+#include "llvm/ADT/StringRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include <vector>
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  mlir::seam::registerSeamPassesAndPipelines();
   mlir::DialectRegistry registry;
   registry.insert<mlir::seam::SeamDialect, mlir::func::FuncDialect>();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "seam optimizer driver\n", registry));
+  mlir::seam::registerKernelRegistry(registry);
+  // Debian's libMLIR counts nothing in Pass::Statistic (NDEBUG build), so
+  // seam's passes keep their own counters; print them for either flag.
+  bool stats = false;
+  std::vector<char *> args;
+  for (int i = 0; i < argc; ++i) {
+    llvm::StringRef a(argv[i]);
+    if (a.ltrim('-') == "seam-pass-statistics") {
+      stats = true;
+      continue;
+    }
+    stats |= a.ltrim('-').starts_with("mlir-pass-statistics");
+    args.push_back(argv[i]);
+  }
+  auto result = mlir::MlirOptMain(static_cast<int>(args.size()), args.data(),
+                                  "seam optimizer driver\n", registry);
+  if (stats)
+    mlir::seam::printPassCounters(llvm::errs());
+  return mlir::asMainReturnCode(result);
 }

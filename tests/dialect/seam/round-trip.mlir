@@ -96,8 +96,8 @@ func.func @structure(%x: tensor<1x128x768xf32>) -> tensor<1x128x768xf32> {
   }
   // CHECK: seam.fusion "step" attributes {launches = 1 : i64} -> tensor<1x128x768xf32> {
   %z = seam.fusion "step" attributes {launches = 1 : i64} -> tensor<1x128x768xf32> {
-    // CHECK: seam.kernel_call "fourier-mix"(%[[B]]) {config = {dims = [1, 2]}} : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32>
-    %k = seam.kernel_call "fourier-mix"(%y) {config = {dims = [1, 2]}} : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32>
+    // CHECK: seam.kernel_call "fourier-mix"(%[[B]]) {config = {dims = array<i64: 1, 2>}} : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32>
+    %k = seam.kernel_call "fourier-mix"(%y) {config = {dims = array<i64: 1, 2>}} : (tensor<1x128x768xf32>) -> tensor<1x128x768xf32>
     seam.yield %k : tensor<1x128x768xf32>
   }
   return %z : tensor<1x128x768xf32>

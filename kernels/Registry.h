@@ -1,0 +1,70 @@
+//===- Registry.h - NKI-style kernels: names, signatures, constraints -----===//
+//
+// The one table of custom kernels, shared by `seam-insert-kernels` (which
+// replaces an op by a `seam.kernel_call` only where the kernel's published
+// constraints hold), by the `seam.kernel_call` verifier (a call whose
+// constraints do not hold is invalid IR) and by lowering (which asks the
+// entry for the kernel's builder).
+//
+// Every kernel replaces exactly one root op: the call takes the op's operands,
+// produces its results and carries its attributes as `config`. So a site is
+// checked the same way before and after insertion: `check(call signature)`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SEAM_KERNELS_REGISTRY_H
+#define SEAM_KERNELS_REGISTRY_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Operation.h"
+#include <optional>
+#include <string>
+
+namespace mlir::seam {
+
+/// The signature of one kernel call site: operand and result tensor types
+/// and the configuration (the root op's attributes).
+struct KernelSignature {
+  SmallVector<RankedTensorType> args;
+  SmallVector<RankedTensorType> results;
+  DictionaryAttr config;
+};
+
+struct KernelInfo {
+  /// Name used in `kernels=` options and in `seam.kernel_call`.
+  llvm::StringRef name;
+  /// The op kind the kernel replaces (e.g. "seam.rope").
+  llvm::StringRef rootOp;
+  /// One line: what the kernel computes and where its constraints come from.
+  llvm::StringRef summary;
+  /// Structural precondition on the root op beyond its kind (e.g. qkv needs
+  /// a linear over a concatenation of weights, the output of seam-fuse-qkv).
+  /// Returns a reason when the op is not a site (empty: silently not one).
+  std::optional<std::string> (*isSite)(Operation *root);
+  /// The published constraints: nullopt when they hold, else which one
+  /// failed, with the numbers.
+  std::optional<std::string> (*check)(const KernelSignature &sig);
+  /// A short description of the accepted site, for the acceptance remark.
+  std::string (*describe)(const KernelSignature &sig);
+};
+
+/// All registered kernels, in a stable order.
+llvm::ArrayRef<KernelInfo> allKernels();
+/// The kernel named `name`, or null.
+const KernelInfo *lookupKernel(llvm::StringRef name);
+/// "qkv, rope, ..." for error messages.
+std::string knownKernelNames();
+
+/// The signature the call replacing `root` would have.
+KernelSignature signatureOfRoot(Operation *root);
+/// The signature of an existing call (seam.kernel_call).
+KernelSignature signatureOfCall(Operation *call);
+
+/// Installs the kernel_call verifier hook on the seam dialect: unknown
+/// kernels, wrong arity and violated constraints become verifier errors.
+void registerKernelRegistry(DialectRegistry &registry);
+
+} // namespace mlir::seam
+
+#endif // SEAM_KERNELS_REGISTRY_H

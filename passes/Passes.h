@@ -1,0 +1,35 @@
+//===- Passes.h - seam graph passes -----------------------------*- C++ -*-===//
+#ifndef SEAM_PASSES_PASSES_H
+#define SEAM_PASSES_PASSES_H
+
+#include "dialect/seam/SeamOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::seam {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// Options of the named pipeline `seam-pipeline{mode=... kernels=...}`.
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  Option<std::string> mode{*this, "mode",
+                           llvm::cl::desc("eager or compile"),
+                           llvm::cl::init("compile")};
+  ListOption<std::string> kernels{*this, "kernels",
+                                  llvm::cl::desc("Kernels to insert")};
+};
+
+/// fuse-qkv, insert-kernels, fuse-rope-attention, form-regions, outline.
+void buildSeamPipeline(OpPassManager &pm, const PipelineOptions &options);
+
+/// Registers the passes and `seam-pipeline`.
+void registerSeamPassesAndPipelines();
+
+} // namespace mlir::seam
+
+#endif // SEAM_PASSES_PASSES_H

@@ -1,0 +1,98 @@
+//===- Passes.td - seam graph passes -----------------------*- tablegen -*-===//
+//
+// The graph passes that either fuse or isolate. Each pass explains its
+// decisions with a remark per accepted or rejected site (check them with
+// -verify-diagnostics) and counts its work in PassCounters (Statistics.h),
+// printed by seam-opt -mlir-pass-statistics.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SEAM_PASSES_TD
+#define SEAM_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SeamFuseQkv : Pass<"seam-fuse-qkv", "func::FuncOp"> {
+  let summary = "Fuse linears that read the same input into one linear";
+  let description = [{
+    Two or more `seam.linear`s reading the same value with the same K, the
+    same element type and all-or-no bias become one linear over the weights
+    concatenated along N (`seam.concat ... dim 1`, a load-time expression of
+    parameters), followed by `seam.slice`s. Exact: each output column is the
+    same dot product as before. Three linears (q, k, v) is the common case;
+    two (k, v) fuse too.
+  }];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
+def SeamFuseRopeAttention : Pass<"seam-fuse-rope-attention", "func::FuncOp"> {
+  let summary = "Fold the rope feeding q and k into the attention";
+  let description = [{
+    `attention(rope(q, c, s), rope(k, c, s), v)` becomes
+    `attention(q, k, v) rope(c, s)`. Also through a sequence concatenation of
+    per-stream ropes (Flux double-stream blocks): rope is position-wise, so
+    `concat(rope(a, ca, sa), rope(b, cb, sb))` equals
+    `rope(concat(a, b), concat(ca, cb), concat(sa, sb))`.
+  }];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
+def SeamInsertKernels : Pass<"seam-insert-kernels", "func::FuncOp"> {
+  let summary = "Replace matched ops by opaque NKI-style kernel calls";
+  let description = [{
+    For each kernel named in `kernels`, every op of the kernel's root kind
+    is checked against the kernel's published constraints (kernels/Registry):
+    a site that holds becomes a `seam.kernel_call`, a site that fails keeps
+    the compiler's own lowering and gets a remark naming the constraint.
+  }];
+  let options = [
+    ListOption<"kernels", "kernels", "std::string",
+               "Kernels to insert (qkv, rope, flash-attn, flash-attn-stable, "
+               "fft, ifft, fourier-mix, fftconv)">
+  ];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
+def SeamFormRegions : Pass<"seam-form-regions", "func::FuncOp"> {
+  let summary = "Group ops into seam.fusion regions, one program each";
+  let description = [{
+    `mode=eager` follows lazy-tensor semantics: one region per block, split
+    at every kernel call (each call is its own launch). `mode=compile` makes
+    one region for the whole step and keeps kernel calls inside as opaque
+    sub-programs. Host-fallback ops (FFT ops without a kernel: the device has
+    no complex dtype) always split regions. Parameters are hoisted: they are
+    loaded to HBM once. Blocks are flattened; each region records its block.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", "\"compile\"",
+           "eager (one program per block fragment) or compile (one per step)">
+  ];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
+def SeamOutlineRegions : Pass<"seam-outline-regions", "ModuleOp"> {
+  let summary = "Outline each seam.fusion into a program func, sharing equals";
+  let description = [{
+    Each region becomes a private `func.func` tagged `seam.program` (the
+    unit that is compiled, cached and launched) called from the step.
+    Regions that are structurally identical with the same types become one
+    program called several times (program sharing: the cache reuse the
+    source observes across identical blocks).
+  }];
+  let dependentDialects = ["func::FuncDialect"];
+}
+
+def SeamReport : Pass<"seam-report", "ModuleOp"> {
+  let summary = "Print a per-model summary of programs, kernels and launches";
+  let description = [{
+    Prints (to stderr, or `file`) a table: blocks, programs (distinct and
+    launched), kernel calls by name, host-fallback ops, launches per step,
+    bytes crossing opaque boundaries and region boundaries.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", "\"-\"",
+           "Where to write the table ('-' for stderr)">
+  ];
+}
+
+#endif // SEAM_PASSES_TD

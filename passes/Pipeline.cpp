@@ -1,0 +1,32 @@
+//===- Pipeline.cpp - seam-pipeline and registration ----------------------===//
+#include "passes/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::seam;
+
+void seam::buildSeamPipeline(OpPassManager &pm, const PipelineOptions &opts) {
+  // The compiler's own QKV fusion runs first: the qkv kernel replaces the
+  // fused projection. Kernels are inserted before rope is folded into
+  // attention, so a rope or attention kernel sees its own op; sites a kernel
+  // rejects keep the compiler's fusion.
+  pm.addNestedPass<func::FuncOp>(createSeamFuseQkv());
+  SeamInsertKernelsOptions ko;
+  ko.kernels = opts.kernels;
+  pm.addNestedPass<func::FuncOp>(createSeamInsertKernels(ko));
+  pm.addNestedPass<func::FuncOp>(createSeamFuseRopeAttention());
+  SeamFormRegionsOptions ro;
+  ro.mode = opts.mode;
+  pm.addNestedPass<func::FuncOp>(createSeamFormRegions(ro));
+  pm.addPass(createSeamOutlineRegions());
+}
+
+void seam::registerSeamPassesAndPipelines() {
+  registerSeamPasses();
+  PassPipelineRegistration<PipelineOptions>(
+      "seam-pipeline",
+      "fuse-qkv, insert-kernels, fuse-rope-attention, form-regions, "
+      "outline-regions",
+      buildSeamPipeline);
+}
