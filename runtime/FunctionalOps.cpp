@@ -158,7 +158,12 @@ std::string FunctionalMachine::executeOp(unsigned core,
              std::to_string(static_cast<long long>(r.lo)) + ", " +
              std::to_string(static_cast<long long>(r.hi)) + "), banks of " +
              std::to_string(bank) + ")";
-    if (inst.accumulate && !psumInitialised(core, dst))
+    bool accumulate = inst.accumulate;
+    if (accumulate && inst.startLevel >= 0 &&
+        static_cast<unsigned>(inst.startLevel) < depth &&
+        iters[inst.startLevel] == 0)
+      accumulate = false;
+    if (accumulate && !psumInitialised(core, dst))
       return "accumulate onto uninitialised PSUM";
     load(st, in);
     load(mv, in2);
@@ -167,7 +172,7 @@ std::string FunctionalMachine::executeOp(unsigned core,
     Eigen::Map<const RowMat> sm(in.data(), k, m), mm(in2.data(), k, n);
     RowMat result(m, n);
     result.noalias() = sm.transpose() * mm;
-    if (inst.accumulate) {
+    if (accumulate) {
       load(dst, out);
       Eigen::Map<RowMat> acc(out.data(), m, n);
       acc += result;

@@ -553,6 +553,9 @@ std::string verifyProgram(const Program &program, const MemoryLimits *limits) {
         return where() + "signals semaphore " +
                std::to_string(inst.signalSem) + " (only " +
                std::to_string(kNumSemaphores) + ")";
+      if (inst.startLevel >= 0 && unsigned(inst.startLevel) >= depth)
+        return where() + "start level " + std::to_string(inst.startLevel) +
+               " but only " + std::to_string(depth) + " enclosing loops";
       if (inst.op == Opcode::LoopBegin) {
         if (depth == kMaxLoopDepth)
           return where() + "loops nested deeper than " +

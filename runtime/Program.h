@@ -133,6 +133,10 @@ struct Instruction {
   float bias = 0.0f;
   float scalar = 0.0f;
   bool accumulate = false; ///< matmul: add onto PSUM instead of overwriting.
+  /// matmul with accumulate: when >= 0, iteration 0 of that enclosing loop
+  /// level overwrites PSUM instead (NKI's start flag), so a K loop stays a
+  /// loop.
+  int8_t startLevel = -1;
   bool reverse = false;    ///< tensor_scalar: scalar op in.
   float affineConst = 0.0f;
   float partitionCoef = 0.0f;

@@ -99,6 +99,7 @@ void writeInstruction(ByteWriter &w, const Instruction &inst) {
   w.put<uint8_t>(static_cast<uint8_t>(inst.act));
   w.put<uint8_t>(static_cast<uint8_t>(inst.alu));
   w.put<uint8_t>((inst.accumulate ? 1 : 0) | (inst.reverse ? 2 : 0));
+  w.put<int8_t>(inst.startLevel);
   w.put<float>(inst.scale);
   w.put<float>(inst.bias);
   w.put<float>(inst.scalar);
@@ -225,9 +226,14 @@ public:
   bool readInstruction(ByteReader &r, Instruction &inst,
                        const std::string &where) {
     uint8_t op, engine, mask, act, alu, flags, numWaits;
+    int8_t startLevel;
     if (!r.get(op) || !r.get(engine) || !r.get(mask) || !r.get(act) ||
-        !r.get(alu) || !r.get(flags))
+        !r.get(alu) || !r.get(flags) || !r.get(startLevel))
       return fail(where + ": truncated instruction");
+    if (startLevel < -1 || startLevel >= int(kMaxLoopDepth))
+      return fail(where + ": start level " + std::to_string(startLevel) +
+                  " out of range");
+    inst.startLevel = startLevel;
     auto o = decodeOpcode(op);
     if (!o)
       return fail(where + ": unknown opcode " + std::to_string(op));
@@ -360,8 +366,8 @@ public:
     if (!stream.empty())
       return fail(std::string("stream section: second stream for engine ") +
                   std::string(name(*e)));
-    // Smallest instruction encoding is 45 bytes.
-    if (uint64_t(count) * 45 > r.remaining())
+    // Smallest instruction encoding is 46 bytes.
+    if (uint64_t(count) * 46 > r.remaining())
       return fail(std::string(name(*e)) + " stream: count " +
                   std::to_string(count) + " exceeds the section size");
     stream.resize(count);
@@ -629,6 +635,8 @@ void dumpProgram(const Program &p, std::ostream &os) {
         break;
       case Opcode::Matmul:
         os << (inst.accumulate ? " accumulate" : "");
+        if (inst.accumulate && inst.startLevel >= 0)
+          os << " (start at i" << int(inst.startLevel) << "=0)";
         break;
       case Opcode::Iota:
       case Opcode::AffineSelect:

@@ -1,1 +1,266 @@
-#include <gtest/gtest.h>
+//===- HostTest.cpp - Host runtime: launches, cache, trace, fallbacks -----===//
+
+#include "TestUtil.h"
+#include "runtime/Functional.h"
+#include "runtime/HostCache.h"
+#include "runtime/HostFallback.h"
+#include "runtime/Json.h"
+#include "runtime/ProgramFile.h"
+
+#include <complex>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+using namespace seam::rt;
+using namespace seam::rt::test;
+namespace fs = std::filesystem;
+
+namespace {
+Program copyProgram() {
+  ProgramBuilder b("copy", Target::Trn1);
+  uint32_t x = b.addBinding("x", {128, 64}, DType::F32, BindingRole::Input);
+  uint32_t y = b.addBinding("y", {128, 64}, DType::F32, BindingRole::Output);
+  uint32_t w = b.addBinding("w", {128, 64}, DType::F32, BindingRole::Param);
+  b.setSeededInit(w, ConstantKind::SeededUniform, 7, 1.0f);
+  AccessPattern t = sbufTile(DType::F32, 0, 128, 0, 64);
+  AccessPattern u = sbufTile(DType::F32, 0, 128, 256, 64);
+  b.emit(isa::dmaCopy(t, b.hbm(x, 0, 128, 64, {{64, 1}})).signal(0));
+  b.emit(isa::dmaCopy(u, b.hbm(w, 0, 128, 64, {{64, 1}})).signal(0));
+  b.emit(isa::tensorTensor(t, t, u, AluOp::Add).waitFor(0, 2).signal(1));
+  b.emit(isa::dmaCopy(b.hbm(y, 0, 128, 64, {{64, 1}}), t).waitFor(1, 1));
+  return b.take();
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() /
+           ("seam-rt-test-" + std::to_string(::getpid()) + "-" +
+            std::to_string(counter++));
+    fs::remove_all(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  static inline int counter = 0;
+};
+} // namespace
+
+TEST(Host, LaunchChargesOverheadsOnceAndTransfers) {
+  const Profile &prof = Profile::builtin(Target::Trn1);
+  Device dev(prof);
+  auto id = dev.loadProgram(copyProgram());
+  ASSERT_TRUE(bool(id));
+  double bytes = 128 * 64 * 4;
+  EXPECT_DOUBLE_EQ(dev.hostNs(), bytes / prof.pcieBytesPerNs); // params
+  TensorMap in{{"x", {{128, 64}, std::vector<float>(128 * 64, 1.0f)}}};
+  auto r1 = dev.launch(*id, in);
+  auto r2 = dev.launch(*id, in);
+  ASSERT_TRUE(r1->ok() && r2->ok());
+  EXPECT_DOUBLE_EQ(r1->firstRunNs, prof.firstRunOverheadNs);
+  EXPECT_DOUBLE_EQ(r2->firstRunNs, 0);
+  EXPECT_DOUBLE_EQ(r2->launchOverheadNs, prof.launchOverheadNs);
+  EXPECT_DOUBLE_EQ(r2->h2dNs, bytes / prof.pcieBytesPerNs);
+  EXPECT_DOUBLE_EQ(r2->d2hNs, bytes / prof.pcieBytesPerNs);
+  EXPECT_NEAR(r2->hostEndNs - r2->hostStartNs,
+              r2->h2dNs + r2->launchOverheadNs + r2->deviceNs + r2->d2hNs,
+              1e-6);
+  // y = x + w, w seeded: deterministic and within [-1, 2].
+  const auto &y = r1->outputs[0]["y"].data;
+  EXPECT_EQ(y, r2->outputs[0]["y"].data);
+  std::vector<float> w = seededValues(
+      copyProgram().constants[0], 128 * 64);
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_EQ(y[i], 1.0f + w[i]);
+
+  DeviceOptions noHost;
+  noHost.costs = {false, false, false, false};
+  Device bare(prof, noHost);
+  auto r3 = bare.launch(*bare.loadProgram(copyProgram()), in);
+  EXPECT_DOUBLE_EQ(r3->hostEndNs, r3->deviceNs);
+  EXPECT_EQ(r3->timeline, r1->timeline);
+}
+
+TEST(Host, EagerAccountingTracingAndGraphBreakSync) {
+  const Profile &prof = Profile::builtin(Target::Trn1);
+  DeviceOptions opts;
+  opts.mode = ExecMode::TimingOnly;
+  Device dev(prof, opts);
+  auto id = dev.loadProgram(copyProgram());
+  double t0 = dev.hostNs();
+  dev.chargeTracing(10);
+  EXPECT_DOUBLE_EQ(dev.hostNs() - t0, 10 * prof.tracingCostPerOpNs);
+  auto r = dev.launch(*id, TensorMap{}, /*async=*/true);
+  EXPECT_DOUBLE_EQ(r->d2hNs, 0);
+  EXPECT_LT(dev.hostNs(), dev.deviceIdleAtNs());
+  dev.graphBreakSync();
+  EXPECT_DOUBLE_EQ(dev.hostNs(), dev.deviceIdleAtNs() +
+                                     128 * 64 * 4 / prof.pcieBytesPerNs);
+}
+
+TEST(Host, FallbackFftIsRealAndTimedApart) {
+  const int64_t n = 12;
+  std::vector<std::complex<float>> data(2 * n);
+  for (int64_t i = 0; i < 2 * n; ++i)
+    data[i] = {float(std::sin(0.3 * i)), float(i % 3)};
+  auto ref = data;
+  Device dev(Profile::builtin(Target::Trn1));
+  double before = dev.hostNs();
+  double wall = dev.runFallback("fft", [&] {
+    fftAlongAxis(data, {2, n}, 1, false);
+  });
+  EXPECT_GT(wall, 0);
+  EXPECT_DOUBLE_EQ(dev.fallbackWallNs(), wall);
+  EXPECT_DOUBLE_EQ(dev.hostNs() - before, wall);
+  EXPECT_TRUE(dev.hostEvents().back().wallClock);
+  for (int64_t row = 0; row < 2; ++row)
+    for (int64_t k = 0; k < n; ++k) {
+      std::complex<double> s = 0;
+      for (int64_t j = 0; j < n; ++j)
+        s += std::complex<double>(ref[row * n + j]) *
+             std::polar(1.0, -2 * M_PI * double(j * k) / n);
+      EXPECT_NEAR(data[row * n + k].real(), s.real(), 1e-4);
+      EXPECT_NEAR(data[row * n + k].imag(), s.imag(), 1e-4);
+    }
+  fftAlongAxis(data, {2, n}, 1, true);
+  for (size_t i = 0; i < data.size(); ++i)
+    EXPECT_NEAR(std::abs(data[i] - ref[i]), 0.0, 1e-5);
+  // FNet mixing of a real [3 x 4] tensor over both axes: element (0,0) is
+  // the plain sum.
+  std::vector<float> x = randomValues(12, 3);
+  std::vector<float> mixed = fourierMixReal(x, {3, 4}, {0, 1});
+  double sum = 0;
+  for (float v : x)
+    sum += v;
+  EXPECT_NEAR(mixed[0], sum, 1e-5);
+}
+
+TEST(Host, CompileCacheHitMissAndDefaultDir) {
+  TempDir dir;
+  CompileCache cache(dir.path.string());
+  std::string key = compileCacheKey("ir", "-O2", "seam 0.1");
+  EXPECT_EQ(key.size(), 32u);
+  EXPECT_NE(key, compileCacheKey("ir", "-O3", "seam 0.1"));
+  EXPECT_NE(compileCacheKey("ab", "c", ""), compileCacheKey("a", "bc", ""));
+  EXPECT_EQ(cache.lookup(key).status, CacheStatus::Miss);
+  std::vector<uint8_t> bytes = writeProgram(copyProgram());
+  int builds = 0;
+  auto build = [&]() -> Expected<std::vector<uint8_t>> {
+    ++builds;
+    return bytes;
+  };
+  auto first = cache.getOrBuild(key, build);
+  ASSERT_TRUE(bool(first));
+  EXPECT_EQ(first->status, CacheStatus::Miss);
+  auto second = cache.getOrBuild(key, build);
+  EXPECT_EQ(second->status, CacheStatus::Hit);
+  EXPECT_EQ(second->bytes, bytes);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(cache.stats().hits, 1u);
+
+  std::string failKey = compileCacheKey("bad ir", "", "");
+  auto failed = cache.getOrBuild(failKey, []() {
+    return Expected<std::vector<uint8_t>>::failure("error: no lowering");
+  });
+  EXPECT_FALSE(bool(failed));
+  auto again = cache.getOrBuild(failKey, build);
+  EXPECT_EQ(again.error(), "error: no lowering (cached compile failure)");
+
+  setenv("XDG_CACHE_HOME", "/some/where", 1);
+  EXPECT_EQ(CompileCache::defaultDirectory(), "/some/where/seam");
+  unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(CompileCache::defaultDirectory(),
+            std::string(getenv("HOME")) + "/.cache/seam");
+}
+
+TEST(Host, CompileCacheCorruptEntryIsReportedAndRebuilt) {
+  TempDir dir;
+  CompileCache cache(dir.path.string());
+  std::string key = compileCacheKey("ir", "", "v");
+  std::vector<uint8_t> bytes(1000, 7);
+  ASSERT_TRUE(bool(cache.store(key, bytes)));
+  // Flip one byte of the stored payload.
+  {
+    std::fstream f(cache.entryPath(key),
+                   std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(500);
+    f.put(8);
+  }
+  CacheLookup bad = cache.lookup(key);
+  EXPECT_EQ(bad.status, CacheStatus::Corrupt);
+  EXPECT_EQ(bad.message, "compile cache entry " + cache.entryPath(key) +
+                             " is corrupt (checksum mismatch); rebuilding");
+  int builds = 0;
+  auto r = cache.getOrBuild(key, [&]() -> Expected<std::vector<uint8_t>> {
+    ++builds;
+    return bytes;
+  });
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ(r->status, CacheStatus::Corrupt);
+  EXPECT_NE(r->message.find("checksum mismatch"), std::string::npos);
+  EXPECT_EQ(builds, 1);
+  EXPECT_EQ(cache.lookup(key).status, CacheStatus::Hit);
+  // A truncated entry too.
+  fs::resize_file(cache.entryPath(key), 20);
+  EXPECT_NE(cache.lookup(key).message.find("truncated header"),
+            std::string::npos);
+}
+
+TEST(Host, CompileCacheWritesAtomically) {
+  TempDir dir;
+  CompileCache cache((dir.path / "nested" / "cache").string());
+  std::string key = compileCacheKey("x", "", "");
+  // A stale temp file from a crashed writer is never read as an entry.
+  fs::create_directories(cache.directory());
+  std::ofstream(cache.directory() + "/.tmp-" + key + "-1-0") << "partial";
+  EXPECT_EQ(cache.lookup(key).status, CacheStatus::Miss);
+  ASSERT_TRUE(bool(cache.store(key, {1, 2, 3})));
+  ASSERT_TRUE(bool(cache.store(key, {4, 5})));
+  EXPECT_EQ(cache.lookup(key).bytes, (std::vector<uint8_t>{4, 5}));
+  // Only the entry and the stale temp file: our writes left no temp files.
+  int files = 0;
+  for (auto &e : fs::directory_iterator(cache.directory())) {
+    (void)e;
+    ++files;
+  }
+  EXPECT_EQ(files, 2);
+  // An unwritable directory is an error, not a crash.
+  CompileCache bad("/proc/seam-cannot-exist");
+  EXPECT_FALSE(bool(bad.store(key, {1})));
+}
+
+TEST(Host, TraceJsonIsWellFormedWithTracks) {
+  Device dev(Profile::builtin(Target::Trn1));
+  auto id = dev.loadProgram(copyProgram());
+  dev.chargeTracing(3);
+  dev.recordCompile("compile copy", 12345);
+  dev.launch(*id, TensorMap{{"x", {{128, 64}, std::vector<float>(8192)}}});
+  dev.runFallback("fft", [] {});
+  std::ostringstream os;
+  dev.writeTrace(os);
+  json::Value root;
+  std::string err;
+  ASSERT_TRUE(json::parse(os.str(), root, err)) << err;
+  const json::Value *events = root.get("traceEvents");
+  ASSERT_TRUE(events && events->isArray());
+  std::set<std::string> names, cats, threads;
+  for (const json::Value &e : events->array) {
+    ASSERT_TRUE(e.get("ph") && e.get("pid"));
+    if (e.get("ph")->string == "X") {
+      names.insert(e.get("name")->string);
+      cats.insert(e.get("cat")->string);
+      EXPECT_GE(e.get("dur")->number, 0);
+    } else if (e.get("name")->string == "thread_name") {
+      threads.insert(e.get("args")->get("name")->string);
+    }
+  }
+  for (const char *c : {"trace", "compile", "launch", "transfer", "fallback"})
+    EXPECT_TRUE(cats.count(c)) << c;
+  EXPECT_TRUE(names.count("tensor_tensor"));
+  EXPECT_TRUE(names.count("dma_copy"));
+  EXPECT_TRUE(threads.count("host"));
+  EXPECT_TRUE(threads.count("VE"));
+  EXPECT_TRUE(threads.count("DMA queue 0"));
+  EXPECT_TRUE(threads.count("DMA queue 2"));
+}

@@ -1,1 +1,160 @@
-#include <gtest/gtest.h>
+//===- ProgramFileTest.cpp - Writer, loader rejections, dump --------------===//
+
+#include "TestUtil.h"
+#include "runtime/ProgramFile.h"
+
+#include <sstream>
+
+using namespace seam::rt;
+
+namespace {
+Program sample(Target target = Target::Trn1, int64_t sbufOffset = 0) {
+  ProgramBuilder b("sample", target);
+  uint32_t x = b.addBinding("x", {4, 8}, DType::F32, BindingRole::Input);
+  uint32_t w = b.addBinding("w", {4, 8}, DType::BF16, BindingRole::Param);
+  b.setSeededInit(w, ConstantKind::SeededNormal, 42, 0.02f);
+  uint32_t c = b.addBinding("c", {2}, DType::F32, BindingRole::Constant);
+  b.setConstantValues(c, {1.5f, -2.0f});
+  b.emit(isa::dmaCopy(sbufTile(DType::F32, 0, 4, sbufOffset, 8),
+                      b.hbm(x, 0, 4, 8, {{8, 1}}))
+             .signal(0));
+  b.loopBegin(Engine::Scalar, 3);
+  b.emit(isa::activation(sbufTile(DType::F32, 0, 4, 64, 8).step(0, 8),
+                         sbufTile(DType::F32, 0, 4, sbufOffset, 8),
+                         ActFunc::Gelu, 2.0f, 0.5f)
+             .waitFor(0, 1));
+  b.loopEnd(Engine::Scalar);
+  return b.take();
+}
+
+std::string readError(const std::vector<uint8_t> &bytes) {
+  auto r = readProgram(bytes);
+  return r ? std::string("accepted") : r.error();
+}
+
+/// Rewrites the checksum and content hash after a deliberate payload edit,
+/// so the test reaches the field validation behind them.
+void reseal(std::vector<uint8_t> &bytes) {
+  uint64_t hash = fnv1a64(bytes.data() + kProgramHeaderSize,
+                          bytes.size() - kProgramHeaderSize);
+  std::memcpy(bytes.data() + 24, &hash, 8);
+  uint32_t crc = crc32(bytes.data(), 32);
+  crc = crc32(bytes.data() + kProgramHeaderSize,
+              bytes.size() - kProgramHeaderSize, crc);
+  std::memcpy(bytes.data() + 32, &crc, 4);
+}
+} // namespace
+
+TEST(ProgramFile, RoundTripIsExact) {
+  Program p = sample();
+  std::vector<uint8_t> bytes = writeProgram(p);
+  ASSERT_EQ(std::string(reinterpret_cast<const char *>(bytes.data()), 7),
+            "SEAMPRG");
+  auto back = readProgram(bytes);
+  ASSERT_TRUE(bool(back)) << back.error();
+  EXPECT_EQ(back->name, "sample");
+  EXPECT_EQ(back->bindings.size(), 3u);
+  EXPECT_EQ(back->constants[0].seed, 42u);
+  EXPECT_EQ(writeProgram(*back), bytes);
+  EXPECT_EQ(programHash(*back), programHash(p));
+}
+
+TEST(ProgramFile, DumpIsReadable) {
+  std::ostringstream os;
+  dumpProgram(sample(), os);
+  std::string text = os.str();
+  EXPECT_NE(text.find("program 'sample' target trn1"), std::string::npos);
+  EXPECT_NE(text.find("binding #1 param 'w' bf16[4x8]"), std::string::npos);
+  EXPECT_NE(text.find("seeded_normal seed 42"), std::string::npos);
+  EXPECT_NE(text.find("loop_begin x3"), std::string::npos);
+  EXPECT_NE(text.find("activation gelu scale=2 bias=0.5"), std::string::npos);
+  EXPECT_NE(text.find("wait(s0>=1)"), std::string::npos);
+  EXPECT_NE(text.find("signal(s0+=1)"), std::string::npos);
+}
+
+TEST(ProgramFile, RejectsTruncatedFiles) {
+  std::vector<uint8_t> bytes = writeProgram(sample());
+  EXPECT_EQ(readError({bytes.begin(), bytes.begin() + 20}),
+            "program file: truncated: 20 bytes, the header alone needs 48");
+  std::vector<uint8_t> cut(bytes.begin(), bytes.end() - 10);
+  EXPECT_EQ(readError(cut),
+            "program file: truncated: header announces " +
+                std::to_string(bytes.size() - 48) + " payload bytes, file has " +
+                std::to_string(bytes.size() - 58));
+  // Every prefix is rejected without crashing.
+  for (size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_FALSE(bool(readProgram(bytes.data(), n)));
+}
+
+TEST(ProgramFile, RejectsBadMagicVersionAndTarget) {
+  std::vector<uint8_t> bytes = writeProgram(sample());
+  auto bad = bytes;
+  bad[0] = 'X';
+  EXPECT_EQ(readError(bad), "program file: bad magic (not a seam program file)");
+  bad = bytes;
+  bad[8] = 9;
+  EXPECT_EQ(readError(bad), "program file: unsupported format version 9 (this "
+                            "runtime reads version 1)");
+  bad = bytes;
+  bad[12] = 7;
+  EXPECT_EQ(readError(bad), "program file: unknown target code 7");
+}
+
+TEST(ProgramFile, FlippedByteFailsChecksum) {
+  std::vector<uint8_t> bytes = writeProgram(sample());
+  for (size_t pos : {size_t(60), bytes.size() / 2, bytes.size() - 1}) {
+    auto bad = bytes;
+    bad[pos] ^= 0x10;
+    std::string err = readError(bad);
+    EXPECT_NE(err.find("checksum mismatch"), std::string::npos) << err;
+    EXPECT_NE(err.find("the file is corrupted"), std::string::npos);
+  }
+}
+
+TEST(ProgramFile, RejectsOutOfRangeEnums) {
+  Program p = sample();
+  p.streams[unsigned(Engine::Scalar)][1].act = static_cast<ActFunc>(77);
+  std::vector<uint8_t> bytes = writeProgram(p);
+  EXPECT_EQ(readError(bytes),
+            "program file: SE instruction 1: unknown activation function 77");
+  p = sample();
+  p.streams[unsigned(Engine::Dma)][0].op = static_cast<Opcode>(99);
+  EXPECT_EQ(readError(writeProgram(p)),
+            "program file: DMA instruction 0: unknown opcode 99");
+  p = sample();
+  p.streams[unsigned(Engine::Dma)][0].aps[0].dtype = static_cast<DType>(5);
+  EXPECT_EQ(readError(writeProgram(p)),
+            "program file: DMA instruction 0 operand dst: unknown dtype 5");
+  // A hand-edited section count: sizes are checked against the bytes left.
+  std::vector<uint8_t> bytes2 = writeProgram(sample());
+  uint32_t huge = 0x7fffffff;
+  // Bindings section: after the meta section (16-byte header + 4 + 6 name).
+  size_t countPos = kProgramHeaderSize + 16 + 4 + 6 + 16;
+  std::memcpy(bytes2.data() + countPos, &huge, 4);
+  reseal(bytes2);
+  EXPECT_EQ(readError(bytes2), "program file: bindings section: count "
+                               "2147483647 exceeds the section size");
+}
+
+TEST(ProgramFile, RejectsOutOfBoundsAccessPatterns) {
+  // 192 KiB per partition on trn1, 224 KiB on trn2.
+  int64_t off = 200 * 1024;
+  EXPECT_TRUE(bool(readProgram(writeProgram(sample(Target::Trn2, off)))));
+  EXPECT_EQ(readError(writeProgram(sample(Target::Trn1, off))),
+            "program file: instruction 1 (activation) on SE: operand src0 "
+            "sbuf access out of bounds: bytes [204800, 204832) of 196608 per "
+            "partition");
+  // The loop step makes iteration 2 run past the end of the partition.
+  Program p = sample();
+  p.streams[unsigned(Engine::Scalar)][1].aps[0].offset = 196608 - 80;
+  EXPECT_EQ(readError(writeProgram(p)),
+            "program file: instruction 1 (activation) on SE: operand dst sbuf "
+            "access out of bounds: bytes [196528, 196624) of 196608 per "
+            "partition");
+  // HBM access beyond the binding.
+  p = sample();
+  p.streams[unsigned(Engine::Dma)][0].aps[1].partitions = 5;
+  EXPECT_EQ(readError(writeProgram(p)),
+            "program file: instruction 0 (dma_copy) on DMA: operand src0 hbm "
+            "access out of bounds: bytes [0, 160) of 128 (binding 'x')");
+}
