@@ -131,7 +131,7 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
       if (part > 0 || eager)
         name += ".p" + std::to_string(part);
       FusionOp f = makeRegion(segment, name);
-      f.emitRemark() << "seam-form-regions: region '" << name << "' ("
+      emitRemark(f.getLoc()) << "seam-form-regions: region '" << name << "' ("
                      << (eager ? "eager" : "compile") << "): "
                      << segment.size() << " ops, ends at " << endReason;
       segment.clear();
@@ -148,7 +148,7 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
                  : "kernel_call '" + kc.getKernel().str() + "'";
         flush(why);
         if (host)
-          op.emitRemark() << "seam-form-regions: " << op.getName()
+          emitRemark(op.getLoc()) << "seam-form-regions: " << op.getName()
                           << " runs on the host (no kernel; the device has "
                              "no complex dtype): the region splits here";
         continue;

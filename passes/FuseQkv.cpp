@@ -101,7 +101,7 @@ struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
         continue;
       for (LinearOp l : linears)
         if (!llvm::is_contained(members, l))
-          l.emitRemark() << "seam-fuse-qkv: linear not fused with the q/k/v "
+          emitRemark(l.getLoc()) << "seam-fuse-qkv: linear not fused with the q/k/v "
                             "projections of the same input: it feeds no "
                             "attention";
       fuse(members, roles, dom);
@@ -115,14 +115,14 @@ struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
     for (unsigned r : roles)
       names += (names.empty() ? "" : ", ") + roleNames(r);
     if (auto why = checkLegality(members, dom)) {
-      first.emitRemark() << "seam-fuse-qkv: not fused (" << names
+      emitRemark(first.getLoc()) << "seam-fuse-qkv: not fused (" << names
                          << "): " << *why;
       ++numRejected;
       return;
     }
     std::string why;
     if (!isProfitable(first, "fuse-qkv", why)) {
-      first.emitRemark() << "seam-fuse-qkv: legal but not profitable: " << why;
+      emitRemark(first.getLoc()) << "seam-fuse-qkv: legal but not profitable: " << why;
       ++numRejected;
       return;
     }
@@ -173,7 +173,7 @@ struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
     // Erased last: the builder inserts before `first`.
     for (LinearOp l : members)
       l.erase();
-    fused.emitRemark() << "seam-fuse-qkv: fused " << members.size()
+    emitRemark(fused.getLoc()) << "seam-fuse-qkv: fused " << members.size()
                        << " linears (" << names << ") reading "
                        << describeType(inTy) << " into one linear with N = "
                        << n;

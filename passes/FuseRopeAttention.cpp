@@ -97,19 +97,19 @@ struct FuseRopeAttentionPass
     if (!q && !k)
       return; // not a candidate
     if (!q || !k) {
-      att.emitRemark() << "seam-fuse-rope-attention: not fused: only "
+      emitRemark(att.getLoc()) << "seam-fuse-rope-attention: not fused: only "
                        << (q ? "q" : "k") << " is rotated by seam.rope";
       ++numRejected;
       return;
     }
     if (auto why = checkLegality(att, *q, *k)) {
-      att.emitRemark() << "seam-fuse-rope-attention: not fused: " << *why;
+      emitRemark(att.getLoc()) << "seam-fuse-rope-attention: not fused: " << *why;
       ++numRejected;
       return;
     }
     std::string why;
     if (!isProfitable(att, "fuse-rope-attention", why)) {
-      att.emitRemark() << "seam-fuse-rope-attention: legal but not "
+      emitRemark(att.getLoc()) << "seam-fuse-rope-attention: legal but not "
                           "profitable: "
                        << why;
       ++numRejected;
@@ -144,7 +144,7 @@ struct FuseRopeAttentionPass
     for (Operation *op : dead)
       if (op->use_empty())
         op->erase();
-    fused.emitRemark() << "seam-fuse-rope-attention: fused rope into "
+    emitRemark(fused.getLoc()) << "seam-fuse-rope-attention: fused rope into "
                           "attention over "
                        << fused.getQ().getType().getDimSize(2) << " tokens"
                        << (q->ropes.size() > 1

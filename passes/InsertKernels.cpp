@@ -30,6 +30,8 @@ struct InsertKernelsPass
   void runOnOperation() override {
     SmallVector<const KernelInfo *> requested;
     for (const std::string &name : kernels) {
+      if (name.empty()) // `kernels=` with nothing listed
+        continue;
       const KernelInfo *k = lookupKernel(name);
       if (!k) {
         getOperation().emitError()
@@ -53,7 +55,7 @@ struct InsertKernelsPass
   bool tryInsert(Operation *op, const KernelInfo &k) {
     if (auto why = k.isSite(op)) {
       if (!why->empty()) {
-        op->emitRemark() << "seam-insert-kernels: kernel '" << k.name
+        emitRemark(op->getLoc()) << "seam-insert-kernels: kernel '" << k.name
                          << "' not inserted: " << *why;
         ++numRejected;
       }
@@ -61,14 +63,14 @@ struct InsertKernelsPass
     }
     KernelSignature sig = signatureOfRoot(op);
     if (auto why = k.check(sig)) {
-      op->emitRemark() << "seam-insert-kernels: kernel '" << k.name
+      emitRemark(op->getLoc()) << "seam-insert-kernels: kernel '" << k.name
                        << "' not inserted: " << *why;
       ++numRejected;
       return false;
     }
     std::string why;
     if (!isProfitable(op, ("kernel:" + k.name).str(), why)) {
-      op->emitRemark() << "seam-insert-kernels: kernel '" << k.name
+      emitRemark(op->getLoc()) << "seam-insert-kernels: kernel '" << k.name
                        << "' legal but not profitable: " << why;
       ++numRejected;
       return false;
@@ -76,8 +78,10 @@ struct InsertKernelsPass
     OpBuilder b(op);
     auto call = b.create<KernelCallOp>(op->getLoc(), op->getResultTypes(),
                                        b.getStringAttr(k.name),
-                                       op->getOperands(), sig.config);
-    call.emitRemark() << "seam-insert-kernels: kernel '" << k.name
+                                       op->getOperands(),
+                                       sig.config.empty() ? DictionaryAttr()
+                                                          : sig.config);
+    emitRemark(call.getLoc()) << "seam-insert-kernels: kernel '" << k.name
                       << "' inserted: " << k.describe(sig);
     op->replaceAllUsesWith(call.getResults());
     op->erase();
