@@ -32,6 +32,7 @@ struct ResolvedAccess {
   unsigned partitions = 0;
   std::vector<uint8_t *> rows;
   std::vector<int64_t> freeOffsets;
+  bool contiguous = false; ///< freeOffsets[i] == i * element size.
   size_t freeSize() const { return freeOffsets.size(); }
 };
 

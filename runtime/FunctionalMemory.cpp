@@ -126,6 +126,9 @@ std::string FunctionalMachine::resolve(unsigned core, const AccessPattern &ap,
       idx[d] = 0;
     }
   }
+  out.contiguous = true;
+  for (uint64_t i = 0; i < f && out.contiguous; ++i)
+    out.contiguous = out.freeOffsets[i] == static_cast<int64_t>(i) * elem;
   out.rows.resize(a.partitions);
   for (unsigned p = 0; p < a.partitions; ++p) {
     switch (a.space) {
@@ -153,13 +156,19 @@ void FunctionalMachine::load(const ResolvedAccess &a,
                              std::vector<float> &values) const {
   size_t f = a.freeSize();
   values.resize(a.partitions * f);
-  bool contiguousF32 = a.dtype == DType::F32;
-  for (size_t i = 0; contiguousF32 && i < f; ++i)
-    contiguousF32 = a.freeOffsets[i] == static_cast<int64_t>(i * 4);
   for (unsigned p = 0; p < a.partitions; ++p) {
     float *out = values.data() + p * f;
-    if (contiguousF32) {
+    if (a.contiguous && a.dtype == DType::F32) {
       std::memcpy(out, a.rows[p], f * 4);
+      continue;
+    }
+    if (a.contiguous && a.dtype == DType::BF16) {
+      const uint8_t *row = a.rows[p];
+      for (size_t i = 0; i < f; ++i) {
+        uint16_t h;
+        std::memcpy(&h, row + 2 * i, 2);
+        out[i] = bf16BitsToFloat(h);
+      }
       continue;
     }
     for (size_t i = 0; i < f; ++i)
@@ -169,13 +178,17 @@ void FunctionalMachine::load(const ResolvedAccess &a,
 
 void FunctionalMachine::store(const ResolvedAccess &a, const float *values) {
   size_t f = a.freeSize();
-  for (unsigned p = 0; p < a.partitions; ++p)
-    for (size_t i = 0; i < f; ++i) {
-      float v = values[p * f + i];
-      if (!std::isfinite(v))
-        ++nonFinite;
-      storeElement(a.rows[p] + a.freeOffsets[i], a.dtype, v);
+  for (unsigned p = 0; p < a.partitions; ++p) {
+    const float *row = values + p * f;
+    for (size_t i = 0; i < f; ++i)
+      nonFinite += !std::isfinite(row[i]);
+    if (a.contiguous && a.dtype == DType::F32) {
+      std::memcpy(a.rows[p], row, f * 4);
+      continue;
     }
+    for (size_t i = 0; i < f; ++i)
+      storeElement(a.rows[p] + a.freeOffsets[i], a.dtype, row[i]);
+  }
   if (a.space == MemSpace::Psum)
     markPsum(a);
 }
@@ -183,6 +196,13 @@ void FunctionalMachine::store(const ResolvedAccess &a, const float *values) {
 void FunctionalMachine::markPsum(const ResolvedAccess &a) {
   CoreMemory &m = cores[a.core];
   unsigned size = byteSize(a.dtype);
+  if (a.contiguous && size == 4) {
+    for (unsigned p = 0; p < a.partitions; ++p) {
+      size_t word = static_cast<size_t>(a.rows[p] - m.psum.data()) / 4;
+      std::memset(m.psumWritten.data() + word, 1, a.freeSize());
+    }
+    return;
+  }
   for (unsigned p = 0; p < a.partitions; ++p)
     for (int64_t off : a.freeOffsets) {
       size_t byte = static_cast<size_t>(a.rows[p] + off - m.psum.data());
