@@ -5,6 +5,7 @@
 // -mlir-pass-statistics, -split-input-file, -verify-diagnostics, ...).
 //
 //===----------------------------------------------------------------------===//
+#include "dialect/ncore/NcoreOps.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
 #include "passes/Passes.h"
@@ -20,7 +21,8 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::seam::registerSeamPassesAndPipelines();
   mlir::DialectRegistry registry;
-  registry.insert<mlir::seam::SeamDialect, mlir::func::FuncDialect>();
+  registry.insert<mlir::seam::SeamDialect, mlir::ncore::NcoreDialect,
+                  mlir::func::FuncDialect>();
   mlir::seam::registerKernelRegistry(registry);
   // Debian's libMLIR counts nothing in Pass::Statistic (NDEBUG build), so
   // seam's passes keep their own counters; print them for either flag.

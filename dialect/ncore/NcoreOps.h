@@ -1,0 +1,102 @@
+//===- NcoreOps.h - ncore ISA dialect ---------------------------*- C++ -*-===//
+//
+// Types, enums and ops of the ISA-level dialect. The enums are generated from
+// NcoreBase.td and checked against runtime/Isa.def (NcoreIsa.cpp); the opcode
+// enum below is generated from Isa.def directly.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SEAM_DIALECT_NCORE_NCOREOPS_H
+#define SEAM_DIALECT_NCORE_NCOREOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include <optional>
+
+#include "dialect/ncore/NcoreEnums.h.inc"
+
+namespace mlir::ncore {
+
+/// Opcodes of runtime/Isa.def (same names and codes).
+enum class Opcode : uint8_t {
+#define NCORE_OPCODE(Name, Code, Mnemonic, Engine) Name = Code,
+#include "runtime/Isa.def"
+};
+
+/// Isa.def mnemonic of an opcode ("matmul").
+llvm::StringRef mnemonic(Opcode op);
+/// Isa.def default engine of an opcode.
+Engine defaultEngine(Opcode op);
+/// Opcode of an ncore op name ("ncore.matmul" -> Matmul); nullopt for
+/// structural ops. "ncore.loop" maps to LoopBegin (and ends with LoopEnd).
+std::optional<Opcode> opcodeForOpName(llvm::StringRef opName);
+
+/// Hardware rules of reference/hardware.md (trn1 and trn2 agree on these).
+/// Capacities that differ per target (SBUF bytes per partition) come from
+/// the runtime profiles and are checked by ncore-allocate, not here.
+constexpr int64_t kNumPartitions = 128;
+/// A tile of more than this many partitions must start at partition 0.
+constexpr int64_t kMaxOffsetPartitions = 64;
+constexpr int64_t kPsumBankBytes = 2048;
+constexpr int64_t kPsumPartitionBytes = 16 * 1024;
+constexpr int64_t kMatmulMaxK = 128;
+constexpr int64_t kMatmulMaxM = 128;
+constexpr int64_t kMatmulMaxN = 512;
+constexpr int64_t kTransposeMaxDim = 128;
+/// Program format limits (runtime/Program.h kMaxFreeDims, kMaxLoopDepth,
+/// kNumSemaphores).
+constexpr int64_t kMaxFreeDims = 4;
+constexpr unsigned kMaxLoopDepth = 4;
+constexpr int64_t kNumSemaphores = 256;
+
+/// Isa.def dtype code of f32/bf16; nullopt for anything else.
+std::optional<unsigned> dtypeCode(Type elementType);
+
+/// "[128, 512] x bf16 in sbuf" (with ", start 64" when sliced): how
+/// diagnostics name a tile.
+std::string describeTile(Type type);
+
+} // namespace mlir::ncore
+
+#define GET_TYPEDEF_CLASSES
+#include "dialect/ncore/NcoreTypes.h.inc"
+
+namespace mlir::ncore {
+/// Checks the hardware rules of a tile type; shared by TileType::verify and
+/// the ValidTiles op trait.
+LogicalResult verifyTileType(function_ref<InFlightDiagnostic()> emitError,
+                             MemSpace space, ArrayRef<int64_t> shape,
+                             Type elementType, int64_t startPartition);
+} // namespace mlir::ncore
+
+namespace mlir::OpTrait::ncore {
+LogicalResult verifyValidTiles(Operation *op);
+/// Every tile-typed operand and result obeys the TileType rules.
+template <typename T>
+class ValidTiles : public TraitBase<T, ValidTiles> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyValidTiles(op);
+  }
+};
+} // namespace mlir::OpTrait::ncore
+
+namespace mlir::ncore {
+/// Rules shared by every instruction (InstructionOpInterface::verify).
+LogicalResult verifyInstruction(Operation *op);
+} // namespace mlir::ncore
+
+#include "dialect/ncore/NcoreDialect.h.inc"
+#include "dialect/ncore/NcoreInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialect/ncore/NcoreOps.h.inc"
+
+#endif // SEAM_DIALECT_NCORE_NCOREOPS_H
