@@ -3,6 +3,8 @@
 #include "runtime/Profile.h"
 #include "runtime/Json.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -177,9 +179,19 @@ Expected<Profile> Profile::load(const std::string &path) {
   return fromJson(ss.str(), path);
 }
 
+static Profile parseBuiltin(const char *text, const char *origin) {
+  Expected<Profile> p = Profile::fromJson(text, origin);
+  if (!p) {
+    // The embedded files are tested; reaching this is a build defect.
+    std::fprintf(stderr, "seam runtime: %s\n", p.error().c_str());
+    std::abort();
+  }
+  return *p;
+}
+
 const Profile &Profile::builtin(Target target) {
-  static const Profile trn1 = *fromJson(kTrn1ProfileJson, "<builtin trn1>");
-  static const Profile trn2 = *fromJson(kTrn2ProfileJson, "<builtin trn2>");
+  static const Profile trn1 = parseBuiltin(kTrn1ProfileJson, "<builtin trn1>");
+  static const Profile trn2 = parseBuiltin(kTrn2ProfileJson, "<builtin trn2>");
   return target == Target::Trn2 ? trn2 : trn1;
 }
 
