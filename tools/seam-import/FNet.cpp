@@ -1,0 +1,88 @@
+//===- FNet.cpp - FNet encoder (google/fnet-base, fnet-large) -------------===//
+//
+// Hugging Face FNetLayer, from hidden states (embeddings are out of scope):
+//   x = LayerNorm(Re(DFT_{S,D}(x)) + x)
+//   x = LayerNorm(W2 act(W1 x + b1) + b2 + x)
+// With --tp the FFN is column/row parallel (the Fourier mix needs the whole
+// hidden dimension, so it is replicated).
+//
+//===----------------------------------------------------------------------===//
+#include "tools/seam-import/Import.h"
+
+using namespace mlir;
+using namespace seamimport;
+
+namespace {
+struct FNetConfig {
+  Dim hidden, layers, intermediate, maxPositions, seq, batch;
+  double eps, initRange;
+  std::string act;
+  int64_t tp;
+  Type dtype;
+};
+} // namespace
+
+llvm::Error seamimport::importFNet(ConfigReader &r,
+                                     const ImportOptions &opt,
+                                     ModuleOp module) {
+  FNetConfig c;
+  c.hidden = r.positiveInt("hidden_size");
+  c.layers = ConfigReader::override(r.positiveInt("num_hidden_layers"),
+                                    opt.layers, "--layers");
+  c.intermediate = r.positiveInt("intermediate_size");
+  c.maxPositions = r.positiveInt("max_position_embeddings");
+  c.eps = r.positiveNumber("layer_norm_eps");
+  c.act = r.string("hidden_act");
+  c.initRange = r.positiveNumber("initializer_range", 0.02);
+  if (r.has("type_vocab_size"))
+    (void)r.positiveInt("type_vocab_size");
+  c.dtype = resolveDtype(r, opt, module.getContext(), "float32");
+  c.seq = ConfigReader::override(c.maxPositions, opt.seq, "--seq");
+  c.batch = Dim{opt.batch.value_or(1), "--batch"};
+  c.tp = opt.tp.value_or(1);
+  if (r.failed())
+    return r.takeError();
+
+  if (c.act != "gelu_new" && c.act != "gelu" && c.act != "gelu_pytorch_tanh")
+    r.fail("field 'hidden_act' must be \"gelu_new\", \"gelu_pytorch_tanh\" "
+           "or \"gelu\", got \"" +
+           c.act + "\"");
+  else if (c.seq.value > c.maxPositions.value)
+    r.fail("--seq " + llvm::Twine(c.seq.value) +
+           " exceeds field 'max_position_embeddings' (" +
+           llvm::Twine(c.maxPositions.value) + ")");
+  else if (c.intermediate.value % c.tp != 0)
+    r.fail("field 'intermediate_size' (" + llvm::Twine(c.intermediate.value) +
+           ") is not divisible by --tp " + llvm::Twine(c.tp));
+  checkAtMost(r, c.layers, kMaxBlocks, "blocks");
+  checkTensorSize(r, "the hidden states", {c.batch, c.seq, c.hidden});
+  checkTensorSize(r, "the FFN activation", {c.batch, c.seq, c.intermediate});
+  checkTensorSize(r, "the FFN weight", {c.hidden, c.intermediate});
+  if (r.failed())
+    return r.takeError();
+
+  OpBuilder b(module.getContext());
+  GraphBuilder g(b, c.dtype, c.initRange, c.tp);
+  int64_t d = c.hidden.value;
+  auto func = createForward(
+      b, module, {{"hidden_states", g.tensor({c.batch.value, c.seq.value, d})}});
+  Value x = func.getArgument(0);
+  bool tanhGelu = c.act != "gelu";
+
+  for (int64_t i = 0; i < c.layers.value; ++i) {
+    std::string p = "encoder.layer." + std::to_string(i);
+    x = g.block("fnet", i, p, [&]() -> SmallVector<Value> {
+      Value mixed = g.fourierMix(x, {1, 2});
+      Value h = g.layerNorm(g.add(mixed, x), c.eps,
+                            p + ".fourier.output.LayerNorm");
+      Value f = g.columnLinear(h, p + ".intermediate.dense",
+                               c.intermediate.value, /*bias=*/true);
+      f = tanhGelu ? g.geluTanh(f) : g.gelu(f);
+      f = g.rowLinear(f, p + ".output.dense", d, /*bias=*/true);
+      return {g.layerNorm(g.add(f, h), c.eps, p + ".output.LayerNorm")};
+    })[0];
+  }
+  b.create<func::ReturnOp>(func.getLoc(), x);
+  func.setType(b.getFunctionType(func.getArgumentTypes(), {x.getType()}));
+  return llvm::Error::success();
+}

@@ -1,0 +1,194 @@
+//===- Import.h - seam-import: config reading and IR building ---*- C++ -*-===//
+//
+// seam-import turns an HF-style config.json into one `func.func @forward`
+// of seam.block regions. This header holds what the model builders share:
+// the command-line overrides, a config reader that names the offending field
+// in its one error, and a builder that computes result types and creates
+// seeded seam.param weights.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SEAM_TOOLS_SEAM_IMPORT_IMPORT_H
+#define SEAM_TOOLS_SEAM_IMPORT_IMPORT_H
+
+#include "dialect/seam/SeamOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include <optional>
+#include <string>
+
+namespace seamimport {
+
+/// Command-line overrides of the config; unset means "the config decides".
+struct ImportOptions {
+  std::optional<int64_t> layers, seq, txtSeq, batch, tp;
+  /// "f32" or "bf16" (already checked by the driver).
+  std::optional<std::string> dtype;
+};
+
+/// A size together with where it came from ("field 'hidden_size'",
+/// "--seq"), so that a size error can name its cause.
+struct Dim {
+  int64_t value;
+  std::string origin;
+};
+
+/// Reads fields of one config object. The first problem is kept (later reads
+/// return harmless defaults) and reported once by the driver.
+class ConfigReader {
+public:
+  explicit ConfigReader(const llvm::json::Object &obj) : obj(obj) {}
+
+  /// A required integer field > 0.
+  Dim positiveInt(llvm::StringRef field);
+  /// An optional integer field > 0.
+  Dim positiveInt(llvm::StringRef field, int64_t dflt);
+  /// A required integer field >= 0.
+  Dim nonNegativeInt(llvm::StringRef field);
+  /// A required / optional number > 0.
+  double positiveNumber(llvm::StringRef field);
+  double positiveNumber(llvm::StringRef field, double dflt);
+  /// A required / optional string.
+  std::string string(llvm::StringRef field);
+  std::string string(llvm::StringRef field, llvm::StringRef dflt);
+  bool has(llvm::StringRef field) const { return obj.get(field); }
+
+  /// Records an error unless one is already recorded.
+  void fail(const llvm::Twine &message);
+  bool failed() const { return error.has_value(); }
+  llvm::Error takeError();
+
+  /// A command-line override of a config size (positive checked by the
+  /// driver): the option wins and becomes the origin.
+  static Dim override(Dim fromConfig, std::optional<int64_t> option,
+                      llvm::StringRef optionName);
+
+private:
+  const llvm::json::Value *require(llvm::StringRef field);
+  std::optional<int64_t> asInt(llvm::StringRef field,
+                               const llvm::json::Value &v,
+                               bool allowZero = false);
+  const llvm::json::Object &obj;
+  std::optional<std::string> error;
+};
+
+/// "string \"768\"", "number 1.5": a JSON value in an error message.
+std::string describeJson(const llvm::json::Value &v);
+
+/// Checks that a tensor built from these dims stays within the dialect's
+/// size limit; on failure names the largest contributing dim.
+void checkTensorSize(ConfigReader &reader, llvm::StringRef what,
+                     llvm::ArrayRef<Dim> dims);
+
+/// Most blocks a model may have (keeps a typo from building for minutes).
+constexpr int64_t kMaxBlocks = 4096;
+
+/// Bounds a count (blocks, ...) so that a typo cannot ask for a model that
+/// takes minutes to build: "<origin> (N) is too large: at most M <what>".
+void checkAtMost(ConfigReader &reader, const Dim &dim, int64_t max,
+                 llvm::StringRef what);
+
+/// Creates seam ops at an insertion point, computing result types. Weights
+/// are seam.param ops whose seed is the FNV-1a hash of their name.
+class GraphBuilder {
+public:
+  GraphBuilder(mlir::OpBuilder &b, mlir::Type elementType, double initRange,
+               int64_t tp)
+      : b(b), loc(b.getUnknownLoc()), elementType(elementType),
+        initRange(initRange), tp(tp) {}
+
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+  mlir::Type elementType;
+  double initRange;
+  /// Tensor-parallel degree: the IR is one rank's shard.
+  int64_t tp;
+
+  mlir::RankedTensorType tensor(llvm::ArrayRef<int64_t> shape) const {
+    return mlir::RankedTensorType::get(shape, elementType);
+  }
+  static llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
+    return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+  }
+
+  mlir::Value param(const llvm::Twine &name, llvm::ArrayRef<int64_t> shape,
+                    mlir::seam::ParamInit init, double scale);
+  /// normal(initRange) weight, ones, zeros.
+  mlir::Value weight(const llvm::Twine &name, llvm::ArrayRef<int64_t> shape);
+  mlir::Value ones(const llvm::Twine &name, llvm::ArrayRef<int64_t> shape);
+  mlir::Value zeros(const llvm::Twine &name, llvm::ArrayRef<int64_t> shape);
+
+  /// x [..., K] times `<prefix>.weight` [K, n] (+ `<prefix>.bias` [n]).
+  mlir::Value linear(mlir::Value x, const llvm::Twine &prefix, int64_t n,
+                     bool bias);
+  /// Column-parallel linear: each rank computes n / tp output features.
+  mlir::Value columnLinear(mlir::Value x, const llvm::Twine &prefix,
+                           int64_t n, bool bias);
+  /// Row-parallel linear: x holds this rank's slice of the input features;
+  /// the partial products are summed by an explicit seam.all_reduce (tp > 1)
+  /// and the bias is added once, after the sum.
+  mlir::Value rowLinear(mlir::Value x, const llvm::Twine &prefix, int64_t n,
+                        bool bias);
+
+  /// Layer norm; affine (`<prefix>.weight`, `<prefix>.bias`) unless the
+  /// prefix is empty.
+  mlir::Value layerNorm(mlir::Value x, double eps, const llvm::Twine &prefix);
+  /// RMS norm with scale `<prefix>.weight`.
+  mlir::Value rmsNorm(mlir::Value x, double eps, const llvm::Twine &prefix);
+
+  mlir::Value gelu(mlir::Value x);
+  mlir::Value geluTanh(mlir::Value x);
+  mlir::Value silu(mlir::Value x);
+  mlir::Value add(mlir::Value a, mlir::Value c);
+  mlir::Value mul(mlir::Value a, mlir::Value c);
+
+  mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape);
+  mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm);
+  mlir::Value concat(mlir::ValueRange xs, int64_t dim);
+  mlir::Value slice(mlir::Value x, llvm::ArrayRef<int64_t> offsets,
+                    llvm::ArrayRef<int64_t> sizes);
+
+  mlir::Value rope(mlir::Value x, mlir::Value cos, mlir::Value sin);
+  mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
+                        double scale);
+  mlir::Value fourierMix(mlir::Value x, llvm::ArrayRef<int64_t> dims);
+  mlir::Value fftConv(mlir::Value u, mlir::Value k, mlir::Value d,
+                      int64_t fftSize);
+  /// seam.all_reduce over the tp ranks (identity when tp == 1).
+  mlir::Value allReduce(mlir::Value x);
+
+  /// A seam.block of `kind` and `index` whose region is filled by `body`
+  /// (which returns the values to yield). Returns the block's results.
+  llvm::SmallVector<mlir::Value>
+  block(llvm::StringRef kind, int64_t index, llvm::StringRef name,
+        llvm::function_ref<llvm::SmallVector<mlir::Value>()> body);
+};
+
+/// FNV-1a (32 bit) of a parameter name: its init seed.
+uint64_t paramSeed(llvm::StringRef name);
+
+/// The dtype of a model: --dtype wins, else the config's `torch_dtype`
+/// (float32 | bfloat16), else `dflt`.
+mlir::Type resolveDtype(ConfigReader &reader, const ImportOptions &options,
+                        mlir::MLIRContext *ctx, llvm::StringRef dflt);
+
+/// Adds `func.func @forward` to the module with named inputs (arg attribute
+/// `seam.input`) and positions `b` in its body. Returns the function.
+mlir::func::FuncOp
+createForward(mlir::OpBuilder &b, mlir::ModuleOp module,
+              llvm::ArrayRef<std::pair<llvm::StringRef, mlir::Type>> inputs);
+
+/// Model builders: read the config, check it against the options, and fill
+/// the module. Config problems come back as one error naming the field.
+llvm::Error importFNet(ConfigReader &reader, const ImportOptions &options,
+                       mlir::ModuleOp module);
+llvm::Error importFlux(ConfigReader &reader, const ImportOptions &options,
+                       mlir::ModuleOp module);
+llvm::Error importHyena(ConfigReader &reader, const ImportOptions &options,
+                        mlir::ModuleOp module);
+
+} // namespace seamimport
+
+#endif // SEAM_TOOLS_SEAM_IMPORT_IMPORT_H
