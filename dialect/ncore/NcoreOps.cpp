@@ -401,6 +401,18 @@ static FailureOr<LinearExpr> linearize(AffineExpr e, unsigned numDims) {
   }
 }
 
+LogicalResult ViewOp::getLinearOffset(unsigned d,
+                                      SmallVectorImpl<int64_t> &coeffs,
+                                      int64_t &constant) {
+  AffineMap map = getOffsets();
+  FailureOr<LinearExpr> lin = linearize(map.getResult(d), map.getNumDims());
+  if (failed(lin))
+    return failure();
+  coeffs.assign(lin->coeffs.begin(), lin->coeffs.end());
+  constant = lin->constant;
+  return success();
+}
+
 LogicalResult ViewOp::verify() {
   TileType src = getSource().getType(), dst = getType();
   if (src.getSpace() != dst.getSpace() ||

@@ -262,6 +262,10 @@ def Ncore_ViewOp : Ncore_Op<"view", [Pure]> {
   let extraClassDeclaration = [{
     /// Stride of dimension d (1 when `strides` is absent).
     int64_t getStride(unsigned d);
+    /// Offset of dimension d as `constant + sum_k coeffs[k] * ivs[k]`;
+    /// failure if the map's result is not linear (the verifier rejects that).
+    ::mlir::LogicalResult getLinearOffset(unsigned d,
+        ::llvm::SmallVectorImpl<int64_t> &coeffs, int64_t &constant);
   }];
 }
 
