@@ -63,8 +63,9 @@ static FailureOr<Walk> walk(Value v) {
       w->offset += w->strides[d] * c;
       for (auto [k, iv] : llvm::enumerate(view.getIvs()))
         if (coeffs[k] != 0)
-          w->addStep(cast<LoopOp>(cast<BlockArgument>(iv).getOwner()->getParentOp()),
-                     w->strides[d] * coeffs[k]);
+          w->addStep(
+              cast<LoopOp>(cast<BlockArgument>(iv).getOwner()->getParentOp()),
+              w->strides[d] * coeffs[k]);
       w->strides[d] *= view.getStride(d);
     }
     w->shape.assign(type.getShape().begin(), type.getShape().end());
@@ -123,8 +124,7 @@ FailureOr<TileAccess> mlir::ncore::resolveAccess(Value tile) {
     if (w->shape[d] == 1)
       continue;
     FreeDimAccess dim{w->shape[d], w->strides[d]};
-    if (!a.dims.empty() &&
-        a.dims.back().stride == dim.stride * dim.size) {
+    if (!a.dims.empty() && a.dims.back().stride == dim.stride * dim.size) {
       a.dims.back().size *= dim.size;
       a.dims.back().stride = dim.stride;
       continue;

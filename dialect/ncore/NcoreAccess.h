@@ -1,4 +1,5 @@
-//===- NcoreAccess.h - fold view/reshape chains into access patterns -*- C++ -*-===//
+//===- NcoreAccess.h - fold view/reshape chains into access patterns -*- C++
+//-*-===//
 //
 // What the emitter and the allocator ask of an instruction operand: which
 // buffer it lives in (an ncore.alloc or a program argument) and how it walks

@@ -11,6 +11,8 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
+// Header-only use: the program format's limits (no runtime library linked).
+#include "runtime/Program.h"
 
 using namespace mlir;
 using namespace mlir::ncore;
@@ -43,6 +45,12 @@ using namespace mlir::ncore;
   static_assert(static_cast<uint32_t>(AluOp::Name) == Code,                    \
                 "AluOp::" #Name " differs from runtime/Isa.def");
 #include "runtime/Isa.def"
+
+static_assert(
+    kMaxFreeDims == seam::rt::kMaxFreeDims &&
+        kMaxLoopDepth == seam::rt::kMaxLoopDepth &&
+        kNumSemaphores == seam::rt::kNumSemaphores,
+    "ncore limits differ from the program format (runtime/Program.h)");
 
 namespace {
 constexpr uint64_t kIsaEngines = 0
@@ -83,7 +91,8 @@ static void checkMnemonicsAgainstIsaDef() {
                                "' differs from runtime/Isa.def '" + isa + "'");
   };
 #define NCORE_ENGINE(Name, Code, Short)                                        \
-  check("engine", stringifyEngine(Engine::Name), llvm::StringRef(#Name).lower());
+  check("engine", stringifyEngine(Engine::Name),                               \
+        llvm::StringRef(#Name).lower());
 #include "runtime/Isa.def"
 #define NCORE_MEMSPACE(Name, Code, Mnemonic)                                   \
   check("memory space", stringifyMemSpace(MemSpace::Name), Mnemonic);
@@ -220,8 +229,8 @@ mlir::ncore::verifyTileType(function_ref<InFlightDiagnostic()> emitError,
                          << describeShape(shape);
   if (space == MemSpace::Hbm) {
     if (start != 0)
-      return emitError() << "an hbm tile has no start partition (got "
-                         << start << ")";
+      return emitError() << "an hbm tile has no start partition (got " << start
+                         << ")";
     return success();
   }
   int64_t p = shape.front();
@@ -251,8 +260,9 @@ mlir::ncore::verifyTileType(function_ref<InFlightDiagnostic()> emitError,
     for (int64_t d : shape.drop_front())
       free *= d;
     if (free * 4 > kPsumBankBytes)
-      return emitError() << "psum tile free size " << free << " x f32 = "
-                         << free * 4 << " bytes per partition exceeds one "
+      return emitError() << "psum tile free size " << free
+                         << " x f32 = " << free * 4
+                         << " bytes per partition exceeds one "
                          << kPsumBankBytes << "-byte PSUM bank ("
                          << kPsumBankBytes / 4 << " f32)";
   }
@@ -290,9 +300,9 @@ Type TileType::parse(AsmParser &parser) {
                           << "' (expected hbm, sbuf or psum)";
     return {};
   }
-  return TileType::getChecked(
-      [&] { return parser.emitError(loc); }, parser.getContext(), *space,
-      shape, elementType, start);
+  return TileType::getChecked([&] { return parser.emitError(loc); },
+                              parser.getContext(), *space, shape, elementType,
+                              start);
 }
 
 void TileType::print(AsmPrinter &printer) const {

@@ -47,8 +47,7 @@ LogicalResult mlir::ncore::verifyInstruction(Operation *op) {
     std::string legal;
     for (uint32_t e = 0; e <= getMaxEnumValForEngine(); ++e)
       if (inst.isLegalEngine(Engine(e)))
-        legal += (legal.empty() ? "" : ", ") +
-                 stringifyEngine(Engine(e)).str();
+        legal += (legal.empty() ? "" : ", ") + stringifyEngine(Engine(e)).str();
     return op->emitOpError() << "cannot run on the " << stringifyEngine(engine)
                              << " engine (legal: " << legal << ")";
   }
@@ -92,8 +91,9 @@ static LogicalResult verifyColumn(Operation *op, Value v, llvm::StringRef name,
   TileType t = tileOf(v);
   if (t.getPartitions() != tileOf(like).getPartitions() ||
       t.getFreeElements() != 1)
-    return op->emitOpError() << name << " must be a [" << tileOf(like).getPartitions()
-                             << ", 1] per-partition tile, got " << desc(v);
+    return op->emitOpError()
+           << name << " must be a [" << tileOf(like).getPartitions()
+           << ", 1] per-partition tile, got " << desc(v);
   return success();
 }
 
@@ -110,8 +110,9 @@ static bool isOneOf(AluOp op, std::initializer_list<AluOp> ops) {
 
 static LogicalResult verifyReduceAlu(Operation *op, AluOp alu) {
   if (!isOneOf(alu, {AluOp::Add, AluOp::Max, AluOp::Min, AluOp::Multiply}))
-    return op->emitOpError() << "reduction must be add, max, min or multiply, got "
-                             << stringifyAluOp(alu);
+    return op->emitOpError()
+           << "reduction must be add, max, min or multiply, got "
+           << stringifyAluOp(alu);
   return success();
 }
 
@@ -127,7 +128,9 @@ static bool isVectorOrGpSimd(Engine e) {
 }
 
 bool TensorCopyOp::isLegalEngine(Engine e) { return isVectorScalarOrGpSimd(e); }
-bool TensorScalarOp::isLegalEngine(Engine e) { return isVectorScalarOrGpSimd(e); }
+bool TensorScalarOp::isLegalEngine(Engine e) {
+  return isVectorScalarOrGpSimd(e);
+}
 bool MemsetOp::isLegalEngine(Engine e) { return isVectorScalarOrGpSimd(e); }
 bool TensorTensorOp::isLegalEngine(Engine e) { return isVectorOrGpSimd(e); }
 bool TensorReduceOp::isLegalEngine(Engine e) { return isVectorOrGpSimd(e); }
@@ -155,12 +158,10 @@ void ProgramOp::build(OpBuilder &builder, OperationState &state,
 }
 
 ParseResult ProgramOp::parse(OpAsmParser &parser, OperationState &result) {
-  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
-                          ArrayRef<Type> results,
-                          function_interface_impl::VariadicFlag,
-                          std::string &) {
-    return builder.getFunctionType(argTypes, results);
-  };
+  auto buildFuncType =
+      [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
+         function_interface_impl::VariadicFlag,
+         std::string &) { return builder.getFunctionType(argTypes, results); };
   return function_interface_impl::parseFunctionOp(
       parser, result, /*allowVariadic=*/false,
       getFunctionTypeAttrName(result.name), buildFuncType,
@@ -247,7 +248,8 @@ CallKernelOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 
 void LoopOp::build(OpBuilder &builder, OperationState &state, int64_t trips) {
-  state.getOrAddProperties<Properties>().trips = builder.getI64IntegerAttr(trips);
+  state.getOrAddProperties<Properties>().trips =
+      builder.getI64IntegerAttr(trips);
   Region *body = state.addRegion();
   Block *block = new Block();
   body->push_back(block);
@@ -294,7 +296,8 @@ unsigned LoopOp::getDepth() {
 
 LogicalResult LoopOp::verify() {
   if (int64_t(getTrips()) <= 0)
-    return emitOpError() << "trip count must be > 0, got " << int64_t(getTrips());
+    return emitOpError() << "trip count must be > 0, got "
+                         << int64_t(getTrips());
   if (getBody().getNumArguments() != 1 ||
       !getBody().getArgument(0).getType().isIndex())
     return emitOpError("body must have one index argument (the induction "
@@ -342,8 +345,8 @@ void ViewOp::build(OpBuilder &builder, OperationState &state,
   for (int64_t o : offsets)
     exprs.push_back(builder.getAffineConstantExpr(o));
   auto map = AffineMap::get(0, 0, exprs, builder.getContext());
-  build(builder, state, resultType, source, ValueRange{}, AffineMapAttr::get(map),
-        DenseI64ArrayAttr());
+  build(builder, state, resultType, source, ValueRange{},
+        AffineMapAttr::get(map), DenseI64ArrayAttr());
 }
 
 int64_t ViewOp::getStride(unsigned d) {
@@ -372,7 +375,8 @@ static FailureOr<LinearExpr> linearize(AffineExpr e, unsigned numDims) {
     return r;
   case AffineExprKind::Add: {
     auto bin = cast<AffineBinaryOpExpr>(e);
-    auto l = linearize(bin.getLHS(), numDims), rr = linearize(bin.getRHS(), numDims);
+    auto l = linearize(bin.getLHS(), numDims),
+         rr = linearize(bin.getRHS(), numDims);
     if (failed(l) || failed(rr))
       return failure();
     for (unsigned k = 0; k < numDims; ++k)
@@ -382,7 +386,8 @@ static FailureOr<LinearExpr> linearize(AffineExpr e, unsigned numDims) {
   }
   case AffineExprKind::Mul: {
     auto bin = cast<AffineBinaryOpExpr>(e);
-    auto l = linearize(bin.getLHS(), numDims), rr = linearize(bin.getRHS(), numDims);
+    auto l = linearize(bin.getLHS(), numDims),
+         rr = linearize(bin.getRHS(), numDims);
     if (failed(l) || failed(rr))
       return failure();
     bool lConst = llvm::all_of(l->coeffs, [](int64_t c) { return c == 0; });
@@ -468,28 +473,27 @@ LogicalResult ViewOp::verify() {
       return emitOpError() << "offset of dim " << d << " reaches " << lo
                            << " (< 0) over the loop iterations";
     if (last >= src.getShape()[d])
-      return emitOpError() << "window of dim " << d << " reaches index "
-                           << last << " (offset up to " << hi << " + ("
-                           << size << " - 1) x stride " << stride
+      return emitOpError() << "window of dim " << d << " reaches index " << last
+                           << " (offset up to " << hi << " + (" << size
+                           << " - 1) x stride " << stride
                            << ") but the source has " << src.getShape()[d];
     if (d == 0 && src.isOnChip()) {
       if (llvm::any_of(lin->coeffs, [](int64_t c) { return c != 0; }))
-        return emitOpError() << "partition offset of an " 
-                             << stringifyMemSpace(src.getSpace())
-                             << " view must be a constant (access patterns "
-                                "step bytes within a partition, not "
-                                "partitions)";
+        return emitOpError()
+               << "partition offset of an " << stringifyMemSpace(src.getSpace())
+               << " view must be a constant (access patterns "
+                  "step bytes within a partition, not "
+                  "partitions)";
       if (stride != 1)
-        return emitOpError() << "partition stride of an "
-                             << stringifyMemSpace(src.getSpace())
-                             << " view must be 1, got " << stride;
+        return emitOpError()
+               << "partition stride of an " << stringifyMemSpace(src.getSpace())
+               << " view must be 1, got " << stride;
       int64_t start = src.getStartPartition() + lin->constant;
       if (dst.getStartPartition() != start)
-        return emitOpError() << "result starts at partition " << start
-                             << " (source start " << src.getStartPartition()
-                             << " + offset " << lin->constant
-                             << ") but its type says "
-                             << dst.getStartPartition();
+        return emitOpError()
+               << "result starts at partition " << start << " (source start "
+               << src.getStartPartition() << " + offset " << lin->constant
+               << ") but its type says " << dst.getStartPartition();
     }
   }
   return success();
@@ -527,8 +531,8 @@ LogicalResult DmaCopyOp::verify() {
                          << dst.getElementType() << ", src is "
                          << src.getElementType();
   if (dst.getNumElements() != src.getNumElements())
-    return emitOpError() << "src has " << src.getNumElements()
-                         << " elements (" << desc(getSrc()) << ") but dst has "
+    return emitOpError() << "src has " << src.getNumElements() << " elements ("
+                         << desc(getSrc()) << ") but dst has "
                          << dst.getNumElements() << " (" << desc(getDst())
                          << ")";
   return success();
@@ -559,8 +563,9 @@ LogicalResult MatmulOp::verify() {
   int64_t k = st.getPartitions(), m = st.getFreeElements(),
           n = mv.getFreeElements();
   if (mv.getPartitions() != k)
-    return emitOpError() << "contraction (partition) sizes differ: stationary K = "
-                         << k << ", moving K = " << mv.getPartitions();
+    return emitOpError()
+           << "contraction (partition) sizes differ: stationary K = " << k
+           << ", moving K = " << mv.getPartitions();
   if (k > kMatmulMaxK)
     return emitOpError() << "contraction size K = " << k << " exceeds "
                          << kMatmulMaxK;
@@ -609,7 +614,8 @@ LogicalResult ActivationOp::verify() {
       return emitOpError() << "has both a bias tile and a bias immediate ("
                            << getBias().convertToDouble() << ")";
   }
-  if (getReduce() && failed(verifyColumn(*this, getReduce(), "reduce", getDst())))
+  if (getReduce() &&
+      failed(verifyColumn(*this, getReduce(), "reduce", getDst())))
     return failure();
   return success();
 }
@@ -700,8 +706,8 @@ LogicalResult SemWaitOp::verify() {
     return emitOpError() << "value must be >= 0, got " << int64_t(getValue());
   if (auto steps = getSteps())
     if (steps->size() != loopDepthAround(*this))
-      return emitOpError() << "has " << steps->size()
-                           << " steps but is inside " << loopDepthAround(*this)
+      return emitOpError() << "has " << steps->size() << " steps but is inside "
+                           << loopDepthAround(*this)
                            << " loops (one step per enclosing loop)";
   return success();
 }
@@ -714,9 +720,9 @@ static LogicalResult verifyCollective(Operation *op, Value dst, Value src,
                                       int64_t ranks, int64_t factor) {
   for (Value v : {dst, src})
     if (tileOf(v).getSpace() == MemSpace::Psum)
-      return op->emitOpError() << "collectives cannot access PSUM: "
-                               << (v == dst ? "dst" : "src") << " is "
-                               << desc(v);
+      return op->emitOpError()
+             << "collectives cannot access PSUM: " << (v == dst ? "dst" : "src")
+             << " is " << desc(v);
   if (ranks < 1)
     return op->emitOpError() << "ranks must be >= 1, got " << ranks;
   TileType d = tileOf(dst), s = tileOf(src);
@@ -724,10 +730,10 @@ static LogicalResult verifyCollective(Operation *op, Value dst, Value src,
     return op->emitOpError() << "dtypes differ: dst is " << d.getElementType()
                              << ", src is " << s.getElementType();
   if (d.getNumElements() != s.getNumElements() * factor)
-    return op->emitOpError() << "dst must hold " << factor << " x "
-                             << s.getNumElements() << " elements ("
-                             << desc(src) << "), got " << d.getNumElements()
-                             << " (" << desc(dst) << ")";
+    return op->emitOpError()
+           << "dst must hold " << factor << " x " << s.getNumElements()
+           << " elements (" << desc(src) << "), got " << d.getNumElements()
+           << " (" << desc(dst) << ")";
   return success();
 }
 

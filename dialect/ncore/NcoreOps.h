@@ -79,8 +79,7 @@ LogicalResult verifyTileType(function_ref<InFlightDiagnostic()> emitError,
 namespace mlir::OpTrait::ncore {
 LogicalResult verifyValidTiles(Operation *op);
 /// Every tile-typed operand and result obeys the TileType rules.
-template <typename T>
-class ValidTiles : public TraitBase<T, ValidTiles> {
+template <typename T> class ValidTiles : public TraitBase<T, ValidTiles> {
 public:
   static LogicalResult verifyTrait(Operation *op) {
     return verifyValidTiles(op);

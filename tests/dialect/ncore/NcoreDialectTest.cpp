@@ -62,9 +62,11 @@ TEST_F(NcoreDialectTest, BuildsAKTiledMatmulInALoop) {
   b.setInsertionPoint(loop.getBodyBlock()->getTerminator());
   Value k = loop.getInductionVar();
   auto kMap = [&](bool rows) {
-    AffineExpr d0 = b.getAffineDimExpr(0) * 128, zero = b.getAffineConstantExpr(0);
+    AffineExpr d0 = b.getAffineDimExpr(0) * 128,
+               zero = b.getAffineConstantExpr(0);
     return AffineMapAttr::get(AffineMap::get(
-        1, 0, rows ? ArrayRef<AffineExpr>{d0, zero} : ArrayRef<AffineExpr>{zero, d0},
+        1, 0,
+        rows ? ArrayRef<AffineExpr>{d0, zero} : ArrayRef<AffineExpr>{zero, d0},
         &ctx));
   };
   Value xv = b.create<ViewOp>(loc, x.withShape({128, 128}), xArg, ValueRange{k},
@@ -112,8 +114,8 @@ TEST_F(NcoreDialectTest, VerifierCatchesBadTilesBuiltInCxx) {
   auto prog = b.create<ProgramOp>(loc, "bad", ArrayRef<Type>{});
   b.setInsertionPointToStart(&prog.getBody().front());
   // TileType::get does not verify; the ValidTiles trait of every op does.
-  b.create<AllocOp>(loc, TileType::get(MemSpace::Psum, {128, 512},
-                                       b.getBF16Type()));
+  b.create<AllocOp>(loc,
+                    TileType::get(MemSpace::Psum, {128, 512}, b.getBF16Type()));
   EXPECT_NE(verifyMessages(module).find("psum tile must be f32, got 'bf16'"),
             std::string::npos);
   module.erase();
