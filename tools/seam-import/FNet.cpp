@@ -22,13 +22,12 @@ struct FNetConfig {
 };
 } // namespace
 
-llvm::Error seamimport::importFNet(ConfigReader &r,
-                                     const ImportOptions &opt,
-                                     ModuleOp module) {
+llvm::Error seamimport::importFNet(ConfigReader &r, const ImportOptions &opt,
+                                   ModuleOp module) {
   FNetConfig c;
   c.hidden = r.positiveInt("hidden_size");
-  c.layers = ConfigReader::override(r.positiveInt("num_hidden_layers"),
-                                    opt.layers, "--layers");
+  c.layers = ConfigReader::withOption(r.positiveInt("num_hidden_layers"),
+                                      opt.layers, "--layers");
   c.intermediate = r.positiveInt("intermediate_size");
   c.maxPositions = r.positiveInt("max_position_embeddings");
   c.eps = r.positiveNumber("layer_norm_eps");
@@ -37,7 +36,7 @@ llvm::Error seamimport::importFNet(ConfigReader &r,
   if (r.has("type_vocab_size"))
     (void)r.positiveInt("type_vocab_size");
   c.dtype = resolveDtype(r, opt, module.getContext(), "float32");
-  c.seq = ConfigReader::override(c.maxPositions, opt.seq, "--seq");
+  c.seq = ConfigReader::withOption(c.maxPositions, opt.seq, "--seq");
   c.batch = Dim{opt.batch.value_or(1), "--batch"};
   c.tp = opt.tp.value_or(1);
   if (r.failed())
@@ -65,7 +64,8 @@ llvm::Error seamimport::importFNet(ConfigReader &r,
   GraphBuilder g(b, c.dtype, c.initRange, c.tp);
   int64_t d = c.hidden.value;
   auto func = createForward(
-      b, module, {{"hidden_states", g.tensor({c.batch.value, c.seq.value, d})}});
+      b, module,
+      {{"hidden_states", g.tensor({c.batch.value, c.seq.value, d})}});
   Value x = func.getArgument(0);
   bool tanhGelu = c.act != "gelu";
 
@@ -73,8 +73,8 @@ llvm::Error seamimport::importFNet(ConfigReader &r,
     std::string p = "encoder.layer." + std::to_string(i);
     x = g.block("fnet", i, p, [&]() -> SmallVector<Value> {
       Value mixed = g.fourierMix(x, {1, 2});
-      Value h = g.layerNorm(g.add(mixed, x), c.eps,
-                            p + ".fourier.output.LayerNorm");
+      Value h =
+          g.layerNorm(g.add(mixed, x), c.eps, p + ".fourier.output.LayerNorm");
       Value f = g.columnLinear(h, p + ".intermediate.dense",
                                c.intermediate.value, /*bias=*/true);
       f = tanhGelu ? g.geluTanh(f) : g.gelu(f);

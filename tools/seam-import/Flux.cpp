@@ -19,8 +19,8 @@ using namespace seamimport;
 namespace {
 
 struct FluxConfig {
-  Dim hidden, heads, headDim, doubleLayers, singleLayers, imgSeq, txtSeq,
-      batch, mlpHidden;
+  Dim hidden, heads, headDim, doubleLayers, singleLayers, imgSeq, txtSeq, batch,
+      mlpHidden;
   double mlpRatio, ropeTheta, eps, initRange;
   int64_t tp, blocks;
   Type dtype;
@@ -47,8 +47,7 @@ public:
                        /*bias=*/false);
     SmallVector<Value> chunks;
     for (int64_t i = 0; i < count; ++i)
-      chunks.push_back(
-          g.reshape(g.slice(m, {0, i * d}, {b, d}), {b, 1, d}));
+      chunks.push_back(g.reshape(g.slice(m, {0, i * d}, {b, d}), {b, 1, d}));
     return chunks;
   }
 
@@ -122,8 +121,8 @@ public:
                       const std::string &ff) {
       x = g.add(x, g.mul(a, m[2]));
       Value h = modulate(x, m[3], m[4]);
-      h = g.geluTanh(g.columnLinear(h, ff + ".net.0.proj", c.mlpHidden.value,
-                                    false));
+      h = g.geluTanh(
+          g.columnLinear(h, ff + ".net.0.proj", c.mlpHidden.value, false));
       h = g.rowLinear(h, ff + ".net.2", d, false);
       return g.add(x, g.mul(h, m[5]));
     };
@@ -156,7 +155,7 @@ private:
 } // namespace
 
 llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
-                                     ModuleOp module) {
+                                   ModuleOp module) {
   FluxConfig c;
   c.heads = r.positiveInt("num_attention_heads");
   c.headDim = r.positiveInt("attention_head_dim");
@@ -164,9 +163,10 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
   c.doubleLayers = r.nonNegativeInt("num_layers");
   c.singleLayers = r.nonNegativeInt("num_single_layers");
   c.mlpRatio = r.positiveNumber("mlp_ratio");
-  c.imgSeq = ConfigReader::override(r.positiveInt("img_seq"), opt.seq, "--seq");
-  c.txtSeq =
-      ConfigReader::override(r.positiveInt("txt_seq"), opt.txtSeq, "--txt-seq");
+  c.imgSeq =
+      ConfigReader::withOption(r.positiveInt("img_seq"), opt.seq, "--seq");
+  c.txtSeq = ConfigReader::withOption(r.positiveInt("txt_seq"), opt.txtSeq,
+                                      "--txt-seq");
   c.ropeTheta = r.positiveNumber("rope_theta");
   c.eps = r.positiveNumber("eps", 1e-6);
   c.initRange = r.positiveNumber("initializer_range", 0.02);
@@ -196,13 +196,11 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
     r.fail("fields 'num_layers' and 'num_single_layers' are both 0: the "
            "model has no blocks");
   else if (!(c.ropeTheta > 1))
-    r.fail("field 'rope_theta' (" + fmt(c.ropeTheta) +
-           ") must be > 1");
+    r.fail("field 'rope_theta' (" + fmt(c.ropeTheta) + ") must be > 1");
   else if (!(mlp < 1e15) || std::fabs(mlp - double(c.mlpHidden.value)) > 1e-6 ||
            c.mlpHidden.value < 1)
-    r.fail("field 'mlp_ratio' (" + fmt(c.mlpRatio) +
-           ") times hidden_size (" + num(c.hidden.value) +
-           ") must be a positive integer");
+    r.fail("field 'mlp_ratio' (" + fmt(c.mlpRatio) + ") times hidden_size (" +
+           num(c.hidden.value) + ") must be a positive integer");
   else if (c.heads.value % c.tp != 0)
     r.fail("field 'num_attention_heads' (" + num(c.heads.value) +
            ") is not divisible by --tp " + num(c.tp));
@@ -247,9 +245,9 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
   FluxBuilder fb(c, g);
   int64_t doubles = std::min(c.blocks, c.doubleLayers.value);
   for (int64_t i = 0; i < doubles; ++i) {
-    auto out = g.block("double_stream", i,
-                       "transformer_blocks." + std::to_string(i),
-                       [&] { return fb.doubleStream(i, img, txt, vec, cos, sin); });
+    auto out =
+        g.block("double_stream", i, "transformer_blocks." + std::to_string(i),
+                [&] { return fb.doubleStream(i, img, txt, vec, cos, sin); });
     img = out[0];
     txt = out[1];
   }

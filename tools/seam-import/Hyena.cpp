@@ -16,16 +16,16 @@ using namespace mlir;
 using namespace seamimport;
 
 llvm::Error seamimport::importHyena(ConfigReader &r, const ImportOptions &opt,
-                                      ModuleOp module) {
+                                    ModuleOp module) {
   Dim hidden = r.positiveInt("d_model");
-  Dim layers =
-      ConfigReader::override(r.positiveInt("n_layer"), opt.layers, "--layers");
+  Dim layers = ConfigReader::withOption(r.positiveInt("n_layer"), opt.layers,
+                                        "--layers");
   Dim innerDim = r.positiveInt("d_inner");
   Dim lMax = r.positiveInt("l_max");
   double eps = r.positiveNumber("layer_norm_epsilon", 1e-5);
   double initRange = r.positiveNumber("initializer_range", 0.02);
   Type dtype = resolveDtype(r, opt, module.getContext(), "float32");
-  Dim seq = ConfigReader::override(lMax, opt.seq, "--seq");
+  Dim seq = ConfigReader::withOption(lMax, opt.seq, "--seq");
   Dim batch{opt.batch.value_or(1), "--batch"};
   int64_t tp = opt.tp.value_or(1);
   if (r.failed())

@@ -137,15 +137,15 @@ std::string ConfigReader::string(llvm::StringRef field, llvm::StringRef dflt) {
   return obj.get(field) ? string(field) : dflt.str();
 }
 
-Dim ConfigReader::override(Dim fromConfig, std::optional<int64_t> option,
-                           llvm::StringRef optionName) {
+Dim ConfigReader::withOption(Dim fromConfig, std::optional<int64_t> option,
+                             llvm::StringRef optionName) {
   if (!option)
     return fromConfig;
   return Dim{*option, optionName.str()};
 }
 
 void seamimport::checkTensorSize(ConfigReader &reader, llvm::StringRef what,
-                                   llvm::ArrayRef<Dim> dims) {
+                                 llvm::ArrayRef<Dim> dims) {
   if (reader.failed())
     return;
   SmallVector<int64_t> shape;
@@ -164,8 +164,8 @@ void seamimport::checkTensorSize(ConfigReader &reader, llvm::StringRef what,
               " would have more than 2^36 elements");
 }
 
-void seamimport::checkAtMost(ConfigReader &reader, const Dim &dim,
-                               int64_t max, llvm::StringRef what) {
+void seamimport::checkAtMost(ConfigReader &reader, const Dim &dim, int64_t max,
+                             llvm::StringRef what) {
   if (!reader.failed() && dim.value > max)
     reader.fail(dim.origin + " (" + llvm::Twine(dim.value) +
                 ") is too large: at most " + llvm::Twine(max) + " " + what);
@@ -185,8 +185,8 @@ uint64_t seamimport::paramSeed(llvm::StringRef name) {
 }
 
 Type seamimport::resolveDtype(ConfigReader &reader,
-                                const ImportOptions &options, MLIRContext *ctx,
-                                llvm::StringRef dflt) {
+                              const ImportOptions &options, MLIRContext *ctx,
+                              llvm::StringRef dflt) {
   std::string name;
   if (options.dtype) {
     name = *options.dtype == "bf16" ? "bfloat16" : "float32";

@@ -62,8 +62,8 @@ public:
 
   /// A command-line override of a config size (positive checked by the
   /// driver): the option wins and becomes the origin.
-  static Dim override(Dim fromConfig, std::optional<int64_t> option,
-                      llvm::StringRef optionName);
+  static Dim withOption(Dim fromConfig, std::optional<int64_t> option,
+                        llvm::StringRef optionName);
 
 private:
   const llvm::json::Value *require(llvm::StringRef field);
@@ -124,8 +124,8 @@ public:
   mlir::Value linear(mlir::Value x, const llvm::Twine &prefix, int64_t n,
                      bool bias);
   /// Column-parallel linear: each rank computes n / tp output features.
-  mlir::Value columnLinear(mlir::Value x, const llvm::Twine &prefix,
-                           int64_t n, bool bias);
+  mlir::Value columnLinear(mlir::Value x, const llvm::Twine &prefix, int64_t n,
+                           bool bias);
   /// Row-parallel linear: x holds this rank's slice of the input features;
   /// the partial products are summed by an explicit seam.all_reduce (tp > 1)
   /// and the bias is added once, after the sum.

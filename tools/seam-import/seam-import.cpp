@@ -8,11 +8,11 @@
 // one error naming the field, a non-zero exit and nothing on stdout.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/seam-import/Import.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
+#include "tools/seam-import/Import.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -45,13 +45,12 @@ cl::opt<std::string> configPath("config",
                                 cl::desc("HF-style config.json to import"),
                                 cl::value_desc("file"),
                                 cl::cat(importCategory));
-cl::opt<long long> layers(
-    "layers",
-    cl::desc("Number of blocks (flux: the first N blocks, double-stream "
-             "first)"),
-    cl::cat(importCategory));
-cl::opt<long long> seq("seq",
-                       cl::desc("Sequence length (flux: image tokens)"),
+cl::opt<long long>
+    layers("layers",
+           cl::desc("Number of blocks (flux: the first N blocks, double-stream "
+                    "first)"),
+           cl::cat(importCategory));
+cl::opt<long long> seq("seq", cl::desc("Sequence length (flux: image tokens)"),
                        cl::cat(importCategory));
 cl::opt<long long> txtSeq("txt-seq", cl::desc("flux: text tokens"),
                           cl::cat(importCategory));
@@ -85,8 +84,8 @@ std::string bundledNames() {
 }
 
 /// The builder for a config's model_type (or diffusers `_class_name`).
-using ImportFn = llvm::Error (*)(imp::ConfigReader &, const imp::ImportOptions &,
-                                 ModuleOp);
+using ImportFn = llvm::Error (*)(imp::ConfigReader &,
+                                 const imp::ImportOptions &, ModuleOp);
 ImportFn selectModel(imp::ConfigReader &r, const json::Object &obj) {
   std::string type;
   if (!obj.get("model_type") && obj.get("_class_name")) {
@@ -128,8 +127,10 @@ int main(int argc, char **argv) {
   struct {
     cl::opt<long long> &opt;
     std::optional<int64_t> &dst;
-  } sizes[] = {{layers, options.layers}, {seq, options.seq},
-               {txtSeq, options.txtSeq}, {batch, options.batch},
+  } sizes[] = {{layers, options.layers},
+               {seq, options.seq},
+               {txtSeq, options.txtSeq},
+               {batch, options.batch},
                {tp, options.tp}};
   for (auto &s : sizes) {
     if (!s.opt.getNumOccurrences())
@@ -156,8 +157,8 @@ int main(int argc, char **argv) {
       if (modelName == m.name)
         found = &m;
     if (!found)
-      return fail("unknown model '" + modelName + "' (bundled: " +
-                  bundledNames() + ")");
+      return fail("unknown model '" + modelName +
+                  "' (bundled: " + bundledNames() + ")");
     label = "model '" + modelName + "'";
     text = found->json;
   } else {
@@ -171,12 +172,13 @@ int main(int argc, char **argv) {
 
   llvm::Expected<json::Value> parsed = json::parse(text);
   if (!parsed)
-    return fail(label + ": malformed JSON: " +
-                llvm::toString(parsed.takeError()));
+    return fail(label +
+                ": malformed JSON: " + llvm::toString(parsed.takeError()));
   const json::Object *obj = parsed->getAsObject();
   if (!obj)
-    return fail(label + ": malformed config: the top level must be a JSON "
-                        "object, got " +
+    return fail(label +
+                ": malformed config: the top level must be a JSON "
+                "object, got " +
                 imp::describeJson(*parsed));
 
   MLIRContext context;
@@ -206,8 +208,9 @@ int main(int argc, char **argv) {
       return success();
     });
     if (failed(verify(*module)))
-      return fail(label + ": internal error: the generated IR does not "
-                          "verify: " +
+      return fail(label +
+                  ": internal error: the generated IR does not "
+                  "verify: " +
                   diagnostics);
   }
 
