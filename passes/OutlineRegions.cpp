@@ -49,6 +49,7 @@ std::string symbolFor(llvm::StringRef regionName) {
 
 struct OutlineRegionsPass
     : public seam::impl::SeamOutlineRegionsBase<OutlineRegionsPass> {
+  using SeamOutlineRegionsBase::SeamOutlineRegionsBase;
   PassCounter numOutlined{"seam-outline-regions", "regions-outlined", "Regions outlined"};
   PassCounter numPrograms{"seam-outline-regions", "distinct-programs", "Distinct programs after sharing"};
   PassCounter numShared{"seam-outline-regions", "shared-calls", "Calls that reuse a program"};
@@ -96,7 +97,7 @@ struct OutlineRegionsPass
     ++numOutlined;
 
     std::string key = structuralKey(fn);
-    auto it = byKey.find(key);
+    auto it = share ? byKey.find(key) : byKey.end();
     func::FuncOp target;
     if (it != byKey.end()) {
       target = it->second;

@@ -22,6 +22,9 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                            llvm::cl::init("compile")};
   ListOption<std::string> kernels{*this, "kernels",
                                   llvm::cl::desc("Kernels to insert")};
+  Option<bool> share{*this, "share",
+                     llvm::cl::desc("Share identical programs"),
+                     llvm::cl::init(true)};
 };
 
 /// fuse-qkv, insert-kernels, fuse-rope-attention, form-regions, outline.

@@ -77,8 +77,13 @@ def SeamOutlineRegions : Pass<"seam-outline-regions", "ModuleOp"> {
     unit that is compiled, cached and launched) called from the step.
     Regions that are structurally identical with the same types become one
     program called several times (program sharing: the cache reuse the
-    source observes across identical blocks).
+    source observes across identical blocks). `share=false` outlines every
+    region as its own program (the ablation of sharing).
   }];
+  let options = [
+    Option<"share", "share", "bool", "true",
+           "Reuse one program for structurally identical regions">
+  ];
   let dependentDialects = ["func::FuncDialect"];
 }
 

@@ -19,7 +19,9 @@ void seam::buildSeamPipeline(OpPassManager &pm, const PipelineOptions &opts) {
   SeamFormRegionsOptions ro;
   ro.mode = opts.mode;
   pm.addNestedPass<func::FuncOp>(createSeamFormRegions(ro));
-  pm.addPass(createSeamOutlineRegions());
+  SeamOutlineRegionsOptions oo;
+  oo.share = opts.share;
+  pm.addPass(createSeamOutlineRegions(oo));
 }
 
 void seam::registerSeamPassesAndPipelines() {

@@ -66,6 +66,15 @@ struct HostEvent {
 
 using ProgramId = uint32_t;
 
+/// How one launch meets the host.
+struct LaunchOptions {
+  /// The host continues; the next graphBreakSync waits and reads back.
+  bool async = false;
+  /// Inputs and outputs are tensors already on the device (lazy-tensor
+  /// handles, outputs of earlier launches): no PCIe transfer is charged.
+  bool deviceResident = false;
+};
+
 struct LaunchResult {
   std::string program;
   unsigned ranks = 1;
@@ -116,11 +125,20 @@ public:
   /// host continues and the next graphBreakSync waits and reads back).
   Expected<LaunchResult> launch(ProgramId id,
                                 const std::vector<TensorMap> &inputsPerRank,
-                                bool async = false);
+                                bool async = false) {
+    return launch(id, inputsPerRank, LaunchOptions{async, false});
+  }
+  Expected<LaunchResult> launch(ProgramId id,
+                                const std::vector<TensorMap> &inputsPerRank,
+                                LaunchOptions launchOptions);
   Expected<LaunchResult> launch(ProgramId id, const TensorMap &inputs = {},
                                 bool async = false) {
     return launch(id, std::vector<TensorMap>{inputs}, async);
   }
+
+  /// Charges a host<->device PCIe transfer of `bytes` (host fallback ops
+  /// read their inputs back and send their outputs down).
+  void chargeTransfer(const std::string &what, uint64_t bytes);
 
   // Eager (lazy-tensor) accounting.
   /// Charges the host for recording `ops` ops into a lazy graph.

@@ -121,7 +121,9 @@ Expected<ProgramId> Device::loadProgram(std::vector<Program> perRank) {
 
 Expected<LaunchResult> Device::launch(ProgramId id,
                                       const std::vector<TensorMap> &inputs,
-                                      bool async) {
+                                      LaunchOptions launchOptions) {
+  bool async = launchOptions.async;
+  bool charged = !launchOptions.deviceResident;
   auto fail = [](const std::string &m) {
     return Expected<LaunchResult>::failure(m);
   };
@@ -161,7 +163,7 @@ Expected<LaunchResult> Device::launch(ProgramId id,
                             it->second.data.size());
     }
   }
-  res.h2dNs = transferNs(res.h2dBytes);
+  res.h2dNs = charged ? transferNs(res.h2dBytes) : 0;
   if (res.h2dNs > 0)
     hostEvent("h2d inputs '" + res.program + "'", HostCategory::Transfer,
               res.h2dNs);
@@ -223,18 +225,25 @@ Expected<LaunchResult> Device::launch(ProgramId id,
   if (machine)
     res.nonFiniteWrites = machine->nonFiniteWrites();
   if (async) {
-    pendingD2hBytes += res.d2hBytes;
+    if (charged)
+      pendingD2hBytes += res.d2hBytes;
   } else {
     if (deviceFree > hostClock)
       hostEvent("wait device '" + res.program + "'", HostCategory::Sync,
                 deviceFree - hostClock);
-    res.d2hNs = transferNs(res.d2hBytes);
+    res.d2hNs = charged ? transferNs(res.d2hBytes) : 0;
     if (res.d2hNs > 0)
       hostEvent("d2h outputs '" + res.program + "'", HostCategory::Transfer,
                 res.d2hNs);
   }
   res.hostEndNs = hostClock;
   return res;
+}
+
+void Device::chargeTransfer(const std::string &what, uint64_t bytes) {
+  double ns = transferNs(bytes);
+  if (ns > 0)
+    hostEvent(what, HostCategory::Transfer, ns);
 }
 
 void Device::chargeTracing(uint64_t ops) {

@@ -4,7 +4,8 @@
 # something is missing.
 set -euo pipefail
 pkgs=(llvm-19-dev libmlir-19-dev mlir-19-tools cmake ninja-build g++ make
-      libgtest-dev libbenchmark-dev libeigen3-dev python3 gnuplot-nox)
+      libgtest-dev libbenchmark-dev libeigen3-dev python3 python3-numpy
+      python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,215 @@
+//===- Compiler.cpp - seam-run's compile driver with the cache ------------===//
+#include "tools/seam-run/Compiler.h"
+#include "dialect/ncore/NcoreOps.h"
+#include "dialect/seam/SeamOps.h"
+#include "kernels/Registry.h"
+#include "lowering/NcoreCodegen.h"
+#include "passes/Passes.h"
+#include "runtime/ProgramFile.h"
+#include "tools/seam-run/Registration.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SourceMgr.h"
+#include <chrono>
+
+using namespace mlir;
+using namespace seamrun;
+namespace rt = seam::rt;
+
+namespace {
+
+double nowNs() {
+  return std::chrono::duration<double, std::nano>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Diagnostics of a compile step, collected to return as one error.
+struct DiagCollector {
+  explicit DiagCollector(MLIRContext &ctx)
+      : handler(&ctx, [this](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Error) {
+            llvm::raw_string_ostream os(text);
+            os << d.getLocation() << ": " << d << "\n";
+          }
+          return success(); // remarks are silenced in seam-run
+        }) {}
+  std::string text;
+  ScopedDiagnosticHandler handler;
+};
+
+std::string printed(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  OpPrintingFlags flags;
+  flags.printGenericOpForm().useLocalScope();
+  op->print(os, flags);
+  return s;
+}
+
+/// Binding names for a unit's call operands and results, by role and order:
+/// the emitter keeps the program's argument order (inputs and params first,
+/// then outputs).
+void bindUnit(CompiledUnit &u) {
+  for (const rt::Binding &b : u.program.bindings) {
+    if (b.role == rt::BindingRole::Input || b.role == rt::BindingRole::Param)
+      u.argBindings.push_back(b.name);
+    else if (b.role == rt::BindingRole::Output)
+      u.resultBindings.push_back(b.name);
+  }
+}
+
+} // namespace
+
+std::string Compiler::flags() const {
+  return std::string("target=") + std::string(rt::name(target)) +
+         " mode=" + mode + " kernels=" + llvm::join(kernels, ",") +
+         " sharing=" + (sharing ? "1" : "0");
+}
+
+rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
+                                              rt::CompileCache &cache) {
+  using Result = rt::Expected<CompiledModel>;
+  CompiledModel cm;
+  cm.context = std::make_unique<MLIRContext>(seamRunRegistry());
+  MLIRContext &ctx = *cm.context;
+  ctx.loadAllAvailableDialects();
+  DiagCollector diags(ctx);
+
+  // Graph pipeline: what a lazy tracer or torch.compile front end does.
+  double t0 = nowNs();
+  cm.module = parseSourceString<ModuleOp>(irText, &ctx);
+  if (!cm.module)
+    return Result::failure("the model IR does not parse:\n" + diags.text);
+  PassManager pm(&ctx);
+  std::string pipeline = "builtin.module(seam-pipeline{mode=" + mode +
+                         " kernels=" + llvm::join(kernels, ",") +
+                         (sharing ? "" : " share=false") + "})";
+  if (failed(parsePassPipeline(pipeline, pm)))
+    return Result::failure("bad graph pipeline: " + pipeline);
+  if (failed(pm.run(*cm.module)))
+    return Result::failure("graph pipeline failed:\n" + diags.text);
+  cm.breakdown.graphNs = nowNs() - t0;
+
+  for (auto f : cm.module->getOps<func::FuncOp>())
+    if (!f->hasAttr("seam.program") && !f.isExternal()) {
+      cm.step = f;
+      break;
+    }
+  if (!cm.step)
+    return Result::failure("the model has no step function");
+
+  // Units: each program called by the step, each top-level kernel call.
+  struct Pending {
+    std::string unit, key;
+    bool isKernel;
+    Operation *kernelCall = nullptr;
+  };
+  std::vector<Pending> misses;
+  std::string flagText = flags();
+  for (Operation &op : cm.step.getBody().front()) {
+    std::string unit, keyText;
+    bool isKernel = false;
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      unit = call.getCallee().str();
+      if (cm.units.count(unit))
+        continue;
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      keyText = printed(callee);
+    } else if (auto kc = dyn_cast<seam::KernelCallOp>(op)) {
+      keyText = printed(kc);
+      unit = "kernel_" + kc.getKernel().str() + "_" +
+             rt::compileCacheKey(keyText, "", "").substr(0, 12);
+      cm.kernelUnitOf[&op] = unit;
+      if (cm.units.count(unit))
+        continue;
+      isKernel = true;
+    } else {
+      continue;
+    }
+    std::string key = rt::compileCacheKey(keyText, flagText, kCompilerVersion);
+    rt::CacheLookup hit = cache.lookup(key);
+    if (hit.status == rt::CacheStatus::Hit && !hit.failedCompile) {
+      auto prog = rt::readProgram(hit.bytes);
+      if (prog) {
+        CompiledUnit u;
+        u.program = std::move(*prog);
+        u.isKernel = isKernel;
+        bindUnit(u);
+        cm.units[unit] = std::move(u);
+        ++cm.cacheHits;
+        continue;
+      }
+      ++cm.cacheCorrupt; // a valid checksum but an unreadable program
+    } else if (hit.status == rt::CacheStatus::Corrupt) {
+      ++cm.cacheCorrupt;
+    }
+    cm.units[unit]; // reserve the name
+    misses.push_back({unit, key, isKernel, isKernel ? &op : nullptr});
+  }
+  auto countPrograms = [&] {
+    cm.distinctPrograms = 0;
+    for (auto &[name, u] : cm.units)
+      cm.distinctPrograms += !u.isKernel;
+  };
+  countPrograms();
+  if (misses.empty())
+    return cm;
+
+  // Lower every program of the module (seam -> ncore) on a clone, so the
+  // step keeps its seam form for the host plan.
+  t0 = nowNs();
+  OwningOpRef<ModuleOp> lowered(cast<ModuleOp>((*cm.module)->clone()));
+  PassManager lpm(&ctx);
+  std::string lowerPipeline = "builtin.module(convert-seam-to-ncore{target=" +
+                              std::string(rt::name(target)) + "})";
+  if (failed(parsePassPipeline(lowerPipeline, lpm)))
+    return Result::failure("bad lowering pipeline: " + lowerPipeline);
+  if (failed(lpm.run(*lowered)))
+    return Result::failure("lowering failed:\n" + diags.text);
+  cm.breakdown.lowerNs = nowNs() - t0;
+
+  for (const Pending &p : misses) {
+    double c0 = nowNs();
+    ncore::ProgramOp prog;
+    if (p.isKernel) {
+      auto kc = cast<seam::KernelCallOp>(p.kernelCall);
+      auto sym = seam::getOrBuildKernelProgram(
+          *lowered, kc.getKernel(), seam::signatureOfCall(kc));
+      if (failed(sym))
+        return Result::failure("building kernel '" + kc.getKernel().str() +
+                               "' failed:\n" + diags.text);
+      prog = lowered->lookupSymbol<ncore::ProgramOp>(*sym);
+    } else {
+      prog = lowered->lookupSymbol<ncore::ProgramOp>(p.unit);
+    }
+    if (!prog)
+      return Result::failure("no ncore.program for '" + p.unit +
+                             "' after lowering");
+    auto program = compileNcoreProgram(prog, target);
+    if (failed(program)) {
+      cache.storeFailure(p.key, diags.text);
+      return Result::failure("code generation of '" + p.unit +
+                             "' failed:\n" + diags.text);
+    }
+    program->name = p.unit;
+    double ns = nowNs() - c0;
+    (p.isKernel ? cm.breakdown.kernelNs : cm.breakdown.codegenNs) += ns;
+    (p.isKernel ? cm.breakdown.kernelPrograms : cm.breakdown.programs) += 1;
+    cm.breakdown.instructions += program->instructionCount();
+    if (rt::Status s = cache.store(p.key, rt::writeProgram(*program)); !s)
+      return Result::failure("compile cache: " + s.error());
+    CompiledUnit u;
+    u.program = std::move(*program);
+    u.isKernel = p.isKernel;
+    bindUnit(u);
+    cm.units[p.unit] = std::move(u);
+    ++cm.compiledUnits;
+  }
+  countPrograms();
+  return cm;
+}

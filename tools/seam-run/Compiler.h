@@ -1,0 +1,68 @@
+//===- Compiler.h - seam-run's compile driver with the cache ----*- C++ -*-===//
+//
+// Graph pipeline, then per program (and per top-level kernel call) a cache
+// lookup keyed by the program's IR, the flags and the compiler version; a
+// miss is lowered (convert-seam-to-ncore), code-generated (allocate,
+// schedule, emit) and stored. Every stage is timed for real.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SEAM_TOOLS_SEAM_RUN_COMPILER_H
+#define SEAM_TOOLS_SEAM_RUN_COMPILER_H
+
+#include "tools/seam-run/Session.h"
+#include "runtime/HostCache.h"
+#include "runtime/Program.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include <map>
+#include <memory>
+
+namespace seamrun {
+
+struct CompiledUnit {
+  seam::rt::Program program;
+  /// Binding names for the call's operands and results, in order.
+  std::vector<std::string> argBindings, resultBindings;
+  bool isKernel = false;
+};
+
+struct CompiledModel {
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::func::FuncOp step;
+  std::map<std::string, CompiledUnit> units;
+  llvm::DenseMap<mlir::Operation *, std::string> kernelUnitOf;
+  int compiledUnits = 0, cacheHits = 0, cacheCorrupt = 0;
+  int distinctPrograms = 0;
+  CompileBreakdown breakdown;
+};
+
+class Compiler {
+public:
+  Compiler(seam::rt::Target target, std::string mode,
+           std::vector<std::string> kernels, bool programSharing)
+      : target(target), mode(std::move(mode)), kernels(std::move(kernels)),
+        sharing(programSharing) {}
+
+  seam::rt::Expected<CompiledModel> compile(const std::string &irText,
+                                            seam::rt::CompileCache &cache);
+
+  /// The flags that enter every cache key.
+  std::string flags() const;
+
+private:
+  seam::rt::Target target;
+  std::string mode;
+  std::vector<std::string> kernels;
+  bool sharing;
+};
+
+/// The version string that enters every cache key.
+constexpr const char *kCompilerVersion = "seam-0.1";
+
+} // namespace seamrun
+
+#endif

@@ -1,0 +1,589 @@
+//===- Session.cpp - seam-run: compile, cache, launch, account ------------===//
+#include "tools/seam-run/Session.h"
+#include "tools/seam-run/Compiler.h"
+#include "tools/seam-run/HostValues.h"
+#include "tools/seam-run/Npy.h"
+#include "dialect/seam/SeamOps.h"
+#include "kernels/Registry.h"
+#include "passes/Accounting.h"
+#include "runtime/HostCache.h"
+#include "runtime/ProgramFile.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include <chrono>
+#include <fstream>
+
+using namespace mlir;
+using namespace seamrun;
+namespace rt = seam::rt;
+
+namespace {
+
+double nowNs() {
+  return std::chrono::duration<double, std::nano>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+rt::Expected<std::string> fail(const std::string &m) {
+  return rt::Expected<std::string>::failure(m);
+}
+
+/// The IR text of the model: --input, or seam-import run as a subprocess.
+rt::Expected<std::string> modelText(const SessionOptions &o) {
+  if (!o.input.empty()) {
+    auto buf = llvm::MemoryBuffer::getFile(o.input);
+    if (!buf)
+      return fail("cannot read '" + o.input +
+                  "': " + buf.getError().message());
+    return rt::Expected<std::string>((*buf)->getBuffer().str());
+  }
+  std::string self =
+      llvm::sys::fs::getMainExecutable(o.toolPath.c_str(), (void *)&nowNs);
+  llvm::SmallString<256> importer(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(importer, "seam-import");
+  if (!llvm::sys::fs::can_execute(importer))
+    return fail("cannot find seam-import next to seam-run (" +
+                std::string(importer) + ")");
+  std::vector<std::string> args = {std::string(importer)};
+  if (!o.model.empty())
+    args.insert(args.end(), {"--model", o.model});
+  else
+    args.insert(args.end(), {"--config", o.config});
+  if (o.tp > 1)
+    args.insert(args.end(), {"--tp", std::to_string(o.tp)});
+  llvm::SmallVector<llvm::StringRef> extra;
+  llvm::StringRef(o.importArgs).split(extra, ' ', -1, false);
+  for (llvm::StringRef e : extra)
+    args.push_back(e.str());
+  llvm::SmallString<128> outPath, errPath;
+  llvm::sys::fs::createTemporaryFile("seam-run-import", "mlir", outPath);
+  llvm::sys::fs::createTemporaryFile("seam-run-import", "err", errPath);
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt,
+                                                llvm::StringRef(outPath),
+                                                llvm::StringRef(errPath)};
+  std::string execErr;
+  int rc = llvm::sys::ExecuteAndWait(importer, argRefs, std::nullopt,
+                                     redirects, 0, 0, &execErr);
+  auto out = llvm::MemoryBuffer::getFile(outPath);
+  auto err = llvm::MemoryBuffer::getFile(errPath);
+  llvm::sys::fs::remove(outPath);
+  llvm::sys::fs::remove(errPath);
+  if (rc != 0 || !out)
+    return fail("seam-import failed: " +
+                (err ? (*err)->getBuffer().trim().str() : execErr));
+  return rt::Expected<std::string>((*out)->getBuffer().str());
+}
+
+bool isHostOp(Operation *op) {
+  auto fc = dyn_cast<seam::FusionClassInterface>(op);
+  return fc && fc.needsHostFallback();
+}
+
+/// One thing the host does per step, in order.
+struct PlanItem {
+  enum Kind { Launch, Host } kind;
+  Operation *op;       ///< func.call, seam.kernel_call or host op
+  std::string unit;    ///< compiled unit (program or kernel symbol)
+  uint64_t tracedOps;  ///< seam ops the lazy tracer records for it
+  bool isKernel = false;
+};
+
+uint64_t countOps(func::FuncOp f) {
+  uint64_t n = 0;
+  f.walk([&](Operation *op) {
+    if (op->getDialect() &&
+        op->getDialect()->getNamespace() == "seam" && !isa<seam::ParamOp>(op))
+      ++n;
+  });
+  return n;
+}
+
+uint64_t bytesOfValues(ValueRange vs) {
+  uint64_t n = 0;
+  for (Value v : vs)
+    n += seam::bytesOf(v.getType());
+  return n;
+}
+
+std::string argName(func::FuncOp f, unsigned i) {
+  if (auto n = f.getArgAttrOfType<StringAttr>(i, "seam.input"))
+    return n.str();
+  return "arg" + std::to_string(i);
+}
+
+std::string inputNames(func::FuncOp f) {
+  std::string s;
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    s += (i ? ", " : "") + argName(f, i);
+  return s;
+}
+
+std::string describe(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+} // namespace
+
+double SessionResult::warmStepNs() const {
+  // Mean over the steps of warm runs, or steps after the first of the only run.
+  double sum = 0;
+  int n = 0;
+  for (const RunStats &r : runs) {
+    if (r.cold && runs.size() > 1)
+      continue;
+    for (size_t s = (r.cold ? 1 : 0); s < r.steps.size(); ++s) {
+      sum += r.steps[s].latencyNs;
+      ++n;
+    }
+  }
+  return n ? sum / n : 0;
+}
+
+std::string seamrun::validate(const SessionOptions &o) {
+  int sources = !o.model.empty() + !o.config.empty() + !o.input.empty();
+  if (sources != 1)
+    return "give exactly one of --model NAME, --config FILE or a model .mlir "
+           "file";
+  if (o.mode != "eager" && o.mode != "compile")
+    return "--mode must be 'eager' or 'compile', got '" + o.mode + "'";
+  if (o.exec != "functional" && o.exec != "timing")
+    return "--exec must be 'functional' or 'timing', got '" + o.exec + "'";
+  if (!rt::parseTarget(o.target))
+    return "--target must be 'trn1' or 'trn2', got '" + o.target + "'";
+  if (o.steps < 1 || o.steps > 100000)
+    return "--steps must be in [1, 100000], got " + std::to_string(o.steps);
+  if (o.runs < 1 || o.runs > 1000)
+    return "--runs must be in [1, 1000], got " + std::to_string(o.runs);
+  if (o.tp < 1 || o.tp > 64)
+    return "--tp must be in [1, 64], got " + std::to_string(o.tp);
+  for (const std::string &k : o.kernels)
+    if (!mlir::seam::lookupKernel(k))
+      return "unknown kernel '" + k + "' in --kernels; registered kernels: " +
+             mlir::seam::knownKernelNames();
+  for (const std::string &in : o.inputs) {
+    size_t eq = in.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == in.size())
+      return "--input expects name=file.npy, got '" + in + "'";
+  }
+  if ((!o.inputs.empty() || !o.outputDir.empty()) && o.exec != "functional")
+    return "--input and --output-dir need --functional (timing-only runs "
+           "carry no data)";
+  for (const std::string &f : o.figureOverrides) {
+    size_t eq = f.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return "--set expects name=value, got '" + f + "'";
+    char *end = nullptr;
+    std::strtod(f.c_str() + eq + 1, &end);
+    if (!end || *end != '\0' || end == f.c_str() + eq + 1)
+      return "--set " + f.substr(0, eq) + ": '" + f.substr(eq + 1) +
+             "' is not a number";
+  }
+  return "";
+}
+
+rt::Expected<SessionResult> Session::run() {
+  using Result = rt::Expected<SessionResult>;
+  SessionResult result;
+  result.options = opts;
+  rt::Target target = *rt::parseTarget(opts.target);
+  auto profileOr = rt::Profile::builtin(opts.target);
+  if (!profileOr)
+    return Result::failure(profileOr.error());
+  rt::Profile profile = *profileOr;
+  for (const std::string &f : opts.figureOverrides) {
+    size_t eq = f.find('=');
+    if (!profile.set(f.substr(0, eq), std::stod(f.substr(eq + 1))))
+      return Result::failure("--set: the " + opts.target +
+                             " profile has no figure '" + f.substr(0, eq) +
+                             "'");
+  }
+  auto text = modelText(opts);
+  if (!text)
+    return Result::failure(text.error());
+
+  // A fresh cache per invocation unless one is given: run 0 is cold.
+  std::string cacheDir = opts.cacheDir;
+  if (cacheDir.empty()) {
+    llvm::SmallString<128> dir;
+    if (llvm::sys::fs::createUniqueDirectory("seam-run-cache", dir))
+      return Result::failure("cannot create a temporary cache directory");
+    cacheDir = std::string(dir);
+  }
+  rt::CompileCache cache(cacheDir);
+  bool functional = opts.exec == "functional";
+
+  for (int runIndex = 0; runIndex < opts.runs; ++runIndex) {
+    RunStats run;
+    run.cold = runIndex == 0;
+    rt::DeviceOptions dopts;
+    dopts.mode = functional ? rt::ExecMode::Functional : rt::ExecMode::TimingOnly;
+    dopts.cores = std::max<unsigned>(opts.tp, profile.coresPerChip);
+    dopts.collectEvents = !opts.traceFile.empty() && runIndex == opts.runs - 1;
+    dopts.costs = opts.costs;
+    rt::Device device(profile, dopts);
+
+    // Compile (graph pipeline always; programs from the cache when present).
+    double compileStart = nowNs();
+    Compiler compiler(target, opts.mode, opts.kernels, opts.programSharing);
+    auto compiled = compiler.compile(*text, cache);
+    if (!compiled)
+      return Result::failure(compiled.error());
+    CompiledModel &cm = *compiled;
+    double compileNs = nowNs() - compileStart;
+    run.compileNs = compileNs;
+    run.compiled = cm.compiledUnits;
+    run.cacheHits = cm.cacheHits;
+    run.cacheCorrupt = cm.cacheCorrupt;
+    if (run.cold) {
+      result.compile = cm.breakdown;
+      seam::StepAccount acc = seam::accountStep(cm.step);
+      result.regions = acc.regions;
+      result.kernelCalls = acc.kernelCalls;
+      result.hostOps = acc.hostOps;
+      result.launchesPerStep = acc.launches;
+      for (auto &[k, n] : acc.kernelsByName)
+        result.kernelsByName[k] = int(n);
+      result.distinctPrograms = cm.distinctPrograms;
+    }
+
+    // Load every unit onto tp ranks.
+    std::map<std::string, rt::ProgramId> loaded;
+    for (auto &[sym, unit] : cm.units) {
+      auto id = device.loadProgram(unit.program, unsigned(opts.tp));
+      if (!id)
+        return Result::failure("loading '" + sym + "': " + id.error());
+      loaded[sym] = *id;
+    }
+
+    // The host plan of one step.
+    std::vector<PlanItem> plan;
+    for (Operation &op : cm.step.getBody().front()) {
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr());
+        plan.push_back({PlanItem::Launch, &op, call.getCallee().str(),
+                        callee ? countOps(callee) : 0});
+      } else if (auto kc = dyn_cast<seam::KernelCallOp>(op)) {
+        auto it = cm.kernelUnitOf.find(&op);
+        if (it == cm.kernelUnitOf.end())
+          return Result::failure("internal: kernel call without a program");
+        plan.push_back({PlanItem::Launch, &op, it->second, 1, true});
+      } else if (isHostOp(&op)) {
+        plan.push_back({PlanItem::Host, &op, "", 1});
+      }
+    }
+
+    // Load-time values (parameters), once per run.
+    llvm::DenseMap<Value, HostTensor> values;
+    uint64_t paramBytes = 0;
+    for (Operation &op : cm.step.getBody().front()) {
+      if (op.getNumResults() != 1 || !seam::isLoadTimeValue(op.getResult(0)))
+        continue;
+      paramBytes += seam::bytesOf(op.getResult(0).getType());
+      if (!functional)
+        continue;
+      SmallVector<const HostTensor *> in;
+      for (Value v : op.getOperands())
+        in.push_back(&values[v]);
+      auto t = evalLoadTime(&op, in);
+      if (failed(t))
+        return Result::failure("cannot evaluate a parameter on the host");
+      values[op.getResult(0)] = std::move(*t);
+    }
+    device.chargeTransfer("load weights", paramBytes);
+    if (functional) {
+      std::map<std::string, std::string> given;
+      for (const std::string &in : opts.inputs)
+        given[in.substr(0, in.find('='))] = in.substr(in.find('=') + 1);
+      for (auto [i, arg] : llvm::enumerate(cm.step.getArguments())) {
+        auto ty = cast<RankedTensorType>(arg.getType());
+        bool complex = isa<ComplexType>(ty.getElementType());
+        std::string name = argName(cm.step, i);
+        auto it = given.find(name);
+        if (it == given.end()) {
+          values[arg] = syntheticInput(ty.getShape(), 1000 + i, complex);
+          continue;
+        }
+        bool fileComplex = false;
+        auto t = readNpy(it->second, &fileComplex);
+        if (!t)
+          return Result::failure("--input " + name + ": " + t.error());
+        if (t->shape != std::vector<int64_t>(ty.getShape().begin(),
+                                             ty.getShape().end()) ||
+            fileComplex != complex)
+          return Result::failure(
+              "--input " + name + ": '" + it->second + "' holds " +
+              std::string(fileComplex ? "complex " : "") +
+              describe(t->shape) + ", the model's input '" + name + "' is " +
+              seam::describeType(ty));
+        given.erase(it);
+        values[arg] = std::move(*t);
+      }
+      if (!given.empty())
+        return Result::failure("--input " + given.begin()->first +
+                               ": the model has no input of that name (" +
+                               inputNames(cm.step) + ")");
+    }
+
+    bool eager = opts.mode == "eager";
+    auto sync = [&] {
+      if (opts.graphBreakSyncs)
+        device.graphBreakSync();
+    };
+    for (int s = 0; s < opts.steps; ++s) {
+      StepStats st;
+      size_t firstEvent = device.hostEvents().size();
+      double t0 = device.hostNs();
+      if (s == 0) {
+        // The cold first step pays the compile (on the host timeline).
+        device.recordCompile(run.cold ? "compile (cold)" : "compile (warm)",
+                             compileNs);
+        st.compileNs = compileNs;
+      }
+      for (PlanItem &item : plan) {
+        if (item.kind == PlanItem::Host) {
+          // Graph break: inputs come back to the host, outputs go down.
+          sync();
+          device.chargeTransfer("d2h for host op",
+                                bytesOfValues(item.op->getOperands()));
+          SmallVector<const HostTensor *> in;
+          for (Value v : item.op->getOperands())
+            in.push_back(&values[v]);
+          FailureOr<HostTensor> out = failure();
+          SmallVector<HostTensor> synthetic;
+          if (!functional)
+            for (Value v : item.op->getOperands())
+              synthetic.push_back(syntheticInput(
+                  cast<RankedTensorType>(v.getType()).getShape(), 7,
+                  isa<ComplexType>(
+                      cast<RankedTensorType>(v.getType()).getElementType())));
+          if (!functional) {
+            in.clear();
+            for (HostTensor &t : synthetic)
+              in.push_back(&t);
+          }
+          device.runFallback(item.op->getName().getStringRef().str(),
+                             [&] { out = evalHostOp(item.op, in); });
+          if (failed(out))
+            return Result::failure("host fallback op failed");
+          device.chargeTransfer("h2d after host op",
+                                bytesOfValues(item.op->getResults()));
+          if (functional)
+            values[item.op->getResult(0)] = std::move(*out);
+          continue;
+        }
+        if (eager) {
+          if (item.isKernel)
+            sync(); // a custom call needs its inputs materialised
+          device.chargeTracing(item.tracedOps);
+        }
+        CompiledUnit &unit = cm.units.at(item.unit);
+        rt::TensorMap inputs;
+        if (functional) {
+          for (auto [i, v] : llvm::enumerate(item.op->getOperands()))
+            inputs[unit.argBindings[i]] = values[v];
+        }
+        rt::LaunchOptions lo;
+        lo.async = eager && !item.isKernel;
+        lo.deviceResident = true;
+        auto res = device.launch(loaded.at(item.unit),
+                                 std::vector<rt::TensorMap>{inputs}, lo);
+        if (!res)
+          return Result::failure("launch of '" + item.unit +
+                                 "': " + res.error());
+        ++st.launches;
+        st.deviceNs += res->deviceNs;
+        result.nonFinite += res->nonFiniteWrites;
+        if (res->fault)
+          result.faults.push_back(res->fault->message);
+        if (functional && !res->outputs.empty())
+          for (auto [i, v] : llvm::enumerate(item.op->getResults()))
+            values[v] = res->outputs[0].at(unit.resultBindings[i]);
+        if (s == opts.steps - 1 && runIndex == opts.runs - 1) {
+          const auto &cores = res->timeline.cores;
+          for (const auto &c : cores) {
+            for (unsigned e = 0; e < rt::kNumEngines; ++e)
+              result.engineBusyNs[std::string(rt::name(rt::Engine(e)))] +=
+                  c.busyNs[e];
+            result.dmaBytes += c.dmaBytes;
+          }
+        }
+      }
+      sync(); // step end (mark_step): the host waits for the device
+      st.latencyNs = device.hostNs() - t0;
+      for (size_t e = firstEvent; e < device.hostEvents().size(); ++e) {
+        const rt::HostEvent &ev = device.hostEvents()[e];
+        switch (ev.category) {
+        case rt::HostCategory::Launch:
+          st.launchNs += ev.durationNs;
+          break;
+        case rt::HostCategory::Transfer:
+          st.transferNs += ev.durationNs;
+          break;
+        case rt::HostCategory::Trace:
+          st.tracingNs += ev.durationNs;
+          break;
+        case rt::HostCategory::Sync:
+          st.syncNs += ev.durationNs;
+          break;
+        case rt::HostCategory::Fallback:
+          st.fallbackNs += ev.durationNs;
+          break;
+        case rt::HostCategory::Compile:
+          break;
+        }
+      }
+      run.steps.push_back(st);
+    }
+    if (functional && !opts.outputDir.empty() && runIndex == opts.runs - 1) {
+      llvm::sys::fs::create_directories(opts.outputDir);
+      auto ret = cast<func::ReturnOp>(cm.step.getBody().front().getTerminator());
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        std::string path = opts.outputDir + "/output" + std::to_string(i) +
+                           ".npy";
+        bool complex = isa<ComplexType>(
+            cast<RankedTensorType>(v.getType()).getElementType());
+        std::string err = writeNpy(path, values[v], complex);
+        if (!err.empty())
+          return Result::failure("--output-dir: " + err);
+      }
+    }
+    if (dopts.collectEvents) {
+      rt::Status s = device.writeTrace(opts.traceFile);
+      if (!s)
+        return Result::failure(s.error());
+    }
+    result.runs.push_back(std::move(run));
+  }
+  return result;
+}
+
+void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
+                          bool quiet) {
+  const SessionOptions &o = r.options;
+  std::string kernels = llvm::join(o.kernels, ",");
+  os << llvm::formatv("seam-run: {0} tp={1} target={2} mode={3} kernels={4} "
+                      "exec={5}\n",
+                      o.model.empty() ? (o.config.empty() ? o.input : o.config)
+                                      : o.model,
+                      o.tp, o.target, o.mode, kernels.empty() ? "none" : kernels,
+                      o.exec);
+  os << llvm::formatv("  step: {0} program regions ({1} distinct), {2} kernel "
+                      "calls, {3} host ops, {4} launches per step\n",
+                      r.regions, r.distinctPrograms, r.kernelCalls, r.hostOps,
+                      r.launchesPerStep);
+  os << llvm::formatv("  cold compile: {0:F3} s (graph {1:F3}, lowering "
+                      "{2:F3}, codegen {3:F3}, kernels {4:F3}); {5} "
+                      "instructions\n",
+                      r.runs.front().compileNs * 1e-9, r.compile.graphNs * 1e-9,
+                      r.compile.lowerNs * 1e-9, r.compile.codegenNs * 1e-9,
+                      r.compile.kernelNs * 1e-9, r.compile.instructions);
+  if (!quiet)
+    for (auto [i, run] : llvm::enumerate(r.runs)) {
+      os << llvm::formatv("  run {0} ({1}): compile {2:F3} s, {3} compiled, {4} "
+                          "cache hits; steps (s):",
+                          i, run.cold ? "cold" : "warm", run.compileNs * 1e-9,
+                          run.compiled, run.cacheHits);
+      for (const StepStats &s : run.steps)
+        os << llvm::formatv(" {0:F6}", s.latencyNs * 1e-9);
+      os << "\n";
+    }
+  const StepStats &last = r.runs.back().steps.back();
+  os << llvm::formatv("  warm step: {0:F6} s ({1:F3} steps/s); last step: "
+                      "device {2:F6}, launch {3:F6}, transfers {4:F6}, "
+                      "tracing {5:F6}, sync {6:F6}, host fallback {7:F6} s\n",
+                      r.warmStepNs() * 1e-9,
+                      r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0,
+                      last.deviceNs * 1e-9, last.launchNs * 1e-9,
+                      last.transferNs * 1e-9, last.tracingNs * 1e-9,
+                      last.syncNs * 1e-9, last.fallbackNs * 1e-9);
+  if (r.nonFinite)
+    os << "  WARNING: " << r.nonFinite << " non-finite values (NaN/Inf) "
+       << "written by the device\n";
+  for (const std::string &f : r.faults)
+    os << "  FAULT: " << f << "\n";
+}
+
+std::string seamrun::writeJson(const SessionResult &r,
+                               const std::string &path) {
+  using llvm::json::Array;
+  using llvm::json::Object;
+  const SessionOptions &o = r.options;
+  Array runs;
+  for (const RunStats &run : r.runs) {
+    Array steps;
+    for (const StepStats &s : run.steps)
+      steps.push_back(Object{{"latency_s", s.latencyNs * 1e-9},
+                             {"compile_s", s.compileNs * 1e-9},
+                             {"device_s", s.deviceNs * 1e-9},
+                             {"launch_s", s.launchNs * 1e-9},
+                             {"transfer_s", s.transferNs * 1e-9},
+                             {"tracing_s", s.tracingNs * 1e-9},
+                             {"sync_s", s.syncNs * 1e-9},
+                             {"fallback_s", s.fallbackNs * 1e-9},
+                             {"launches", s.launches}});
+    runs.push_back(Object{{"cold", run.cold},
+                          {"compile_s", run.compileNs * 1e-9},
+                          {"compiled_units", run.compiled},
+                          {"cache_hits", run.cacheHits},
+                          {"cache_corrupt", run.cacheCorrupt},
+                          {"steps", std::move(steps)}});
+  }
+  Object kernelsByName;
+  for (auto &[k, n] : r.kernelsByName)
+    kernelsByName[k] = n;
+  Object busy;
+  for (auto &[e, ns] : r.engineBusyNs)
+    busy[e] = ns * 1e-9;
+  Array kernels;
+  for (const std::string &k : o.kernels)
+    kernels.push_back(k);
+  Object root{
+      {"model", o.model.empty() ? (o.config.empty() ? o.input : o.config)
+                                : o.model},
+      {"tp", o.tp},
+      {"target", o.target},
+      {"mode", o.mode},
+      {"kernels", std::move(kernels)},
+      {"exec", o.exec},
+      {"structure",
+       Object{{"regions", r.regions},
+              {"distinct_programs", r.distinctPrograms},
+              {"kernel_calls", r.kernelCalls},
+              {"kernels_by_name", std::move(kernelsByName)},
+              {"host_ops", r.hostOps},
+              {"launches_per_step", r.launchesPerStep}}},
+      {"compile",
+       Object{{"cold_s", r.runs.front().compileNs * 1e-9},
+              {"graph_s", r.compile.graphNs * 1e-9},
+              {"lowering_s", r.compile.lowerNs * 1e-9},
+              {"codegen_s", r.compile.codegenNs * 1e-9},
+              {"kernels_s", r.compile.kernelNs * 1e-9},
+              {"programs", r.compile.programs},
+              {"kernel_programs", r.compile.kernelPrograms},
+              {"instructions", int64_t(r.compile.instructions)}}},
+      {"warm_step_s", r.warmStepNs() * 1e-9},
+      {"steps_per_s", r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0},
+      {"engine_busy_s", std::move(busy)},
+      {"dma_bytes", int64_t(r.dmaBytes)},
+      {"non_finite", int64_t(r.nonFinite)},
+      {"runs", std::move(runs)}};
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return "cannot write --json '" + path + "': " + ec.message();
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  return "";
+}

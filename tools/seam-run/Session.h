@@ -1,0 +1,92 @@
+//===- Session.h - seam-run: compile, cache, launch, account ----*- C++ -*-===//
+#ifndef SEAM_TOOLS_SEAM_RUN_SESSION_H
+#define SEAM_TOOLS_SEAM_RUN_SESSION_H
+
+#include "runtime/Expected.h"
+#include "runtime/Host.h"
+#include "llvm/Support/raw_ostream.h"
+#include <map>
+#include <string>
+#include <vector>
+
+namespace seamrun {
+
+struct SessionOptions {
+  std::string model, config, input, importArgs;
+  int tp = 1;
+  std::string mode = "compile";
+  std::vector<std::string> kernels;
+  std::string target = "trn1";
+  int steps = 3, runs = 2;
+  std::string exec = "timing";
+  std::string cacheDir, traceFile, outputDir;
+  std::vector<std::string> inputs; ///< "name=file.npy"
+  seam::rt::HostCosts costs;
+  bool graphBreakSyncs = true;
+  bool programSharing = true;
+  std::vector<std::string> figureOverrides; ///< "name=value"
+  std::string toolPath;                     ///< argv[0], to find seam-import
+};
+
+/// Empty when the options are usable, else what is wrong with which option.
+std::string validate(const SessionOptions &o);
+
+/// Where the time of one step went (host timeline, ns).
+struct StepStats {
+  double latencyNs = 0;
+  double compileNs = 0;   ///< compile charged to this step (cold step 0)
+  double deviceNs = 0;    ///< device busy (sum of launch device times)
+  double launchNs = 0;    ///< launch + first-run overheads
+  double transferNs = 0;  ///< PCIe
+  double tracingNs = 0;   ///< lazy tracing
+  double syncNs = 0;      ///< waiting for the device at graph breaks
+  double fallbackNs = 0;  ///< host fallback ops, measured wall time
+  int launches = 0;
+};
+
+struct RunStats {
+  bool cold = false;
+  double compileNs = 0;
+  int compiled = 0, cacheHits = 0, cacheCorrupt = 0;
+  std::vector<StepStats> steps;
+};
+
+struct CompileBreakdown {
+  double graphNs = 0, lowerNs = 0, codegenNs = 0, kernelNs = 0;
+  int programs = 0, kernelPrograms = 0;
+  uint64_t instructions = 0;
+};
+
+struct SessionResult {
+  SessionOptions options;
+  std::vector<RunStats> runs;
+  CompileBreakdown compile; ///< of the cold run
+  // Structure of the step (from the graph pipeline).
+  int regions = 0, distinctPrograms = 0, kernelCalls = 0, hostOps = 0,
+      launchesPerStep = 0;
+  std::map<std::string, int> kernelsByName;
+  // Device totals over the last warm step.
+  std::map<std::string, double> engineBusyNs;
+  uint64_t dmaBytes = 0;
+  uint64_t nonFinite = 0;
+  std::vector<std::string> faults;
+
+  double warmStepNs() const;
+};
+
+class Session {
+public:
+  explicit Session(SessionOptions options) : opts(std::move(options)) {}
+  seam::rt::Expected<SessionResult> run();
+
+private:
+  SessionOptions opts;
+};
+
+void printReport(const SessionResult &r, llvm::raw_ostream &os, bool quiet);
+/// Empty on success, else the error.
+std::string writeJson(const SessionResult &r, const std::string &path);
+
+} // namespace seamrun
+
+#endif

@@ -1,0 +1,145 @@
+//===- seam-run.cpp - compile a model and run it on the emulated device ---===//
+//
+// seam-run imports (or reads) a model, compiles it with the graph pipeline in
+// eager or compile mode with the requested kernels, lowers every program and
+// kernel to the emulated NeuronCore, and runs `--runs` runs of `--steps`
+// steps: the first run cold (an empty compile cache), the rest warm against
+// the cache. Compile time is this compiler's real wall time; step latency is
+// the host timeline of the emulated device (launches, transfers, tracing,
+// syncs, host fallback ops measured for real, and the device time of the
+// instructions that ran).
+//
+//===----------------------------------------------------------------------===//
+#include "tools/seam-run/Session.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace seamrun;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory cat("seam-run options");
+static cl::opt<std::string> model("model", cl::desc("Bundled model name"),
+                                  cl::cat(cat));
+static cl::opt<std::string> config("config", cl::desc("HF-style config.json"),
+                                   cl::cat(cat));
+static cl::opt<std::string> irFile(cl::Positional,
+                                   cl::desc("[model.mlir]"), cl::init(""),
+                                   cl::cat(cat));
+static cl::opt<std::string> importArgs(
+    "import-args", cl::desc("Extra seam-import options, e.g. \"--layers 2\""),
+    cl::cat(cat));
+static cl::opt<int> tp("tp", cl::desc("Tensor-parallel degree (ranks)"),
+                       cl::init(1), cl::cat(cat));
+static cl::opt<std::string> mode("mode", cl::desc("eager or compile"),
+                                 cl::init("compile"), cl::cat(cat));
+static cl::list<std::string> kernels("kernels", cl::CommaSeparated,
+                                     cl::desc("Kernels to insert"),
+                                     cl::cat(cat));
+static cl::opt<std::string> target("target", cl::desc("trn1 or trn2"),
+                                   cl::init("trn1"), cl::cat(cat));
+static cl::opt<int> steps("steps", cl::desc("Steps per run"), cl::init(3),
+                          cl::cat(cat));
+static cl::opt<int> runs("runs", cl::desc("Runs (1 cold, then warm)"),
+                         cl::init(2), cl::cat(cat));
+static cl::opt<bool> functional(
+    "functional", cl::desc("Execute on real data (default: timing-only)"),
+    cl::cat(cat));
+static cl::opt<bool> timingOnly(
+    "timing-only", cl::desc("Simulate time only, no data (the default)"),
+    cl::cat(cat));
+static cl::opt<std::string> cacheDir(
+    "cache-dir", cl::desc("Compile cache directory (default: a fresh one "
+                          "per invocation, so the first run is cold)"),
+    cl::cat(cat));
+static cl::opt<std::string> traceFile("trace",
+                                      cl::desc("Chrome/Perfetto trace JSON"),
+                                      cl::cat(cat));
+static cl::opt<std::string> jsonFile("json", cl::desc("Results as JSON"),
+                                     cl::cat(cat));
+static cl::opt<std::string> outputDir(
+    "output-dir", cl::desc("Write the step's outputs as .npy (functional)"),
+    cl::cat(cat));
+static cl::list<std::string> inputs(
+    "input", cl::desc("A step input from .npy: name=file.npy (functional)"),
+    cl::cat(cat));
+static cl::opt<bool> noLaunch("no-launch-overhead",
+                              cl::desc("Ablation: no launch overhead"),
+                              cl::cat(cat));
+static cl::opt<bool> noFirstRun("no-first-run",
+                                cl::desc("Ablation: no first-run overhead"),
+                                cl::cat(cat));
+static cl::opt<bool> noTransfers("no-transfers",
+                                 cl::desc("Ablation: no PCIe transfers"),
+                                 cl::cat(cat));
+static cl::opt<bool> noTracing("no-tracing",
+                               cl::desc("Ablation: no lazy tracing cost"),
+                               cl::cat(cat));
+static cl::opt<bool> noSync("no-sync",
+                            cl::desc("Ablation: no graph-break syncs"),
+                            cl::cat(cat));
+static cl::opt<bool> noSharing(
+    "no-program-sharing",
+    cl::desc("Ablation: compile identical regions as distinct programs"),
+    cl::cat(cat));
+static cl::list<std::string> setFigures(
+    "set", cl::desc("Override a profile figure: name=value"), cl::cat(cat));
+static cl::opt<bool> quiet("quiet", cl::desc("Only the summary table"),
+                           cl::cat(cat));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::HideUnrelatedOptions(cat);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "seam-run: compile a model and run it on the "
+                              "emulated NeuronCore\n");
+  SessionOptions o;
+  o.model = model;
+  o.config = config;
+  o.input = irFile;
+  o.importArgs = importArgs;
+  o.tp = tp;
+  o.mode = mode;
+  o.kernels.assign(kernels.begin(), kernels.end());
+  o.target = target;
+  o.steps = steps;
+  o.runs = runs;
+  if (functional && timingOnly) {
+    llvm::errs() << "seam-run: --functional and --timing-only exclude each "
+                    "other\n";
+    return 1;
+  }
+  o.exec = functional ? "functional" : "timing";
+  o.cacheDir = cacheDir;
+  o.traceFile = traceFile;
+  o.inputs.assign(inputs.begin(), inputs.end());
+  o.outputDir = outputDir;
+  o.costs.launchOverhead = !noLaunch;
+  o.costs.firstRun = !noFirstRun;
+  o.costs.transfers = !noTransfers;
+  o.costs.tracing = !noTracing;
+  o.graphBreakSyncs = !noSync;
+  o.programSharing = !noSharing;
+  o.figureOverrides.assign(setFigures.begin(), setFigures.end());
+  o.toolPath = argv[0];
+
+  if (std::string err = validate(o); !err.empty()) {
+    llvm::errs() << "seam-run: " << err << "\n";
+    return 1;
+  }
+  Session session(o);
+  auto result = session.run();
+  if (!result) {
+    llvm::errs() << "seam-run: " << result.error() << "\n";
+    return 1;
+  }
+  printReport(*result, llvm::outs(), quiet);
+  if (!jsonFile.empty()) {
+    std::string err = writeJson(*result, jsonFile);
+    if (!err.empty()) {
+      llvm::errs() << "seam-run: " << err << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
