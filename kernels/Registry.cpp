@@ -17,7 +17,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Registry.h"
+#include "dialect/ncore/NcoreOps.h"
 #include "dialect/seam/SeamOps.h"
+#include "kernels/Kernels.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -242,25 +246,25 @@ std::string fftconvDescribe(const KernelSignature &sig) {
 const KernelInfo kKernels[] = {
     {"qkv", "seam.linear",
      "fused QKV projection: one matmul over the concatenated weights",
-     qkvIsSite, qkvCheck, qkvDescribe},
+     qkvIsSite, qkvCheck, qkvDescribe, buildQkvKernel},
     {"rope", "seam.rope", "rotary embedding, NKI RoPE kernel constraints",
-     alwaysSite, ropeCheck, ropeDescribe},
+     alwaysSite, ropeCheck, ropeDescribe, buildRopeKernel},
     {"flash-attn", "seam.attention",
      "the source's flash attention: single pass, exp only, no row max, "
      "heads looped in one instance",
-     flashIsSite, flashCheck, flashDescribe},
+     flashIsSite, flashCheck, flashDescribe, buildFlashAttnKernel},
     {"flash-attn-stable", "seam.attention",
      "flash attention with an online-softmax running max, heads interleaved",
-     flashIsSite, flashCheck, flashDescribe},
+     flashIsSite, flashCheck, flashDescribe, buildFlashAttnStableKernel},
     {"fft", "seam.fft", "1-D DFT as Tensor Engine matmuls (four-step)",
-     alwaysSite, fftCheck, fftDescribe},
+     alwaysSite, fftCheck, fftDescribe, buildFftKernel},
     {"ifft", "seam.ifft", "1-D inverse DFT as Tensor Engine matmuls",
-     alwaysSite, fftCheck, fftDescribe},
+     alwaysSite, fftCheck, fftDescribe, buildIfftKernel},
     {"fourier-mix", "seam.fourier_mix",
      "FNet mixing Re(F_S X F_D) = C_S X C_D - S_S X S_D", alwaysSite,
-     fourierCheck, fourierDescribe},
+     fourierCheck, fourierDescribe, buildFourierMixKernel},
     {"fftconv", "seam.fftconv", "Hyena FFT long convolution", alwaysSite,
-     fftconvCheck, fftconvDescribe},
+     fftconvCheck, fftconvDescribe, buildFftconvKernel},
 };
 
 SmallVector<RankedTensorType> tensorTypes(TypeRange types) {
@@ -302,6 +306,53 @@ KernelSignature seam::signatureOfCall(Operation *call) {
   return {tensorTypes(kc.getArgs().getTypes()),
           tensorTypes(kc.getResultTypes()),
           kc.getConfig().value_or(DictionaryAttr())};
+}
+
+std::string seam::signatureKey(StringRef kernel, const KernelSignature &sig) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << kernel << "(";
+  llvm::interleaveComma(sig.args, os);
+  os << ")->(";
+  llvm::interleaveComma(sig.results, os);
+  os << ")";
+  if (sig.config)
+    os << sig.config;
+  return s;
+}
+
+FailureOr<StringAttr> seam::getOrBuildKernelProgram(ModuleOp module,
+                                                    StringRef kernel,
+                                                    const KernelSignature &sig) {
+  const KernelInfo *k = lookupKernel(kernel);
+  if (!k)
+    return module.emitError() << "unknown kernel '" << kernel
+                              << "'; registered kernels: "
+                              << knownKernelNames();
+  if (auto why = k->check(sig))
+    return module.emitError() << "kernel '" << kernel
+                              << "' constraint violated: " << *why;
+  constexpr StringLiteral kKeyAttr = "seam.kernel_signature";
+  std::string key = signatureKey(kernel, sig);
+  for (auto prog : module.getOps<ncore::ProgramOp>())
+    if (auto a = prog->getAttrOfType<StringAttr>(kKeyAttr))
+      if (a.getValue() == key)
+        return prog.getSymNameAttr();
+  // kernel_<name>_<hash of the key>, made unique in the module.
+  std::string base = "kernel_" + kernel.str();
+  std::replace(base.begin(), base.end(), '-', '_');
+  base += "_" + llvm::utohexstr(llvm::hash_value(key) & 0xffffffffu,
+                                /*LowerCase=*/true);
+  std::string name = base;
+  SymbolTable symbols(module);
+  for (unsigned i = 1; symbols.lookup(name); ++i)
+    name = base + "_" + std::to_string(i);
+  OpBuilder b(module.getContext());
+  FailureOr<ncore::ProgramOp> prog = k->build(b, module, sig, name);
+  if (failed(prog))
+    return failure();
+  (*prog)->setAttr(kKeyAttr, b.getStringAttr(key));
+  return (*prog).getSymNameAttr();
 }
 
 void seam::registerKernelRegistry(DialectRegistry &registry) {

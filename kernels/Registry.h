@@ -14,12 +14,18 @@
 #ifndef SEAM_KERNELS_REGISTRY_H
 #define SEAM_KERNELS_REGISTRY_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Operation.h"
 #include <optional>
 #include <string>
+
+namespace mlir::ncore {
+class ProgramOp;
+}
 
 namespace mlir::seam {
 
@@ -47,6 +53,14 @@ struct KernelInfo {
   std::optional<std::string> (*check)(const KernelSignature &sig);
   /// A short description of the accepted site, for the acceptance remark.
   std::string (*describe)(const KernelSignature &sig);
+  /// Creates the kernel's `ncore.program @symbolName` at the end of `module`
+  /// (HBM arguments: the call's operands in order, then its results, roles
+  /// input/output, then the constants the kernel needs, role constant with a
+  /// `seam.constant` description: see kernels/Constants.h). Emits an error
+  /// and fails when the signature is one the kernel cannot build.
+  FailureOr<ncore::ProgramOp> (*build)(OpBuilder &b, ModuleOp module,
+                                       const KernelSignature &sig,
+                                       llvm::StringRef symbolName);
 };
 
 /// All registered kernels, in a stable order.
@@ -60,6 +74,16 @@ std::string knownKernelNames();
 KernelSignature signatureOfRoot(Operation *root);
 /// The signature of an existing call (seam.kernel_call).
 KernelSignature signatureOfCall(Operation *call);
+
+/// The symbol of the `ncore.program` implementing kernel `kernel` for
+/// `sig` in `module`, building it on first use: programs are shared by every
+/// call with the same signature (kernel name, types and config). Fails with
+/// a diagnostic on an unknown kernel, violated constraints or a build error.
+FailureOr<StringAttr> getOrBuildKernelProgram(ModuleOp module,
+                                              llvm::StringRef kernel,
+                                              const KernelSignature &sig);
+/// A printable key of a signature: "fft(tensor<..>)->(...){axis = 1}".
+std::string signatureKey(llvm::StringRef kernel, const KernelSignature &sig);
 
 /// Installs the kernel_call verifier hook on the seam dialect: unknown
 /// kernels, wrong arity and violated constraints become verifier errors.

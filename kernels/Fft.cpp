@@ -1,0 +1,257 @@
+//===- Fft.cpp - 1-D DFT kernels as Tensor Engine matmuls -----------------===//
+//
+// N <= 128: one DFT matmul over a batch of rows (the 128-point DFT of the
+// FNet source: the rows are loaded transposed, one column per row, and the
+// DFT matrix is stationary, so up to 512 rows share one matmul).
+// N > 128: the four-step decomposition N = N1 x N2 (FftCommon.h), one row
+// per loop iteration. Sizes that need three factors are not built (yet).
+//
+// Complex tensors travel as f32 [..., 2] (re, im interleaved).
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/FftCommon.h"
+#include "kernels/Kernels.h"
+#include "mlir/IR/BuiltinOps.h"
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::seam;
+using namespace mlir::ncore;
+
+DftMatrices DftMatrices::load(KernelBuilder &kb, int64_t n, bool inverse,
+                              double scale, Type dtype) {
+  double sigma = inverse ? 1.0 : -1.0;
+  DftMatrices m;
+  auto ld = [&](const ConstantSpec &spec) {
+    Value t = kb.sbuf({n, n}, dtype);
+    kb.dma(t, kb.constant(spec, dtype));
+    return t;
+  };
+  m.c = ld(ConstantSpec::cos(n, n, n, scale));
+  m.s = ld(ConstantSpec::sin(n, n, n, sigma * scale));
+  m.ns = ld(ConstantSpec::sin(n, n, n, -sigma * scale));
+  return m;
+}
+
+FourStepDft::FourStepDft(KernelBuilder &kb, int64_t n1, int64_t n2,
+                         bool inverse, double scale, Type dtype)
+    : n1(n1), n2(n2), dtype(dtype), kb(kb) {
+  int64_t n = n1 * n2;
+  Type f32 = kb.f32();
+  m1 = DftMatrices::load(kb, n1, inverse, 1.0, dtype);
+  m2 = DftMatrices::load(kb, n2, inverse, scale, dtype);
+  double sigma = inverse ? 1.0 : -1.0;
+  twr = kb.sbuf({n2, n1}, f32);
+  twi = kb.sbuf({n2, n1}, f32);
+  kb.dma(twr, kb.constant(ConstantSpec::cos(n2, n1, n), f32));
+  kb.dma(twi, kb.constant(ConstantSpec::sin(n2, n1, n, sigma), f32));
+  br = kb.psum({n2, n1});
+  bi = kb.psum({n2, n1});
+  dr = kb.psum({n2, n1});
+  di = kb.psum({n2, n1});
+  cr = kb.sbuf({n2, n1}, dtype);
+  ci = kb.sbuf({n2, n1}, dtype);
+  tmpA = kb.sbuf({n2, n1}, f32);
+  tmpB = kb.sbuf({n2, n1}, f32);
+}
+
+void FourStepDft::run(Value ar, Value ai) {
+  // Stage 1: DFT over n1, data stationary -> transposed output [n2, k1].
+  kb.matmul(br, ar, m1.c);
+  if (ai)
+    kb.matmul(br, ai, m1.ns, /*accumulate=*/true);
+  kb.matmul(bi, ar, m1.s);
+  if (ai)
+    kb.matmul(bi, ai, m1.c, /*accumulate=*/true);
+  // Stage 2: twiddles W_N^(n2 k1) (fp32 on the Vector engine).
+  kb.tensorTensor(AluOp::Multiply, tmpA, br, twr);
+  kb.tensorTensor(AluOp::Multiply, tmpB, bi, twi);
+  kb.tensorTensor(AluOp::Subtract, cr, tmpA, tmpB);
+  kb.tensorTensor(AluOp::Multiply, tmpA, br, twi);
+  kb.tensorTensor(AluOp::Multiply, tmpB, bi, twr);
+  kb.tensorTensor(AluOp::Add, ci, tmpA, tmpB);
+  // Stage 3: DFT over n2, the DFT matrix stationary.
+  kb.matmul(dr, m2.c, cr);
+  kb.matmul(dr, m2.ns, ci, /*accumulate=*/true);
+  kb.matmul(di, m2.s, cr);
+  kb.matmul(di, m2.c, ci, /*accumulate=*/true);
+}
+
+std::optional<std::pair<int64_t, int64_t>> seam::fftFactors(int64_t n) {
+  if (n <= 0)
+    return std::nullopt;
+  if (n <= 128)
+    return std::make_pair(n, int64_t(1));
+  for (int64_t a = 128; a >= 2; --a)
+    if (n % a == 0 && n / a <= 128)
+      return std::make_pair(a, n / a);
+  return std::nullopt;
+}
+
+/// N <= 128: Y[k, r] = sum_n F[n, k] X[n, r] for a chunk of rows r.
+static void buildSingleDft(KernelBuilder &kb, const FftParams &p, Value in,
+                           Value out) {
+  int64_t n = p.n;
+  int64_t chunk = 1;
+  for (int64_t c = std::min<int64_t>(p.batch, kMatmulMaxN); c >= 1; --c)
+    if (p.batch % c == 0) {
+      chunk = c;
+      break;
+    }
+  double scale = p.inverse ? 1.0 / double(n) : 1.0;
+  DftMatrices m = DftMatrices::load(kb, n, p.inverse, scale, p.dtype);
+  Value xr = kb.sbuf({n, chunk}, p.dtype);
+  Value xi = p.complexInput ? kb.sbuf({n, chunk}, p.dtype) : Value();
+  Value yr = kb.psum({n, chunk}), yi = kb.psum({n, chunk});
+  int64_t parts = p.realOutput ? 1 : 2;
+  Value o = kb.sbuf({n, chunk, parts}, kb.f32());
+  kb.loop(p.batch / chunk, [&](Ix c) {
+    // Transposed load: row r of the batch becomes column r.
+    kb.loop(chunk, [&](Ix r) {
+      Ix row = c * chunk + r;
+      if (p.complexInput) {
+        kb.dma(kb.view(xr, {n, 1}, {0, r}),
+               kb.view(in, {1, n, 1}, {row, 0, 0}));
+        kb.dma(kb.view(xi, {n, 1}, {0, r}),
+               kb.view(in, {1, n, 1}, {row, 0, 1}));
+      } else {
+        kb.dma(kb.view(xr, {n, 1}, {0, r}), kb.view(in, {1, n}, {row, 0}));
+      }
+    });
+    kb.matmul(yr, m.c, xr);
+    if (xi)
+      kb.matmul(yr, m.ns, xi, /*accumulate=*/true);
+    kb.copy(kb.view(o, {n, chunk, 1}, {0, 0, 0}), yr);
+    if (!p.realOutput) {
+      kb.matmul(yi, m.s, xr);
+      if (xi)
+        kb.matmul(yi, m.c, xi, /*accumulate=*/true);
+      kb.copy(kb.view(o, {n, chunk, 1}, {0, 0, 1}), yi);
+    }
+    kb.loop(chunk, [&](Ix r) {
+      Ix row = c * chunk + r;
+      if (p.realOutput)
+        kb.dma(kb.view(out, {1, n}, {row, 0}),
+               kb.view(o, {n, 1, 1}, {0, r, 0}));
+      else
+        kb.dma(kb.view(out, {1, n, 2}, {row, 0, 0}),
+               kb.view(o, {n, 1, 2}, {0, r, 0}));
+    });
+  });
+}
+
+/// N = N1 x N2: one row per iteration through FourStepDft.
+static void buildFourStep(KernelBuilder &kb, const FftParams &p, int64_t n1,
+                          int64_t n2, Value in, Value out) {
+  int64_t n = p.n;
+  double scale = p.inverse ? 1.0 / double(n) : 1.0;
+  FourStepDft dft(kb, n1, n2, p.inverse, scale, p.dtype);
+  Value ar = kb.sbuf({n1, n2}, p.dtype);
+  Value ai = p.complexInput ? kb.sbuf({n1, n2}, p.dtype) : Value();
+  int64_t parts = p.realOutput ? 1 : 2;
+  Value o = kb.sbuf({n2, n1, parts}, kb.f32());
+  kb.loop(p.batch, [&](Ix b) {
+    if (p.complexInput) {
+      kb.dma(ar, kb.view(in, {1, n, 1}, {b, 0, 0}));
+      kb.dma(ai, kb.view(in, {1, n, 1}, {b, 0, 1}));
+    } else {
+      kb.dma(ar, kb.view(in, {1, n}, {b, 0}));
+    }
+    dft.run(ar, ai);
+    kb.copy(kb.view(o, {n2, n1, 1}, {0, 0, 0}), dft.dr);
+    if (!p.realOutput)
+      kb.copy(kb.view(o, {n2, n1, 1}, {0, 0, 1}), dft.di);
+    if (p.realOutput)
+      kb.dma(kb.view(out, {1, n}, {b, 0}), o);
+    else
+      kb.dma(kb.view(out, {1, n, 2}, {b, 0, 0}), o);
+  });
+}
+
+FailureOr<ProgramOp> seam::buildFftProgram(OpBuilder &b, ModuleOp module,
+                                           StringRef name, const FftParams &p) {
+  MLIRContext *ctx = module.getContext();
+  Type f32 = b.getF32Type();
+  Type dtype = p.dtype ? p.dtype : f32;
+  if (p.complexInput && dtype != f32)
+    return module.emitError() << "fft kernel: complex input is f32 only";
+  auto factors = fftFactors(p.n);
+  if (!factors)
+    return module.emitError()
+           << "fft kernel: size " << p.n
+           << " needs three DFT factors, which the kernel does not build yet";
+  SmallVector<int64_t> inShape = {p.batch, p.n}, outShape = {p.batch, p.n};
+  if (p.complexInput)
+    inShape.push_back(2);
+  if (!p.realOutput)
+    outShape.push_back(2);
+  auto inT = TileType::get(ctx, MemSpace::Hbm, inShape, dtype, 0);
+  auto outT = TileType::get(ctx, MemSpace::Hbm, outShape, f32, 0);
+  OpBuilder::InsertionGuard g(b);
+  ProgramOp prog = createKernelProgram(b, module, name, {inT}, {outT});
+  KernelBuilder kb(b, module.getLoc(), prog);
+  FftParams q = p;
+  q.dtype = dtype;
+  if (p.n <= 128)
+    buildSingleDft(kb, q, kb.arg(0), kb.arg(1));
+  else
+    buildFourStep(kb, q, factors->first, factors->second, kb.arg(0),
+                  kb.arg(1));
+  return prog;
+}
+
+/// The call site as [batch, n] over the last axis.
+static FailureOr<ProgramOp> buildFromSignature(OpBuilder &b, ModuleOp module,
+                                               const KernelSignature &sig,
+                                               StringRef name, bool inverse) {
+  RankedTensorType x = sig.args[0], y = sig.results[0];
+  int64_t axis = sig.config.getAs<IntegerAttr>("axis").getInt();
+  if (axis != x.getRank() - 1)
+    return module.emitError() << "fft kernel: only the last axis is built (got "
+                              << axis << " of rank " << x.getRank() << ")";
+  FftParams p;
+  p.n = x.getDimSize(axis);
+  p.batch = x.getNumElements() / p.n;
+  p.complexInput = isa<ComplexType>(x.getElementType());
+  p.inverse = inverse;
+  p.realOutput = !isa<ComplexType>(y.getElementType());
+  p.dtype = p.complexInput ? b.getF32Type() : x.getElementType();
+  FailureOr<ProgramOp> prog = buildFftProgram(b, module, name, p);
+  if (failed(prog))
+    return failure();
+  // The call's HBM types are the tensors' own shapes: reshape the batch
+  // view. (Same element order; only the argument types differ.)
+  auto inT = hbmTileFor(x), outT = hbmTileFor(y);
+  if (failed(inT) || failed(outT))
+    return module.emitError() << "fft kernel: unsupported element type";
+  // Rewrite the two I/O argument types to the call's shapes by inserting
+  // reshapes at the top of the body.
+  ProgramOp p0 = *prog;
+  Block &body = p0.getBody().front();
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&body);
+  for (auto [i, t] : llvm::enumerate(SmallVector<TileType>{*inT, *outT})) {
+    BlockArgument arg = body.getArgument(i);
+    if (arg.getType() == t)
+      continue;
+    Type old = arg.getType();
+    arg.setType(t);
+    auto rs = b.create<ReshapeOp>(module.getLoc(), old, arg);
+    arg.replaceAllUsesExcept(rs, rs);
+  }
+  SmallVector<Type> types(body.getArgumentTypes());
+  p0.setFunctionTypeAttr(TypeAttr::get(b.getFunctionType(types, {})));
+  return p0;
+}
+
+FailureOr<ProgramOp> seam::buildFftKernel(OpBuilder &b, ModuleOp module,
+                                          const KernelSignature &sig,
+                                          StringRef name) {
+  return buildFromSignature(b, module, sig, name, /*inverse=*/false);
+}
+
+FailureOr<ProgramOp> seam::buildIfftKernel(OpBuilder &b, ModuleOp module,
+                                           const KernelSignature &sig,
+                                           StringRef name) {
+  return buildFromSignature(b, module, sig, name, /*inverse=*/true);
+}

@@ -1,0 +1,115 @@
+//===- FourierMix.cpp - FNet mixing Re(F_S X F_D) as matmuls --------------===//
+//
+// Re(F_S X F_D) = C_S X C_D - S_S X S_D for real X [S, D] of each batch, in
+// two matmul stages and no transposes:
+//   1: P1 = (C_S X)^T, P2 = (S_S X)^T  [D, S]: matmul(stat X[s, d], mov C_S)
+//   2: Z = P1^T C_D - P2^T S_D  [S, D]:  matmul(stat P1[d, s], mov C_D)
+//      + matmul(stat P2, mov -S_D), accumulating in fp32 PSUM.
+// Exact for every S and D (partial 128-chunks are sliced, never padded).
+//
+//===----------------------------------------------------------------------===//
+#include "kernels/KernelBuilder.h"
+#include "kernels/Kernels.h"
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mlir::seam;
+using namespace mlir::ncore;
+
+namespace {
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Loads the HBM [rows, cols] constant into SBUF [128, ceil(rows/128), cols]
+/// (row r at partition r % 128, chunk r / 128).
+Value loadChunked(KernelBuilder &kb, Value hbm, int64_t rows, int64_t cols,
+                  Type dtype) {
+  int64_t nc = ceilDiv(rows, 128);
+  Value t = kb.sbuf({std::min<int64_t>(rows, 128), nc, cols}, dtype);
+  for (int64_t c = 0; c < nc; ++c) {
+    int64_t w = std::min<int64_t>(128, rows - c * 128);
+    kb.dma(kb.view(t, {w, 1, cols}, {0, c, 0}),
+           kb.view(hbm, {w, cols}, {c * 128, 0}));
+  }
+  return t;
+}
+} // namespace
+
+FailureOr<ProgramOp> seam::buildFourierMixKernel(OpBuilder &b, ModuleOp module,
+                                                 const KernelSignature &sig,
+                                                 StringRef name) {
+  RankedTensorType x = sig.args[0];
+  auto dims = sig.config.getAs<DenseI64ArrayAttr>("dims");
+  if (x.getRank() != 3 || !dims || dims.asArrayRef() != ArrayRef<int64_t>{1, 2})
+    return module.emitError()
+           << "fourier-mix kernel: built for [B, S, D] with dims [1, 2]";
+  int64_t nb = x.getDimSize(0), s = x.getDimSize(1), d = x.getDimSize(2);
+  Type dtype = x.getElementType();
+  auto io = hbmTileFor(x);
+  if (failed(io))
+    return module.emitError() << "fourier-mix kernel: unsupported type";
+  OpBuilder::InsertionGuard g(b);
+  ProgramOp prog = createKernelProgram(b, module, name, {*io}, {*io});
+  KernelBuilder kb(b, module.getLoc(), prog);
+  Value in = kb.arg(0), out = kb.arg(1);
+
+  int64_t nsk = ceilDiv(s, 128), ndk = ceilDiv(d, 128);
+  Value cs = loadChunked(kb, kb.constant(ConstantSpec::cos(s, s, s), dtype), s,
+                         s, dtype);
+  Value ss = loadChunked(kb, kb.constant(ConstantSpec::sin(s, s, s), dtype), s,
+                         s, dtype);
+  Value cd = loadChunked(kb, kb.constant(ConstantSpec::cos(d, d, d), dtype), d,
+                         d, dtype);
+  Value nsd = loadChunked(
+      kb, kb.constant(ConstantSpec::sin(d, d, d, -1.0), dtype), d, d, dtype);
+
+  Value xs = kb.sbuf({std::min<int64_t>(s, 128), nsk, d}, dtype);
+  Value q1 = kb.sbuf({std::min<int64_t>(d, 128), ndk, s}, dtype);
+  Value q2 = kb.sbuf({std::min<int64_t>(d, 128), ndk, s}, dtype);
+  Value p1 = kb.psum({128, 512}), p2 = kb.psum({128, 512});
+  Value z = kb.psum({128, 512});
+  Value zo = kb.sbuf({std::min<int64_t>(s, 128), d}, dtype);
+
+  kb.loop(nb, [&](Ix bi) {
+    for (int64_t kc = 0; kc < nsk; ++kc) {
+      int64_t kw = std::min<int64_t>(128, s - kc * 128);
+      kb.dma(kb.view(xs, {kw, 1, d}, {0, kc, 0}),
+             kb.view(in, {1, kw, d}, {bi, kc * 128, 0}));
+    }
+    // Stage 1: P[d, s'] = sum_s X[s, d] C_S[s, s'] (and S_S).
+    for (int64_t dc = 0; dc < ndk; ++dc) {
+      int64_t dw = std::min<int64_t>(128, d - dc * 128);
+      for (int64_t s0 = 0; s0 < s; s0 += 512) {
+        int64_t sw = std::min<int64_t>(512, s - s0);
+        Value a1 = kb.view(p1, {dw, sw}, {0, 0});
+        Value a2 = kb.view(p2, {dw, sw}, {0, 0});
+        for (int64_t kc = 0; kc < nsk; ++kc) {
+          int64_t kw = std::min<int64_t>(128, s - kc * 128);
+          Value st = kb.view(xs, {kw, 1, dw}, {0, kc, dc * 128});
+          kb.matmul(a1, st, kb.view(cs, {kw, 1, sw}, {0, kc, s0}), kc > 0);
+          kb.matmul(a2, st, kb.view(ss, {kw, 1, sw}, {0, kc, s0}), kc > 0);
+        }
+        kb.copy(kb.view(q1, {dw, 1, sw}, {0, dc, s0}), a1);
+        kb.copy(kb.view(q2, {dw, 1, sw}, {0, dc, s0}), a2);
+      }
+    }
+    // Stage 2: Z[s', e] = sum_d P1[d, s'] C_D[d, e] - P2[d, s'] S_D[d, e].
+    for (int64_t sc = 0; sc < nsk; ++sc) {
+      int64_t mw = std::min<int64_t>(128, s - sc * 128);
+      for (int64_t e0 = 0; e0 < d; e0 += 512) {
+        int64_t ew = std::min<int64_t>(512, d - e0);
+        Value acc = kb.view(z, {mw, ew}, {0, 0});
+        for (int64_t dc = 0; dc < ndk; ++dc) {
+          int64_t dw = std::min<int64_t>(128, d - dc * 128);
+          kb.matmul(acc, kb.view(q1, {dw, 1, mw}, {0, dc, sc * 128}),
+                    kb.view(cd, {dw, 1, ew}, {0, dc, e0}), dc > 0);
+          kb.matmul(acc, kb.view(q2, {dw, 1, mw}, {0, dc, sc * 128}),
+                    kb.view(nsd, {dw, 1, ew}, {0, dc, e0}), true);
+        }
+        kb.copy(kb.view(zo, {mw, ew}, {0, e0}), acc);
+      }
+      kb.dma(kb.view(out, {1, mw, d}, {bi, sc * 128, 0}),
+             kb.view(zo, {mw, d}, {0, 0}));
+    }
+  });
+  return prog;
+}

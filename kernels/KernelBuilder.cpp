@@ -1,0 +1,188 @@
+//===- KernelBuilder.cpp - ncore op helpers for kernels -------------------===//
+#include "kernels/KernelBuilder.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::seam;
+using namespace mlir::ncore;
+
+Ix Ix::operator+(const Ix &o) const {
+  Ix r = *this;
+  r.c += o.c;
+  for (auto &[v, k] : o.terms) {
+    auto it = llvm::find_if(r.terms, [&](auto &t) { return t.first == v; });
+    if (it != r.terms.end())
+      it->second += k;
+    else
+      r.terms.push_back({v, k});
+  }
+  return r;
+}
+
+Ix Ix::operator*(int64_t k) const {
+  Ix r = *this;
+  r.c *= k;
+  for (auto &t : r.terms)
+    t.second *= k;
+  return r;
+}
+
+KernelBuilder::KernelBuilder(OpBuilder &b, Location loc, ProgramOp program)
+    : b(b), loc(loc), prog(program) {}
+
+Value KernelBuilder::constant(const ConstantSpec &spec, Type dtype) {
+  DictionaryAttr attr = spec.toAttr(ctx());
+  for (auto &[a, v] : constants)
+    if (a == attr && tile(v).getElementType() == dtype)
+      return v;
+  auto type = TileType::get(ctx(), MemSpace::Hbm, {spec.rows, spec.cols},
+                            dtype, 0);
+  unsigned idx = prog.getNumArguments();
+  auto fn = cast<FunctionOpInterface>(prog.getOperation());
+  fn.insertArgument(idx, type, b.getDictionaryAttr({}), loc);
+  prog.setArgRole(idx, "constant");
+  prog.setArgAttr(idx, kConstantAttrName, attr);
+  Value v = prog.getBody().getArgument(idx);
+  constants.push_back({attr, v});
+  return v;
+}
+
+Value KernelBuilder::sbuf(ArrayRef<int64_t> shape, Type dtype) {
+  return b.create<AllocOp>(
+      loc, TileType::get(ctx(), MemSpace::Sbuf, shape, dtype, 0));
+}
+
+Value KernelBuilder::psum(ArrayRef<int64_t> shape) {
+  return b.create<AllocOp>(
+      loc, TileType::get(ctx(), MemSpace::Psum, shape, f32(), 0));
+}
+
+Value KernelBuilder::view(Value src, ArrayRef<int64_t> shape,
+                          ArrayRef<Ix> offsets, ArrayRef<int64_t> strides) {
+  TileType st = tile(src);
+  SmallVector<Value> ivs;
+  for (const Ix &o : offsets)
+    for (auto &[v, k] : o.terms)
+      if (!llvm::is_contained(ivs, v))
+        ivs.push_back(v);
+  SmallVector<AffineExpr> exprs;
+  for (const Ix &o : offsets) {
+    AffineExpr e = b.getAffineConstantExpr(o.c);
+    for (auto &[v, k] : o.terms)
+      e = e + b.getAffineDimExpr(llvm::find(ivs, v) - ivs.begin()) * k;
+    exprs.push_back(e);
+  }
+  auto map = AffineMap::get(ivs.size(), 0, exprs, ctx());
+  int64_t start = st.getStartPartition();
+  if (st.isOnChip())
+    start += offsets[0].c;
+  auto rt = TileType::get(ctx(), st.getSpace(), shape, st.getElementType(),
+                          start);
+  DenseI64ArrayAttr strideAttr;
+  if (!strides.empty() && llvm::any_of(strides, [](int64_t s) { return s != 1; }))
+    strideAttr = b.getDenseI64ArrayAttr(strides);
+  return b.create<ViewOp>(loc, rt, src, ivs, AffineMapAttr::get(map),
+                          strideAttr);
+}
+
+Value KernelBuilder::reshape(Value src, ArrayRef<int64_t> shape) {
+  TileType st = tile(src);
+  return b.create<ReshapeOp>(
+      loc, TileType::get(ctx(), st.getSpace(), shape, st.getElementType(),
+                         st.getStartPartition()),
+      src);
+}
+
+void KernelBuilder::loop(int64_t trips, llvm::function_ref<void(Ix)> body) {
+  auto l = b.create<LoopOp>(loc, trips);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(l.getBodyBlock()->getTerminator());
+  body(Ix::of(l.getInductionVar()));
+}
+
+void KernelBuilder::dma(Value dst, Value src) {
+  b.create<DmaCopyOp>(loc, dst, src, EngineAttr());
+}
+
+void KernelBuilder::matmul(Value dst, Value stationary, Value moving,
+                           bool accumulate) {
+  b.create<MatmulOp>(loc, dst, stationary, moving, accumulate, EngineAttr());
+}
+
+void KernelBuilder::transpose(Value dst, Value src) {
+  b.create<TransposeOp>(loc, dst, src, EngineAttr());
+}
+
+void KernelBuilder::activation(ActFunc func, Value dst, Value src, float scale,
+                               float bias, Value biasTile, Value reduce) {
+  b.create<ActivationOp>(loc, dst, src, biasTile, reduce,
+                         ActFuncAttr::get(ctx(), func),
+                         b.getF32FloatAttr(scale), b.getF32FloatAttr(bias),
+                         EngineAttr());
+}
+
+void KernelBuilder::tensorTensor(AluOp op, Value dst, Value lhs, Value rhs) {
+  b.create<TensorTensorOp>(loc, dst, lhs, rhs, op, EngineAttr());
+}
+
+void KernelBuilder::tensorScalar(AluOp op, Value dst, Value src, float imm,
+                                 bool reverse) {
+  b.create<TensorScalarOp>(loc, dst, src, Value(), op, b.getF32FloatAttr(imm),
+                           reverse, EngineAttr());
+}
+
+void KernelBuilder::tensorScalar(AluOp op, Value dst, Value src,
+                                 Value scalarTile, bool reverse) {
+  b.create<TensorScalarOp>(loc, dst, src, scalarTile, op, FloatAttr(), reverse,
+                           EngineAttr());
+}
+
+void KernelBuilder::reduce(AluOp op, Value dst, Value src) {
+  b.create<TensorReduceOp>(loc, dst, src, op, EngineAttr());
+}
+
+void KernelBuilder::copy(Value dst, Value src) {
+  b.create<TensorCopyOp>(loc, dst, src, EngineAttr());
+}
+
+void KernelBuilder::reciprocal(Value dst, Value src) {
+  b.create<ReciprocalOp>(loc, dst, src, EngineAttr());
+}
+
+void KernelBuilder::memset(Value dst, float value) {
+  b.create<MemsetOp>(loc, dst, b.getF32FloatAttr(value), EngineAttr());
+}
+
+void KernelBuilder::iota(Value dst, float base, float partitionStep,
+                         float freeStep) {
+  b.create<IotaOp>(loc, dst, b.getF32FloatAttr(base),
+                   b.getF32FloatAttr(partitionStep),
+                   b.getF32FloatAttr(freeStep), EngineAttr());
+}
+
+ProgramOp seam::createKernelProgram(OpBuilder &b, ModuleOp module,
+                                    StringRef name, ArrayRef<TileType> inputs,
+                                    ArrayRef<TileType> outputs) {
+  SmallVector<Type> types(inputs.begin(), inputs.end());
+  types.append(outputs.begin(), outputs.end());
+  b.setInsertionPointToEnd(module.getBody());
+  auto prog = b.create<ProgramOp>(module.getLoc(), name, types);
+  for (unsigned i = 0; i < types.size(); ++i)
+    prog.setArgRole(i, i < inputs.size() ? "input" : "output");
+  b.setInsertionPointToStart(&prog.getBody().front());
+  return prog;
+}
+
+FailureOr<TileType> seam::hbmTileFor(RankedTensorType t) {
+  SmallVector<int64_t> shape(t.getShape());
+  Type elt = t.getElementType();
+  if (auto c = dyn_cast<ComplexType>(elt)) {
+    elt = c.getElementType();
+    shape.push_back(2);
+  }
+  if (!dtypeCode(elt) || !t.hasStaticShape())
+    return failure();
+  return TileType::get(t.getContext(), MemSpace::Hbm, shape, elt, 0);
+}

@@ -1,0 +1,127 @@
+//===- KernelBuilder.h - write ncore kernels the way NKI kernels read -*- C++ -*-===//
+//
+// A kernel is written against this builder the way an NKI kernel is written
+// against nki.isa: allocate SBUF/PSUM tiles, open loops, take windows of
+// tiles (views whose offsets are affine in the loop indices), move data with
+// DMA and compute with matmul / activation / tensor ops. Each call emits one
+// `ncore` op; nothing is scheduled or placed here (that is ncore-allocate and
+// ncore-schedule's job).
+//
+//   KernelBuilder kb(builder, loc, program);
+//   Value x = kb.sbuf({128, 512}, f32);
+//   kb.loop(4, [&](Ix b) {
+//     kb.dma(x, kb.view(in, {1, 128, 512}, {b, 0, 0}));
+//     kb.matmul(acc, w, x);
+//     kb.copy(y, acc);
+//     kb.dma(kb.view(out, {1, 128, 512}, {b, 0, 0}), y);
+//   });
+//
+// Constant matrices (DFT cos/sin, twiddles, identity) are HBM arguments with
+// role "constant" described by a `seam.constant` attribute (see
+// kernels/Constants.h); `constant(...)` appends (and dedups) them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SEAM_KERNELS_KERNELBUILDER_H
+#define SEAM_KERNELS_KERNELBUILDER_H
+
+#include "dialect/ncore/NcoreOps.h"
+#include "kernels/Constants.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include <initializer_list>
+
+namespace mlir::seam {
+
+/// An index: constant + sum of coefficient * loop induction variable (what a
+/// view offset may be).
+struct Ix {
+  int64_t c = 0;
+  SmallVector<std::pair<Value, int64_t>, 2> terms;
+
+  Ix(int64_t c = 0) : c(c) {}
+  static Ix of(Value iv) {
+    Ix i;
+    i.terms.push_back({iv, 1});
+    return i;
+  }
+  Ix operator+(const Ix &o) const;
+  Ix operator*(int64_t k) const;
+  Ix operator+(int64_t k) const { return *this + Ix(k); }
+};
+
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, ncore::ProgramOp program);
+
+  OpBuilder &builder() { return b; }
+  MLIRContext *ctx() { return b.getContext(); }
+  ncore::ProgramOp program() { return prog; }
+  Value arg(unsigned i) { return prog.getBody().getArgument(i); }
+  Type f32() { return b.getF32Type(); }
+  Type bf16() { return b.getBF16Type(); }
+
+  /// An HBM constant argument generated from `spec` (appended once).
+  Value constant(const ConstantSpec &spec, Type dtype);
+
+  // Memory.
+  Value sbuf(ArrayRef<int64_t> shape, Type dtype);
+  /// A PSUM accumulator (always f32).
+  Value psum(ArrayRef<int64_t> shape);
+  /// The window `shape` of `src` at `offsets` (one per dim), `strides`
+  /// defaulting to 1.
+  Value view(Value src, ArrayRef<int64_t> shape, ArrayRef<Ix> offsets,
+             ArrayRef<int64_t> strides = {});
+  /// Regroups the free dims (or HBM dims) of a contiguous tile.
+  Value reshape(Value src, ArrayRef<int64_t> shape);
+  /// The tile type of a value.
+  static ncore::TileType tile(Value v) {
+    return cast<ncore::TileType>(v.getType());
+  }
+
+  // Control.
+  /// An ncore.loop of `trips` iterations; `body` gets the index.
+  void loop(int64_t trips, llvm::function_ref<void(Ix)> body);
+
+  // Instructions (destination first, as in nki.isa).
+  void dma(Value dst, Value src);
+  void matmul(Value psumDst, Value stationary, Value moving,
+              bool accumulate = false);
+  void transpose(Value psumDst, Value src);
+  void activation(ncore::ActFunc func, Value dst, Value src,
+                  float scale = 1.0f, float bias = 0.0f,
+                  Value biasTile = nullptr, Value reduce = nullptr);
+  void tensorTensor(ncore::AluOp op, Value dst, Value lhs, Value rhs);
+  void tensorScalar(ncore::AluOp op, Value dst, Value src, float imm,
+                    bool reverse = false);
+  void tensorScalar(ncore::AluOp op, Value dst, Value src, Value scalarTile,
+                    bool reverse = false);
+  void reduce(ncore::AluOp op, Value dst, Value src);
+  void copy(Value dst, Value src);
+  void reciprocal(Value dst, Value src);
+  void memset(Value dst, float value);
+  void iota(Value dst, float base, float partitionStep, float freeStep);
+
+private:
+  OpBuilder &b;
+  Location loc;
+  ncore::ProgramOp prog;
+  llvm::SmallVector<std::pair<DictionaryAttr, Value>> constants;
+};
+
+/// Creates `ncore.program @name` at the end of `module` with HBM arguments
+/// of `inputs` (role input) then `outputs` (role output); the builder's
+/// insertion point is set into its body.
+ncore::ProgramOp createKernelProgram(OpBuilder &b, ModuleOp module,
+                                     StringRef name,
+                                     ArrayRef<ncore::TileType> inputs,
+                                     ArrayRef<ncore::TileType> outputs);
+
+/// The HBM tile a tensor of type `t` travels as: same shape and dtype, and a
+/// complex<f32> tensor as f32 with a trailing dim of 2 (re, im interleaved:
+/// the memory layout of complex<f32>).
+FailureOr<ncore::TileType> hbmTileFor(RankedTensorType t);
+
+} // namespace mlir::seam
+
+#endif // SEAM_KERNELS_KERNELBUILDER_H

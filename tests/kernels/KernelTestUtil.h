@@ -1,0 +1,101 @@
+//===- KernelTestUtil.h - build, emit and run kernel programs ---*- C++ -*-===//
+//
+// Until lowering/NcoreCodegen.h (compileNcoreProgram) lands, the kernel tests
+// turn an ncore.program into an rt::Program with `emitSequential`: a
+// test-only emitter that unrolls ncore.loop, places tiles with a bump
+// allocator (no reuse) and orders every instruction after the previous one
+// with semaphore 0. It is functionally exact and says nothing about
+// performance: the numbers these tests check are the kernels' arithmetic.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SEAM_TESTS_KERNELS_KERNELTESTUTIL_H
+#define SEAM_TESTS_KERNELS_KERNELTESTUTIL_H
+
+#include "dialect/ncore/NcoreOps.h"
+#include "dialect/seam/SeamOps.h"
+#include "kernels/Constants.h"
+#include "kernels/Kernels.h"
+#include "runtime/Host.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <complex>
+#include <gtest/gtest.h>
+#include <random>
+
+namespace seam::kt {
+
+/// Emits `prog` (fully ordered, loops unrolled). Binding i is named "a<i>".
+/// Constant arguments get their `seam.constant` values. Returns "" or what
+/// went wrong in `error`.
+rt::Program emitSequential(mlir::ncore::ProgramOp prog, rt::Target target,
+                           std::string &error);
+
+struct RunResult {
+  bool ok = false;
+  std::string error;
+  /// Output arguments by program argument index.
+  std::map<unsigned, std::vector<float>> outputs;
+  uint64_t nonFinite = 0;
+  size_t instructions = 0;
+  double deviceNs = 0;
+};
+
+/// Verifies, emits and runs `prog` functionally on one trn1 core with
+/// `inputs` (by program argument index).
+RunResult runProgram(mlir::ncore::ProgramOp prog,
+                     const std::map<unsigned, std::vector<float>> &inputs,
+                     rt::ExecMode mode = rt::ExecMode::Functional);
+
+/// A context with the seam and ncore dialects and an empty module.
+struct KernelEnv {
+  KernelEnv();
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::OpBuilder builder;
+  mlir::RankedTensorType tensor(llvm::ArrayRef<int64_t> shape,
+                                mlir::Type elt = {});
+  mlir::Type f32() { return builder.getF32Type(); }
+  mlir::Type bf16() { return builder.getBF16Type(); }
+  mlir::Type c64() { return mlir::ComplexType::get(f32()); }
+  /// Builds kernel `name` for `sig` through the registry's build hook.
+  mlir::ncore::ProgramOp build(llvm::StringRef kernel,
+                               const ::mlir::seam::KernelSignature &sig);
+};
+
+inline double relL2(const std::vector<float> &got,
+                    const std::vector<double> &want) {
+  if (got.size() != want.size())
+    return 1e300;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    double d = double(got[i]) - want[i];
+    num += d * d;
+    den += want[i] * want[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+
+inline std::vector<float> randomValues(size_t n, unsigned seed,
+                                       float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(gen);
+  return v;
+}
+
+/// Rounds to bf16 (nearest even), as the device stores it.
+inline float toBf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u = (u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000u;
+  float y;
+  std::memcpy(&y, &u, 4);
+  return y;
+}
+
+} // namespace seam::kt
+
+#endif // SEAM_TESTS_KERNELS_KERNELTESTUTIL_H
