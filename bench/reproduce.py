@@ -372,9 +372,13 @@ class Bench:
         for label, sw in switches:
             r = {}
             for k in [(), ("qkv",)]:
+                # Warm steps are what is compared: share one cache so the
+                # ablation runs do not recompile the same programs.
                 r[k] = self.seam_run(
                     "abl-%s-%s" % (sw[0].strip("-"), "-".join(k) or "vanilla"),
-                    self.flux_args("trn1", "eager", list(k), steps, 2, sw))
+                    self.flux_args("trn1", "eager", list(k), steps, 1,
+                                   sw + ["--cache-dir",
+                                         os.path.join(self.tmp, "abl-cache")]))
             g = r[("qkv",)]["warm_step_s"] - r[()]["warm_step_s"]
             contrib = gap - g
             rows.append([label, fmt(g), fmt(contrib), share(contrib, gap)])

@@ -8,6 +8,8 @@
 #include "dialect/ncore/NcoreOps.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
+#include "lowering/ConvertSeamToNcore.h"
+#include "lowering/NcorePasses.h"
 #include "passes/Passes.h"
 #include "passes/Statistics.h"
 #include "llvm/ADT/StringRef.h"
@@ -20,6 +22,8 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mlir::seam::registerSeamPassesAndPipelines();
+  mlir::ncore::registerNcoreCodegenPasses();
+  mlir::seam::registerConvertPasses();
   mlir::DialectRegistry registry;
   registry.insert<mlir::seam::SeamDialect, mlir::ncore::NcoreDialect,
                   mlir::func::FuncDialect>();
