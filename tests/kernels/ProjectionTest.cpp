@@ -1,0 +1,91 @@
+//===- ProjectionTest.cpp - fused QKV and RoPE kernels --------------------===//
+#include "KernelTestUtil.h"
+
+using namespace mlir;
+using namespace ::seam::kt;
+
+namespace {
+
+TEST(QkvKernel, Fp32AndBf16WithBias) {
+  // M = 200 (a partial 128-row block), K = 256, N = 640 (512 + 128).
+  const int64_t m = 200, k = 256, n = 640;
+  for (bool bf : {false, true}) {
+    KernelEnv env;
+    Type elt = bf ? env.bf16() : env.f32();
+    mlir::seam::KernelSignature sig;
+    sig.args = {env.tensor({1, m, k}, elt), env.tensor({k, n}, elt),
+                env.tensor({n}, elt)};
+    sig.results = {env.tensor({1, m, n}, elt)};
+    sig.config = env.builder.getDictionaryAttr({});
+    auto prog = env.build("qkv", sig);
+    ASSERT_TRUE(prog);
+    auto x = randomValues(m * k, 1), w = randomValues(k * n, 2),
+         b = randomValues(n, 3);
+    if (bf)
+      for (auto *vec : {&x, &w, &b})
+        for (float &v : *vec)
+          v = toBf16(v);
+    auto r = runProgram(prog, {{0u, x}, {1u, w}, {2u, b}});
+    ASSERT_TRUE(r.ok) << r.error;
+    std::vector<double> want(m * n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = b[j];
+        for (int64_t c = 0; c < k; ++c)
+          acc += double(x[i * k + c]) * w[c * n + j];
+        want[i * n + j] = acc;
+      }
+    double err = relL2(r.outputs[3], want);
+    std::cout << "[qkv] " << (bf ? "bf16" : "fp32") << " rel-L2 " << err
+              << "\n";
+    EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+  }
+}
+
+TEST(RopeKernel, PublishedLayout) {
+  struct Case {
+    int64_t b, h, s, d;
+    bool bf;
+  };
+  for (Case c : {Case{1, 4, 256, 64, false}, Case{1, 2, 512, 128, true}}) {
+    KernelEnv env;
+    Type elt = c.bf ? env.bf16() : env.f32();
+    mlir::seam::KernelSignature sig;
+    sig.args = {env.tensor({c.b, c.h, c.s, c.d}, elt),
+                env.tensor({c.s, c.d}, elt), env.tensor({c.s, c.d}, elt)};
+    sig.results = {sig.args[0]};
+    sig.config = env.builder.getDictionaryAttr({});
+    auto prog = env.build("rope", sig);
+    ASSERT_TRUE(prog);
+    auto x = randomValues(c.b * c.h * c.s * c.d, 4);
+    std::vector<float> cs(c.s * c.d), sn(c.s * c.d);
+    int64_t half = c.d / 2;
+    for (int64_t p = 0; p < c.s; ++p)
+      for (int64_t i = 0; i < c.d; ++i) {
+        double th = p * std::pow(10000.0, -2.0 * double(i % half) / c.d);
+        cs[p * c.d + i] = float(std::cos(th));
+        sn[p * c.d + i] = float(std::sin(th));
+      }
+    if (c.bf)
+      for (auto *vec : {&x, &cs, &sn})
+        for (float &v : *vec)
+          v = toBf16(v);
+    auto r = runProgram(prog, {{0u, x}, {1u, cs}, {2u, sn}});
+    ASSERT_TRUE(r.ok) << r.error;
+    std::vector<double> want(x.size());
+    for (int64_t bh = 0; bh < c.b * c.h; ++bh)
+      for (int64_t p = 0; p < c.s; ++p)
+        for (int64_t i = 0; i < c.d; ++i) {
+          const float *row = &x[(bh * c.s + p) * c.d];
+          double rot = i < half ? -double(row[i + half]) : row[i - half];
+          want[(bh * c.s + p) * c.d + i] =
+              row[i] * double(cs[p * c.d + i]) + rot * sn[p * c.d + i];
+        }
+    double err = relL2(r.outputs[3], want);
+    std::cout << "[rope] S=" << c.s << " D=" << c.d << " "
+              << (c.bf ? "bf16" : "fp32") << " rel-L2 " << err << "\n";
+    EXPECT_LE(err, c.bf ? 1e-2 : 1e-6);
+  }
+}
+
+} // namespace
