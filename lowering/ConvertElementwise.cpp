@@ -1,0 +1,123 @@
+//===- ConvertElementwise.cpp - gelu/silu and broadcast add/mul ----------===//
+//
+// Unary ops are one Scalar-engine activation per tile. Binary ops are one
+// Vector-engine tensor_tensor per tile; an operand broadcast over all rows
+// (a [1, 1, D] modulation vector, a [D] bias) is replicated onto the
+// partitions once, before the row loop (stride-0 DMA from HBM, or a
+// ones-matmul when it lives in SBUF).
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/ConvertSeamToNcore.h"
+#include "dialect/seam/SeamOps.h"
+
+using namespace mlir;
+using namespace mlir::seam;
+using namespace mlir::seam::conversion;
+
+/// Free elements per instruction when a tile is staged through SBUF.
+static constexpr int64_t kStageChunk = 2048;
+
+static int64_t chunkFor(ArrayRef<Placement> ps) {
+  bool allSbuf = llvm::all_of(ps, [](const Placement &p) { return p.inSbuf(); });
+  return allSbuf ? ps.front().cols : std::min(ps.front().cols, kStageChunk);
+}
+
+template <ncore::ActFunc Func>
+static LogicalResult lowerUnary(ProgramLowering &pl, Operation *op) {
+  auto x = pl.get(op->getOperand(0), op);
+  if (failed(x))
+    return failure();
+  Placement y = pl.placeResult(op->getResult(0));
+  int64_t chunk = chunkFor({*x, y});
+  pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
+    pl.forEachChunk(x->cols, chunk, [&](Index c0, int64_t n, bool) {
+      Value in = pl.load(*x, r0, p, c0, n);
+      Value out = pl.outTile(y, r0, p, c0, n);
+      pl.activation(Func, out, in);
+      pl.storeOut(y, r0, p, c0, n, out);
+    });
+  });
+  return success();
+}
+
+/// How a binary operand maps onto the result's rows x cols.
+enum class Broadcast { None, Rows, Unsupported };
+
+static Broadcast classify(ArrayRef<int64_t> operand, ArrayRef<int64_t> result) {
+  if (operand == result)
+    return Broadcast::None;
+  auto [rows, cols] = matrixOf(operand);
+  auto [rrows, rcols] = matrixOf(result);
+  if (rows == 1 && cols == rcols)
+    return Broadcast::Rows;
+  // Leading unit dims only (e.g. [S, D] against [1, S, D]).
+  if (rows == rrows && cols == rcols)
+    return Broadcast::None;
+  return Broadcast::Unsupported;
+}
+
+template <ncore::AluOp Alu>
+static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
+  auto lhs = pl.get(op->getOperand(0), op), rhs = pl.get(op->getOperand(1), op);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  ArrayRef<int64_t> shape = resultType.getShape();
+  Broadcast bl = classify(lhs->shape, shape), br = classify(rhs->shape, shape);
+  if (bl == Broadcast::Rows && br == Broadcast::None) {
+    std::swap(lhs, rhs); // add and mul commute
+    std::swap(bl, br);
+  }
+  if (bl != Broadcast::None || br == Broadcast::Unsupported) {
+    auto fmt = [](ArrayRef<int64_t> s) {
+      std::string str;
+      llvm::raw_string_ostream os(str);
+      os << "[";
+      llvm::interleaveComma(s, os);
+      os << "]";
+      return str;
+    };
+    return op->emitOpError()
+           << "convert-seam-to-ncore: broadcast of " << fmt(lhs->shape)
+           << " and " << fmt(rhs->shape) << " to " << fmt(shape)
+           << " is not lowered (supported: equal shapes, or one operand "
+              "broadcast over all rows)";
+  }
+  Placement y = pl.placeResult(op->getResult(0));
+  int64_t cols = y.cols;
+  if (br == Broadcast::Rows) {
+    // Replicate the vector once; [128, cols] stays live for the op.
+    int64_t p = std::min<int64_t>(y.rows, 128);
+    Value vec = pl.broadcastRow(*rhs, pl.cst(0), cols, p);
+    int64_t chunk = chunkFor({*lhs, y});
+    pl.forEachRowTile(y.rows, [&](Index r0, int64_t pp) {
+      pl.forEachChunk(cols, chunk, [&](Index c0, int64_t n, bool) {
+        Value a = pl.load(*lhs, r0, pp, c0, n);
+        Value v = pl.view(vec, {pp, n}, {pl.cst(0), c0});
+        Value out = pl.outTile(y, r0, pp, c0, n);
+        pl.create<ncore::TensorTensorOp>(out, a, v, Alu, ncore::EngineAttr());
+        pl.storeOut(y, r0, pp, c0, n, out);
+      });
+    });
+    return success();
+  }
+  int64_t chunk = chunkFor({*lhs, *rhs, y});
+  pl.forEachRowTile(y.rows, [&](Index r0, int64_t p) {
+    pl.forEachChunk(cols, chunk, [&](Index c0, int64_t n, bool) {
+      Value a = pl.load(*lhs, r0, p, c0, n);
+      Value c = pl.load(*rhs, r0, p, c0, n);
+      Value out = pl.outTile(y, r0, p, c0, n);
+      pl.create<ncore::TensorTensorOp>(out, a, c, Alu, ncore::EngineAttr());
+      pl.storeOut(y, r0, p, c0, n, out);
+    });
+  });
+  return success();
+}
+
+void conversion::populateElementwiseLowerings(LoweringTable &table) {
+  table[GeluOp::getOperationName()] = lowerUnary<ncore::ActFunc::Gelu>;
+  table[GeluTanhOp::getOperationName()] = lowerUnary<ncore::ActFunc::GeluTanh>;
+  table[SiluOp::getOperationName()] = lowerUnary<ncore::ActFunc::Silu>;
+  table[AddOp::getOperationName()] = lowerBinary<ncore::AluOp::Add>;
+  table[MulOp::getOperationName()] = lowerBinary<ncore::AluOp::Multiply>;
+}

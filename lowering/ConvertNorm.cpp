@@ -1,0 +1,114 @@
+//===- ConvertNorm.cpp - layer_norm and rms_norm ---------------------------===//
+//
+// Per row tile (rows on partitions, the normalised dim on the free axis):
+//   layer_norm: sum x (tensor_reduce), -mean (tensor_scalar), x - mean
+//     (activation identity with a per-partition [P, 1] bias), sum (x - mean)^2
+//     (activation square with add-reduce), rstd = rsqrt(s / D + eps) (one
+//     activation: scale 1/D, bias eps), y = (x - mean) * rstd (tensor_scalar
+//     with the [P, 1] rstd), then * gamma + beta (broadcast rows).
+//   rms_norm: sum x^2 (activation square with add-reduce), rstd as above,
+//     y = x * rstd (* gamma).
+// Statistics stay fp32; the centred row is fp32 (two-pass variance).
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/ConvertSeamToNcore.h"
+#include "dialect/seam/SeamOps.h"
+
+using namespace mlir;
+using namespace mlir::seam;
+using namespace mlir::seam::conversion;
+
+static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
+                               Value scale, Value bias, double eps,
+                               bool centre) {
+  auto x = pl.get(input, op);
+  if (failed(x))
+    return failure();
+  FailureOr<Placement> g = Placement(), bt = Placement();
+  if (scale && failed(g = pl.get(scale, op)))
+    return failure();
+  if (bias && failed(bt = pl.get(bias, op)))
+    return failure();
+  int64_t d = x->cols;
+  if ((scale && g->rows * g->cols != d) || (bias && bt->rows * bt->cols != d))
+    return op->emitOpError() << "convert-seam-to-ncore: scale and bias must "
+                                "have the normalised size "
+                             << d;
+  // Working set per partition: the fp32 centred row, the input row when it
+  // is staged, the gamma/beta rows.
+  int64_t bytes = d * 4 + d * 4 + 2 * d * 4;
+  if (bytes > pl.target().workingBytes)
+    return op->emitOpError()
+           << "convert-seam-to-ncore: rows of " << d
+           << " elements are too long to normalise in SBUF (" << bytes
+           << " bytes per partition of working tiles, "
+           << pl.target().workingBytes << " available)";
+  Placement y = pl.placeResult(op->getResult(0));
+  Type f32 = pl.builder().getF32Type();
+  int64_t pmax = std::min<int64_t>(x->rows, 128);
+  Value gamma, beta;
+  if (scale)
+    gamma = pl.broadcastRow(*g, pl.cst(0), d, pmax);
+  if (bias)
+    beta = pl.broadcastRow(*bt, pl.cst(0), d, pmax);
+  Value work = pl.alloc(MemSpace::Sbuf, {pmax, d}, f32);
+  Value s1 = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
+  Value s2 = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
+  Value rstd = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
+  auto zero = pl.cst(0);
+  pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
+    Value in = pl.load(*x, r0, p, zero, d);
+    Value out = pl.outTile(y, r0, p, zero, d);
+    Value w = pl.view(work, {p, d}, {zero, zero});
+    Value a = pl.view(s1, {p, 1}, {zero, zero});
+    Value s = pl.view(s2, {p, 1}, {zero, zero});
+    Value r = pl.view(rstd, {p, 1}, {zero, zero});
+    Value src = in;
+    if (centre) {
+      pl.create<ncore::TensorReduceOp>(a, in, ncore::AluOp::Add,
+                                       ncore::EngineAttr());
+      pl.tensorScalar(ncore::AluOp::Multiply, a, a, Value(), -1.0 / d);
+      pl.activation(ncore::ActFunc::Identity, w, in, a);
+      src = w;
+    }
+    // Sum of squares; the squared row itself is not needed (written to out).
+    pl.activation(ncore::ActFunc::Square, out, src, Value(), s);
+    pl.activation(ncore::ActFunc::Rsqrt, r, s, Value(), Value(), 1.0 / d, eps);
+    bool affine = scale || bias;
+    Value normed = affine ? w : out;
+    pl.tensorScalar(ncore::AluOp::Multiply, normed, src, r);
+    if (scale && bias) {
+      pl.create<ncore::TensorTensorOp>(w, w, pl.view(gamma, {p, d}, {zero, zero}),
+                                       ncore::AluOp::Multiply,
+                                       ncore::EngineAttr());
+      pl.create<ncore::TensorTensorOp>(out, w, pl.view(beta, {p, d}, {zero, zero}),
+                                       ncore::AluOp::Add, ncore::EngineAttr());
+    } else if (scale) {
+      pl.create<ncore::TensorTensorOp>(out, w, pl.view(gamma, {p, d}, {zero, zero}),
+                                       ncore::AluOp::Multiply,
+                                       ncore::EngineAttr());
+    } else if (bias) {
+      pl.create<ncore::TensorTensorOp>(out, w, pl.view(beta, {p, d}, {zero, zero}),
+                                       ncore::AluOp::Add, ncore::EngineAttr());
+    }
+    pl.storeOut(y, r0, p, zero, d, out);
+  });
+  return success();
+}
+
+static LogicalResult lowerLayerNorm(ProgramLowering &pl, Operation *o) {
+  auto op = cast<LayerNormOp>(o);
+  return lowerNorm(pl, op, op.getInput(), op.getScale(), op.getBias(),
+                   op.getEpsilon().convertToDouble(), /*centre=*/true);
+}
+
+static LogicalResult lowerRmsNorm(ProgramLowering &pl, Operation *o) {
+  auto op = cast<RmsNormOp>(o);
+  return lowerNorm(pl, op, op.getInput(), op.getScale(), Value(),
+                   op.getEpsilon().convertToDouble(), /*centre=*/false);
+}
+
+void conversion::populateNormLowerings(LoweringTable &table) {
+  table[LayerNormOp::getOperationName()] = lowerLayerNorm;
+  table[RmsNormOp::getOperationName()] = lowerRmsNorm;
+}

@@ -1,0 +1,83 @@
+//===- ConvertRope.cpp - rotary position embedding -------------------------===//
+//
+// y = x * cos + rotate_half(x) * sin with rotate_half(x) = concat(-x2, x1):
+//   y1 = x1 * cos1 - x2 * sin1,  y2 = x2 * cos2 + x1 * sin2
+// on views of the two halves of a [p, D] tile (Vector engine, fp32 products).
+// x is [B, H, S, D] (rows (b, h, s)); cos and sin are [S, D] tables read with
+// the same row tiles as the positions: a loop over b * h and one over the
+// position tiles.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/ConvertSeamToNcore.h"
+#include "dialect/seam/SeamOps.h"
+
+using namespace mlir;
+using namespace mlir::seam;
+using namespace mlir::seam::conversion;
+
+void conversion::emitRopeTile(ProgramLowering &pl, Value out, Value x,
+                              Value cos, Value sin, int64_t p, int64_t d) {
+  Type f32 = pl.builder().getF32Type();
+  int64_t h = d / 2;
+  Value xc = pl.alloc(MemSpace::Sbuf, {p, d}, f32);
+  Value t = pl.alloc(MemSpace::Sbuf, {p, h}, f32);
+  auto half = [&](Value v, int64_t i) {
+    return pl.view(v, {p, h}, {pl.cst(0), pl.cst(i * h)});
+  };
+  auto tt = [&](ncore::AluOp alu, Value dst, Value a, Value b) {
+    pl.create<ncore::TensorTensorOp>(dst, a, b, alu, ncore::EngineAttr());
+  };
+  tt(ncore::AluOp::Multiply, xc, x, cos);
+  tt(ncore::AluOp::Multiply, t, half(x, 1), half(sin, 0));
+  tt(ncore::AluOp::Subtract, half(out, 0), half(xc, 0), t);
+  tt(ncore::AluOp::Multiply, t, half(x, 0), half(sin, 1));
+  tt(ncore::AluOp::Add, half(out, 1), half(xc, 1), t);
+}
+
+static LogicalResult lowerRope(ProgramLowering &pl, Operation *o) {
+  auto op = cast<RopeOp>(o);
+  auto x = pl.get(op.getInput(), op), c = pl.get(op.getCos(), op),
+       s = pl.get(op.getSin(), op);
+  if (failed(x) || failed(c) || failed(s))
+    return failure();
+  if (x->shape.size() != 4)
+    return op.emitOpError() << "convert-seam-to-ncore: rope input must be "
+                               "[B, H, S, D]";
+  int64_t heads = x->shape[0] * x->shape[1], seq = x->shape[2],
+          d = x->shape[3];
+  if (d % 2 || d > 4096)
+    return op.emitOpError() << "convert-seam-to-ncore: rope head dim " << d
+                            << " must be even and at most 4096";
+  Placement y = pl.placeResult(op.getResult());
+  // Heads start at row h * S: SBUF windows need S % 128 == 0.
+  auto aligned = [&](const Placement &p) -> Placement {
+    if (ProgramLowering::rowAligned(p, seq))
+      return p;
+    Placement h = pl.hbmScratch(p.shape, p.elementType, "relayout");
+    ++pl.statistics().relayouts;
+    pl.copyInto(h, p);
+    return h;
+  };
+  Placement xa = aligned(*x);
+  Placement ya = ProgramLowering::rowAligned(y, seq)
+                     ? y
+                     : pl.hbmScratch(y.shape, y.elementType, "relayout");
+  pl.forRange(heads, [&](Index hd) {
+    pl.forEachRowTile(seq, [&](Index r0, int64_t p) {
+      Index row = hd * seq + r0;
+      Value xt = pl.load(xa, row, p, pl.cst(0), d);
+      Value ct = pl.load(*c, r0, p, pl.cst(0), d);
+      Value st = pl.load(*s, r0, p, pl.cst(0), d);
+      Value out = pl.outTile(ya, row, p, pl.cst(0), d);
+      emitRopeTile(pl, out, xt, ct, st, p, d);
+      pl.storeOut(ya, row, p, pl.cst(0), d, out);
+    });
+  });
+  if (ya.root != y.root)
+    pl.copyInto(y, ya);
+  return success();
+}
+
+void conversion::populateRopeLowerings(LoweringTable &table) {
+  table[RopeOp::getOperationName()] = lowerRope;
+}

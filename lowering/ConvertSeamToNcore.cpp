@@ -1,0 +1,685 @@
+//===- ConvertSeamToNcore.cpp - the pass and the shared framework --------===//
+//
+// See ConvertSeamToNcore.h for the layout and ConvertPasses.td for the
+// conventions the runtime relies on (program names, argument order, roles,
+// kernel declarations).
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/ConvertSeamToNcore.h"
+#include "dialect/seam/SeamOps.h"
+#include "passes/Statistics.h"
+#include "runtime/Profile.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::seam {
+#define GEN_PASS_DEF_CONVERTSEAMTONCORE
+#include "lowering/ConvertPasses.h.inc"
+} // namespace mlir::seam
+
+using namespace mlir;
+using namespace mlir::seam;
+using namespace mlir::seam::conversion;
+
+std::pair<int64_t, int64_t> conversion::matrixOf(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return {1, 1};
+  int64_t rows = 1;
+  for (int64_t d : shape.drop_back())
+    rows *= d;
+  return {rows, shape.back()};
+}
+
+static int64_t elementBytes(Type t) { return t.isBF16() ? 2 : 4; }
+
+static SmallVector<int64_t> hbmShape(ArrayRef<int64_t> shape) {
+  if (shape.empty())
+    return {1};
+  return SmallVector<int64_t>(shape);
+}
+
+//===----------------------------------------------------------------------===//
+// ProgramLowering: values
+//===----------------------------------------------------------------------===//
+
+ProgramLowering::ProgramLowering(ncore::ProgramOp program,
+                                 const TargetInfo &target,
+                                 ConversionStats &stats,
+                                 KernelDeclarations &kernels)
+    : program(program), b(program.getContext()), currentLoc(program.getLoc()),
+      tgt(target), stats(stats), kernels(kernels) {
+  b.setInsertionPointToEnd(&program.getBody().front());
+}
+
+LogicalResult ProgramLowering::checkDtype(Operation *op, Type t) {
+  if (t.isF32() || t.isBF16())
+    return success();
+  return op->emitOpError() << "has element type " << t
+                           << ", which the device does not hold (f32 or bf16 "
+                              "only); it must run on the host";
+}
+
+FailureOr<Placement> ProgramLowering::get(Value v, Operation *user) {
+  auto it = placements.find(v);
+  if (it != placements.end())
+    return it->second;
+  return user->emitOpError()
+         << "convert-seam-to-ncore: operand has no device placement (defined "
+            "outside the program or by an op that was not lowered)";
+}
+
+Placement ProgramLowering::hbmScratch(ArrayRef<int64_t> shape, Type et,
+                                      StringRef prefix) {
+  auto [rows, cols] = matrixOf(shape);
+  auto type = TileType::get(MemSpace::Hbm, {rows, cols}, et);
+  Value root;
+  {
+    OpBuilder::InsertionGuard g(b);
+    if (!loops.empty())
+      b.setInsertionPoint(loops.front());
+    root = b.create<ncore::AllocOp>(
+        currentLoc, type, IntegerAttr(),
+        b.getStringAttr((prefix + Twine(scratchCount++)).str()));
+  }
+  Placement p;
+  p.root = root;
+  p.space = MemSpace::Hbm;
+  p.elementType = et;
+  p.shape.assign(shape.begin(), shape.end());
+  p.rows = rows;
+  p.cols = cols;
+  p.pitch = cols;
+  return p;
+}
+
+Placement ProgramLowering::placeResultInHbm(Value v, StringRef prefix) {
+  auto type = cast<RankedTensorType>(v.getType());
+  auto out = outputs.find(v);
+  if (out != outputs.end() && !out->second.empty()) {
+    Value arg = out->second.front();
+    auto [rows, cols] = matrixOf(type.getShape());
+    Placement p;
+    p.root = reshape(arg, {rows, cols});
+    p.space = MemSpace::Hbm;
+    p.elementType = type.getElementType();
+    p.shape.assign(type.getShape().begin(), type.getShape().end());
+    p.rows = rows;
+    p.cols = cols;
+    p.pitch = cols;
+    placements[v] = p;
+    return p;
+  }
+  Placement p = hbmScratch(type.getShape(), type.getElementType(), prefix);
+  placements[v] = p;
+  return p;
+}
+
+Placement ProgramLowering::placeResult(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (outputs.count(v))
+    return placeResultInHbm(v, "out");
+  auto [rows, cols] = matrixOf(type.getShape());
+  Type et = type.getElementType();
+  int64_t tiles = (rows + 127) / 128;
+  int64_t bytes = tiles * cols * elementBytes(et);
+  int64_t budget = tgt.sbufPartitionBytes - tgt.workingBytes;
+  if (used + bytes > budget) {
+    ++stats.spills;
+    stats.spillBytes += rows * cols * elementBytes(et);
+    Placement p = hbmScratch(type.getShape(), et, "spill");
+    placements[v] = p;
+    return p;
+  }
+  used += bytes;
+  peak = std::max(peak, used);
+  ownedBytes[v] += bytes;
+  ++stats.sbufResident;
+  Placement p;
+  p.space = MemSpace::Sbuf;
+  p.root = alloc(MemSpace::Sbuf, {std::min<int64_t>(rows, 128), tiles * cols},
+                 et);
+  p.elementType = et;
+  p.shape.assign(type.getShape().begin(), type.getShape().end());
+  p.rows = rows;
+  p.cols = cols;
+  p.pitch = cols;
+  placements[v] = p;
+  return p;
+}
+
+void ProgramLowering::release(Value owner) {
+  auto it = ownedBytes.find(owner);
+  if (it == ownedBytes.end())
+    return;
+  used -= it->second;
+  ownedBytes.erase(it);
+}
+
+//===----------------------------------------------------------------------===//
+// ProgramLowering: loops
+//===----------------------------------------------------------------------===//
+
+void ProgramLowering::forRange(int64_t trips, function_ref<void(Index)> body) {
+  if (trips <= 0)
+    return;
+  if (trips == 1) {
+    body(cst(0));
+    return;
+  }
+  auto loop = b.create<ncore::LoopOp>(currentLoc, trips);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(loop.getBodyBlock()->getTerminator());
+  loops.push_back(loop);
+  ivs.push_back(loop.getInductionVar());
+  body(getAffineDimExpr(ivs.size() - 1, context()));
+  ivs.pop_back();
+  loops.pop_back();
+}
+
+void ProgramLowering::forEachChunk(
+    int64_t n, int64_t chunk,
+    function_ref<void(Index start, int64_t size, bool first)> body,
+    bool peelFirst) {
+  int64_t full = n / chunk, rem = n % chunk;
+  int64_t first = 0;
+  if (peelFirst && full > 0) {
+    body(cst(0), chunk, true);
+    first = 1;
+  }
+  if (full > first)
+    forRange(full - first, [&](Index i) {
+      body((i + first) * chunk, chunk, /*first=*/false);
+    });
+  if (rem)
+    body(cst(full * chunk), rem, /*first=*/peelFirst && full == 0);
+}
+
+//===----------------------------------------------------------------------===//
+// ProgramLowering: tiles
+//===----------------------------------------------------------------------===//
+
+Value ProgramLowering::alloc(MemSpace space, ArrayRef<int64_t> shape,
+                             Type et) {
+  OpBuilder::InsertionGuard g(b);
+  if (!loops.empty())
+    b.setInsertionPoint(loops.front());
+  return b.create<ncore::AllocOp>(currentLoc, TileType::get(space, shape, et));
+}
+
+Value ProgramLowering::view(Value source, ArrayRef<int64_t> shape,
+                            ArrayRef<Index> offsets,
+                            ArrayRef<int64_t> strides) {
+  auto src = cast<TileType>(source.getType());
+  bool identity = shape == src.getShape() && strides.empty() &&
+                  llvm::all_of(offsets, [](Index e) {
+                    auto c = dyn_cast<AffineConstantExpr>(e);
+                    return c && c.getValue() == 0;
+                  });
+  if (identity)
+    return source;
+  int64_t start = src.getStartPartition();
+  if (src.isOnChip())
+    if (auto c = dyn_cast<AffineConstantExpr>(offsets.front()))
+      start += c.getValue();
+  auto type = TileType::get(src.getSpace(), shape, src.getElementType(),
+                            src.isOnChip() ? start : 0);
+  auto map = AffineMap::get(ivs.size(), 0, offsets, context());
+  DenseI64ArrayAttr strideAttr;
+  if (!strides.empty())
+    strideAttr = b.getDenseI64ArrayAttr(strides);
+  return b.create<ncore::ViewOp>(currentLoc, type, source, ValueRange(ivs),
+                                 AffineMapAttr::get(map), strideAttr);
+}
+
+Value ProgramLowering::reshape(Value source, ArrayRef<int64_t> shape) {
+  auto src = cast<TileType>(source.getType());
+  if (src.getShape() == shape)
+    return source;
+  return b.create<ncore::ReshapeOp>(currentLoc, src.withShape(shape), source);
+}
+
+Value ProgramLowering::window(const Placement &t, Index row0, int64_t p,
+                              Index col, int64_t n) {
+  if (t.inSbuf()) {
+    Index tile = (row0 + t.rowOffset).floorDiv(128);
+    return view(t.root, {p, n}, {cst(0), tile * t.pitch + t.colOffset + col});
+  }
+  return view(t.root, {p, n}, {row0 + t.rowOffset, col + t.colOffset});
+}
+
+Value ProgramLowering::load(const Placement &t, Index row0, int64_t p,
+                            Index col, int64_t n) {
+  Value w = window(t, row0, p, col, n);
+  if (t.inSbuf())
+    return w;
+  Value tile = alloc(MemSpace::Sbuf, {p, n}, t.elementType);
+  create<ncore::DmaCopyOp>(tile, w, ncore::EngineAttr());
+  return tile;
+}
+
+Value ProgramLowering::outTile(const Placement &t, Index row0, int64_t p,
+                               Index col, int64_t n) {
+  if (t.inSbuf())
+    return window(t, row0, p, col, n);
+  return alloc(MemSpace::Sbuf, {p, n}, t.elementType);
+}
+
+void ProgramLowering::storeOut(const Placement &t, Index row0, int64_t p,
+                               Index col, int64_t n, Value tile) {
+  if (t.inSbuf())
+    return;
+  create<ncore::DmaCopyOp>(window(t, row0, p, col, n), tile,
+                           ncore::EngineAttr());
+}
+
+Value ProgramLowering::memset(Value tile, double value) {
+  create<ncore::MemsetOp>(tile, b.getF32FloatAttr(value), ncore::EngineAttr());
+  return tile;
+}
+
+void ProgramLowering::activation(ncore::ActFunc func, Value dst, Value src,
+                                 Value biasTile, Value reduce, double scale,
+                                 double bias) {
+  create<ncore::ActivationOp>(dst, src, biasTile, reduce,
+                              ncore::ActFuncAttr::get(context(), func),
+                              b.getF32FloatAttr(scale), b.getF32FloatAttr(bias),
+                              ncore::EngineAttr());
+}
+
+void ProgramLowering::tensorScalar(ncore::AluOp alu, Value dst, Value src,
+                                   Value scalarTile,
+                                   std::optional<double> imm) {
+  create<ncore::TensorScalarOp>(
+      dst, src, scalarTile, ncore::AluOpAttr::get(context(), alu),
+      imm ? b.getF32FloatAttr(*imm) : FloatAttr(), UnitAttr(),
+      ncore::EngineAttr());
+}
+
+Value ProgramLowering::broadcastRow(const Placement &vec, Index col, int64_t n,
+                                    int64_t p) {
+  Type et = vec.elementType;
+  Value tile = alloc(MemSpace::Sbuf, {p, n}, et);
+  if (!vec.inSbuf()) {
+    Value src = view(vec.root, {p, n},
+                     {cst(vec.rowOffset), col + vec.colOffset}, {0, 1});
+    create<ncore::DmaCopyOp>(tile, src, ncore::EngineAttr());
+    return tile;
+  }
+  // ones[1, p]^T x row[1, n] = row on every partition (exact).
+  Value ones = memset(alloc(MemSpace::Sbuf, {1, p}, et), 1.0);
+  int64_t chunk = std::min<int64_t>(n, ncore::kMatmulMaxN);
+  Value acc = alloc(MemSpace::Psum, {p, chunk}, b.getF32Type());
+  forEachChunk(n, chunk, [&](Index c0, int64_t nc, bool) {
+    Value accv = view(acc, {p, nc}, {cst(0), cst(0)});
+    create<ncore::MatmulOp>(accv, ones, window(vec, cst(0), 1, col + c0, nc),
+                            /*accumulate=*/false, ncore::EngineAttr());
+    create<ncore::TensorCopyOp>(view(tile, {p, nc}, {cst(0), c0}), accv,
+                                ncore::EngineAttr());
+  });
+  return tile;
+}
+
+void ProgramLowering::copyInto(const Placement &dst, const Placement &src) {
+  if (!dst.inSbuf() && !src.inSbuf()) {
+    create<ncore::DmaCopyOp>(
+        window(dst, cst(0), dst.rows, cst(0), dst.cols),
+        window(src, cst(0), src.rows, cst(0), src.cols), ncore::EngineAttr());
+    return;
+  }
+  forEachRowTile(src.rows, [&](Index r, int64_t p) {
+    Value s = window(src, r, p, cst(0), src.cols);
+    Value d = window(dst, r, p, cst(0), dst.cols);
+    if (dst.inSbuf() && src.inSbuf())
+      create<ncore::TensorCopyOp>(d, s, ncore::EngineAttr());
+    else
+      create<ncore::DmaCopyOp>(d, s, ncore::EngineAttr());
+  });
+}
+
+Value ProgramLowering::contiguousHbm(const Placement &t, Operation *user) {
+  SmallVector<int64_t> shape = hbmShape(t.shape);
+  if (!t.inSbuf() && t.isContiguous()) {
+    Value rowsView = t.root;
+    auto rootType = cast<TileType>(t.root.getType());
+    if (t.rowOffset != 0 || rootType.getShape()[0] != t.rows)
+      rowsView = view(t.root, {t.rows, t.cols}, {cst(t.rowOffset), cst(0)});
+    return reshape(rowsView, shape);
+  }
+  ++stats.relayouts;
+  Placement copy = hbmScratch(t.shape, t.elementType, "relayout");
+  copyInto(copy, t);
+  return reshape(copy.root, shape);
+}
+
+Placement ProgramLowering::withShape(Placement t, ArrayRef<int64_t> shape) {
+  t.shape.assign(shape.begin(), shape.end());
+  return t;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel declarations
+//===----------------------------------------------------------------------===//
+
+ncore::ProgramOp KernelDeclarations::getOrCreate(Operation *call) {
+  auto kc = cast<KernelCallOp>(call);
+  SmallVector<Type> argTypes;
+  auto toTile = [](Type t) -> Type {
+    auto rt = cast<RankedTensorType>(t);
+    return TileType::get(MemSpace::Hbm, hbmShape(rt.getShape()),
+                         rt.getElementType());
+  };
+  for (Type t : kc.getArgs().getTypes())
+    argTypes.push_back(toTile(t));
+  for (Type t : kc->getResultTypes())
+    argTypes.push_back(toTile(t));
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << kc.getKernel() << "|";
+  llvm::interleaveComma(argTypes, os);
+  os << "|";
+  if (auto cfg = kc.getConfigAttr())
+    os << cfg;
+  auto it = byKey.find(key);
+  if (it != byKey.end())
+    return it->second;
+  std::string name;
+  for (char c : kc.getKernel())
+    name += llvm::isAlnum(c) ? c : '_';
+  int64_t n = countByName[name]++;
+  OpBuilder b(programs.getContext());
+  b.setInsertionPointToEnd(programs.getBody());
+  auto decl = b.create<ncore::ProgramOp>(
+      call->getLoc(), ("kernel_" + name + "_" + Twine(n)).str(), argTypes);
+  decl.getBody().getBlocks().clear();
+  decl.setPrivate();
+  unsigned numArgs = kc.getArgs().size();
+  for (unsigned i = 0; i < argTypes.size(); ++i)
+    decl.setArgRole(i, i < numArgs ? "input" : "output");
+  decl->setAttr("seam.kernel", kc.getKernelAttr());
+  if (auto cfg = kc.getConfigAttr())
+    decl->setAttr("seam.config", cfg);
+  byKey[key] = decl;
+  return decl;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// True when `v` is a parameter or a load-time expression of parameters
+/// (e.g. the concatenated q/k/v weight of seam-fuse-qkv).
+bool isParamExpr(Value v, unsigned depth = 0) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 8)
+    return false;
+  if (isa<ParamOp>(def))
+    return true;
+  if (!isa<ConcatOp, ReshapeOp, SliceOp, TransposeOp>(def))
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value o) { return isParamExpr(o, depth + 1); });
+}
+
+class ConvertSeamToNcorePass
+    : public mlir::seam::impl::ConvertSeamToNcoreBase<ConvertSeamToNcorePass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult lowerProgram(func::FuncOp func, ModuleOp programs,
+                             const TargetInfo &target,
+                             const LoweringTable &table,
+                             KernelDeclarations &kernels,
+                             ConversionStats &stats);
+};
+
+} // namespace
+
+static PassCounter numPrograms{"convert-seam-to-ncore", "programs",
+                               "Programs lowered"};
+static PassCounter numSpills{"convert-seam-to-ncore", "spills",
+                             "Intermediates spilled to HBM"};
+static PassCounter numSpillBytes{"convert-seam-to-ncore", "spill-bytes",
+                                 "Bytes of spilled intermediates"};
+static PassCounter numRelayouts{"convert-seam-to-ncore", "relayouts",
+                                "Copies to HBM for a layout change"};
+static PassCounter numKernelCalls{"convert-seam-to-ncore", "kernel-calls",
+                                  "Kernel calls inside programs"};
+static PassCounter numResident{"convert-seam-to-ncore", "sbuf-resident",
+                               "Intermediates kept in SBUF"};
+
+LogicalResult ConvertSeamToNcorePass::lowerProgram(
+    func::FuncOp func, ModuleOp programs, const TargetInfo &target,
+    const LoweringTable &table, KernelDeclarations &kernels,
+    ConversionStats &stats) {
+  ModuleOp module = getOperation();
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("convert-seam-to-ncore: a program has one block");
+  // Roles from the call sites.
+  SmallVector<bool> isParam(func.getNumArguments(), true);
+  bool anyCall = false;
+  if (auto uses = SymbolTable::getSymbolUses(func, module))
+    for (const SymbolTable::SymbolUse &use : *uses) {
+      auto call = dyn_cast<func::CallOp>(use.getUser());
+      if (!call)
+        continue;
+      anyCall = true;
+      for (auto [i, operand] : llvm::enumerate(call.getOperands()))
+        if (i < isParam.size() && !isParamExpr(operand))
+          isParam[i] = false;
+    }
+  if (!anyCall)
+    isParam.assign(isParam.size(), false);
+
+  SmallVector<Type> argTypes;
+  auto toTile = [&](Type t) -> FailureOr<Type> {
+    auto rt = dyn_cast<RankedTensorType>(t);
+    if (!rt || failed(ProgramLowering::checkDtype(func, rt.getElementType())))
+      return failure();
+    return Type(TileType::get(MemSpace::Hbm, hbmShape(rt.getShape()),
+                              rt.getElementType()));
+  };
+  for (Type t : func.getArgumentTypes()) {
+    auto tt = toTile(t);
+    if (failed(tt))
+      return failure();
+    argTypes.push_back(*tt);
+  }
+  for (Type t : func.getResultTypes()) {
+    auto tt = toTile(t);
+    if (failed(tt))
+      return failure();
+    argTypes.push_back(*tt);
+  }
+  OpBuilder b(func.getContext());
+  b.setInsertionPointToEnd(programs.getBody());
+  auto program =
+      b.create<ncore::ProgramOp>(func.getLoc(), func.getSymName(), argTypes);
+  unsigned numIn = func.getNumArguments();
+  for (unsigned i = 0; i < argTypes.size(); ++i)
+    program.setArgRole(i, i >= numIn ? "output" : isParam[i] ? "param"
+                                                              : "input");
+  func->setAttr("seam.ncore_program",
+                SymbolRefAttr::get(programs.getSymNameAttr(),
+                                   {FlatSymbolRefAttr::get(
+                                       func.getSymNameAttr())}));
+
+  ProgramLowering pl(program, target, stats, kernels);
+  Block &body = func.getBody().front();
+  Block &pbody = program.getBody().front();
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    auto rt = cast<RankedTensorType>(arg.getType());
+    auto [rows, cols] = matrixOf(rt.getShape());
+    Placement p;
+    pl.setLoc(arg.getLoc());
+    p.root = pl.reshape(pbody.getArgument(i), {rows, cols});
+    p.space = MemSpace::Hbm;
+    p.elementType = rt.getElementType();
+    p.shape.assign(rt.getShape().begin(), rt.getShape().end());
+    p.rows = rows;
+    p.cols = cols;
+    p.pitch = cols;
+    pl.bind(arg, p);
+  }
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    if (!isa<BlockArgument>(v))
+      pl.setOutput(v, pbody.getArgument(numIn + i));
+
+  // Liveness classes: views (reshape, slice) share their source's bytes.
+  DenseMap<Operation *, int64_t> position;
+  DenseMap<Value, Value> classOf;
+  DenseMap<Value, int64_t> lastUse;
+  int64_t idx = 0;
+  for (Operation &op : body) {
+    position[&op] = idx;
+    for (Value r : op.getResults()) {
+      Value cls = r;
+      if (isa<ReshapeOp, SliceOp>(op))
+        cls = classOf.lookup(op.getOperand(0)) ? classOf[op.getOperand(0)]
+                                               : op.getOperand(0);
+      classOf[r] = cls;
+      lastUse[cls] = std::max(lastUse.lookup(cls), idx);
+    }
+    for (Value o : op.getOperands()) {
+      Value cls = classOf.lookup(o) ? classOf[o] : o;
+      lastUse[cls] = std::max(lastUse.lookup(cls), idx);
+    }
+    ++idx;
+  }
+  DenseMap<int64_t, SmallVector<Value>> dying;
+  for (auto &[cls, last] : lastUse)
+    dying[last].push_back(cls);
+
+  for (Operation &op : body) {
+    pl.setLoc(op.getLoc());
+    if (isa<func::ReturnOp>(op))
+      break;
+    if (op.hasTrait<OpTrait::seam::HostFallback>())
+      return op.emitOpError()
+             << "runs on the host and cannot be lowered inside a device "
+                "program (seam-form-regions splits regions at it)";
+    auto it = table.find(op.getName().getStringRef());
+    if (it == table.end())
+      return op.emitOpError()
+             << "convert-seam-to-ncore: no device lowering for this op";
+    for (Type t : op.getResultTypes())
+      if (auto rt = dyn_cast<RankedTensorType>(t))
+        if (failed(ProgramLowering::checkDtype(&op, rt.getElementType())))
+          return failure();
+    if (failed(it->second(pl, &op)))
+      return failure();
+    // Results aliasing another value's bytes belong to its class.
+    for (Value r : op.getResults())
+      if (classOf[r] != r)
+        pl.setOwner(r, classOf[r]);
+    for (Value cls : dying.lookup(position[&op]))
+      pl.release(cls);
+  }
+  // Outputs not computed in place (func args, aliases, values returned twice).
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    pl.setLoc(ret.getLoc());
+    FailureOr<Placement> src = pl.get(v, ret);
+    if (failed(src))
+      return failure();
+    Value outArg = pbody.getArgument(numIn + i);
+    auto [rows, cols] = matrixOf(src->shape);
+    if (auto resh = src->root.getDefiningOp<ncore::ReshapeOp>())
+      if (resh.getSource() == outArg && src->rowOffset == 0 &&
+          src->isContiguous())
+        continue;
+    Placement dst;
+    dst.root = pl.reshape(outArg, {rows, cols});
+    dst.space = MemSpace::Hbm;
+    dst.elementType = src->elementType;
+    dst.shape = src->shape;
+    dst.rows = rows;
+    dst.cols = cols;
+    dst.pitch = cols;
+    pl.copyInto(dst, *src);
+  }
+  program->setAttr("seam.sbuf_peak_bytes", b.getI64IntegerAttr(pl.sbufPeak()));
+  return success();
+}
+
+void ConvertSeamToNcorePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  auto parsed = ::seam::rt::parseTarget(target);
+  if (!parsed) {
+    module.emitError() << "convert-seam-to-ncore: unknown target '" << target
+                       << "' (expected trn1 or trn2)";
+    return signalPassFailure();
+  }
+  const ::seam::rt::Profile &profile = ::seam::rt::Profile::builtin(*parsed);
+  TargetInfo info;
+  info.name = target;
+  info.sbufPartitionBytes = int64_t(profile.sbufPartitionBytes);
+  // Working tiles of the widest op (a linear's transposed row block, an
+  // attention row of scores, a norm's f32 row) stay below a third of SBUF.
+  info.workingBytes = info.sbufPartitionBytes / 3;
+
+  LoweringTable table;
+  populateLinearLowerings(table);
+  populateElementwiseLowerings(table);
+  populateNormLowerings(table);
+  populateShapeLowerings(table);
+  populateRopeLowerings(table);
+  populateAttentionLowerings(table);
+  populateCollectiveLowerings(table);
+  populateKernelCallLowerings(table);
+
+  if (SymbolTable::lookupSymbolIn(module, "ncore")) {
+    module.emitError("convert-seam-to-ncore: the module already has a symbol "
+                     "@ncore (converted twice?)");
+    return signalPassFailure();
+  }
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto programs = b.create<ModuleOp>(module.getLoc(), StringRef("ncore"));
+  KernelDeclarations kernels(programs);
+  ConversionStats stats;
+
+  SmallVector<func::FuncOp> funcs;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr("seam.program"))
+      funcs.push_back(func);
+  bool failedAny = false;
+  for (func::FuncOp func : funcs) {
+    int64_t spillsBefore = stats.spills;
+    if (failed(lowerProgram(func, programs, info, table, kernels, stats))) {
+      failedAny = true;
+      continue;
+    }
+    ++stats.programs;
+    if (auto p = programs.lookupSymbol<ncore::ProgramOp>(func.getSymName()))
+      p->setAttr("seam.spills",
+                 b.getI64IntegerAttr(stats.spills - spillsBefore));
+  }
+  // Top-level kernel calls (eager mode): launched by the host directly.
+  module.walk([&](KernelCallOp call) {
+    auto parent = call->getParentOfType<func::FuncOp>();
+    if (parent && parent->hasAttr("seam.program"))
+      return;
+    ncore::ProgramOp decl = kernels.getOrCreate(call);
+    call->setAttr("seam.ncore_program",
+                  SymbolRefAttr::get(programs.getSymNameAttr(),
+                                     {FlatSymbolRefAttr::get(
+                                         decl.getSymNameAttr())}));
+  });
+  if (failedAny)
+    return signalPassFailure();
+  numPrograms += stats.programs;
+  numSpills += stats.spills;
+  numSpillBytes += stats.spillBytes;
+  numRelayouts += stats.relayouts;
+  numKernelCalls += stats.kernelCalls;
+  numResident += stats.sbufResident;
+}

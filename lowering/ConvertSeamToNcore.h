@@ -1,0 +1,250 @@
+//===- ConvertSeamToNcore.h - seam -> ncore conversion framework -*- C++ -*-===//
+//
+// `convert-seam-to-ncore` turns every `func.func` tagged `seam.program` into
+// an `ncore.program` of the same name (inside a nested `module @ncore`). The
+// op families live in one file each (ConvertLinear.cpp, ConvertNorm.cpp, ...)
+// and register their lowerings into a `LoweringTable`; this header is the
+// framework they share: where each seam tensor lives (`Placement`), loops
+// that stay loops (`forEachRowTile`, `forEachChunk`) and tile helpers.
+//
+// Layout. A tensor of shape [d0, ..., dn-1] is a matrix of rows x cols with
+// cols = dn-1. In SBUF, row r sits on partition r % 128 at free offset
+// (r / 128) * pitch; in HBM it is the row-major tensor. Program inputs,
+// params and outputs are HBM; intermediates are SBUF while the per-partition
+// budget allows, else HBM scratch (`ncore.alloc {name = "spillN"}`).
+//
+//===----------------------------------------------------------------------===//
+#ifndef SEAM_LOWERING_CONVERTSEAMTONCORE_H
+#define SEAM_LOWERING_CONVERTSEAMTONCORE_H
+
+#include "dialect/ncore/NcoreOps.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include <functional>
+#include <memory>
+
+namespace mlir::seam {
+
+#define GEN_PASS_DECL
+#include "lowering/ConvertPasses.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "lowering/ConvertPasses.h.inc"
+
+namespace conversion {
+
+using ncore::MemSpace;
+using ncore::TileType;
+
+/// An index that may move with the enclosing ncore.loops: an affine
+/// expression over the induction variables of the current loop nest
+/// (dim i = the i-th open loop, outermost first).
+using Index = AffineExpr;
+
+/// Where one seam tensor lives, seen as a rows x cols matrix.
+struct Placement {
+  /// HBM: a 2-D contiguous [R, pitch] tile; SBUF: an [P, T * pitch] tile.
+  Value root;
+  MemSpace space = MemSpace::Sbuf;
+  Type elementType;
+  /// The seam tensor's shape.
+  SmallVector<int64_t> shape;
+  int64_t rows = 1, cols = 1;
+  /// Elements between consecutive rows (HBM) or row tiles (SBUF).
+  int64_t pitch = 1;
+  /// First row (HBM: any; SBUF: a multiple of 128) and first column.
+  int64_t rowOffset = 0, colOffset = 0;
+
+  bool inSbuf() const { return space == MemSpace::Sbuf; }
+  bool isContiguous() const { return pitch == cols && colOffset == 0; }
+  int64_t partitions() const { return std::min<int64_t>(rows, 128); }
+  int64_t rowTiles() const { return (rows + 127) / 128; }
+};
+
+/// rows x cols of a shape (rank 0 is 1 x 1).
+std::pair<int64_t, int64_t> matrixOf(ArrayRef<int64_t> shape);
+
+/// Target figures the conversion needs (from runtime/profiles).
+struct TargetInfo {
+  std::string name;
+  int64_t sbufPartitionBytes = 0;
+  /// Bytes per partition kept free for the working tiles of one op.
+  int64_t workingBytes = 0;
+};
+
+/// Counters of one conversion (printed with -mlir-pass-statistics).
+struct ConversionStats {
+  int64_t programs = 0, spills = 0, spillBytes = 0, relayouts = 0,
+          kernelCalls = 0, sbufResident = 0;
+};
+
+class ProgramLowering;
+/// Lowers one seam op inside a program; emits a diagnostic on failure.
+using LowerFn = std::function<LogicalResult(ProgramLowering &, Operation *)>;
+/// Op name -> lowering (populated by the op family files).
+using LoweringTable = llvm::StringMap<LowerFn>;
+
+void populateLinearLowerings(LoweringTable &table);
+void populateElementwiseLowerings(LoweringTable &table);
+void populateNormLowerings(LoweringTable &table);
+void populateShapeLowerings(LoweringTable &table);
+void populateRopeLowerings(LoweringTable &table);
+void populateAttentionLowerings(LoweringTable &table);
+void populateCollectiveLowerings(LoweringTable &table);
+void populateKernelCallLowerings(LoweringTable &table);
+
+/// Declarations of separately compiled kernel programs, one per distinct
+/// (kernel, signature, config), named `kernel_<name>_<n>`.
+class KernelDeclarations {
+public:
+  explicit KernelDeclarations(ModuleOp programs) : programs(programs) {}
+  /// The declaration for a seam.kernel_call (created on first use).
+  ncore::ProgramOp getOrCreate(Operation *kernelCall);
+
+private:
+  ModuleOp programs;
+  llvm::StringMap<ncore::ProgramOp> byKey;
+  llvm::StringMap<int64_t> countByName;
+};
+
+/// The state of lowering one program: builder, loop nest, placements and
+/// the SBUF budget.
+class ProgramLowering {
+public:
+  ProgramLowering(ncore::ProgramOp program, const TargetInfo &target,
+                  ConversionStats &stats, KernelDeclarations &kernels);
+
+  OpBuilder &builder() { return b; }
+  Location loc() const { return currentLoc; }
+  void setLoc(Location l) { currentLoc = l; }
+  MLIRContext *context() { return b.getContext(); }
+  KernelDeclarations &kernelDecls() { return kernels; }
+  ConversionStats &statistics() { return stats; }
+
+  //===--- values ----------------------------------------------------------===//
+  void bind(Value v, const Placement &p) { placements[v] = p; }
+  /// The placement of an operand (error at `user` when it has none).
+  FailureOr<Placement> get(Value v, Operation *user);
+  /// Marks `v` as a program output written into `outputArg` (an HBM tile).
+  void setOutput(Value v, Value outputArg) { outputs[v].push_back(outputArg); }
+  /// Places the result `v` of the op being lowered: the output binding if
+  /// `v` is returned, else SBUF when it fits the budget, else an HBM spill.
+  Placement placeResult(Value v);
+  /// An HBM placement for `v` (output binding or a named scratch).
+  Placement placeResultInHbm(Value v, StringRef scratchPrefix);
+  /// A placement over a fresh HBM scratch [rows, cols].
+  Placement hbmScratch(ArrayRef<int64_t> shape, Type elementType,
+                       StringRef prefix);
+  /// Liveness bookkeeping (SBUF budget): `owner` keeps its bytes until
+  /// release(owner).
+  void release(Value owner);
+  /// The owner whose SBUF bytes a placement of `v` belongs to.
+  void setOwner(Value v, Value owner) { ownerOf[v] = owner; }
+  Value ownerOf_(Value v) const {
+    auto it = ownerOf.find(v);
+    return it == ownerOf.end() ? v : it->second;
+  }
+
+  //===--- loops -----------------------------------------------------------===//
+  Index cst(int64_t c) { return getAffineConstantExpr(c, context()); }
+  /// body(i) for i in [0, trips): an ncore.loop unless trips == 1.
+  void forRange(int64_t trips, function_ref<void(Index)> body);
+  /// Chunks of `chunk` over [0, n): body(start, size); full chunks in one
+  /// loop, the remainder peeled. With `peelFirst`, chunk 0 is emitted on its
+  /// own first (`first` = true), e.g. the non-accumulating matmul of a K loop.
+  void forEachChunk(int64_t n, int64_t chunk,
+                    function_ref<void(Index start, int64_t size, bool first)> body,
+                    bool peelFirst = false);
+  /// Row tiles of 128 rows: body(row0, p).
+  void forEachRowTile(int64_t rows,
+                      function_ref<void(Index row0, int64_t p)> body) {
+    forEachChunk(rows, 128,
+                 [&](Index r, int64_t p, bool) { body(r, p); });
+  }
+
+  //===--- tiles -----------------------------------------------------------===//
+  /// A working tile, allocated outside the open loops.
+  Value alloc(MemSpace space, ArrayRef<int64_t> shape, Type elementType);
+  /// ncore.view at `offsets` (affine in the open loops' ivs).
+  Value view(Value source, ArrayRef<int64_t> shape, ArrayRef<Index> offsets,
+             ArrayRef<int64_t> strides = {});
+  Value reshape(Value source, ArrayRef<int64_t> shape);
+  /// The [p, n] window of rows [row0, row0 + p) and cols [col, col + n).
+  /// In SBUF row0 must be a multiple of 128 (see rowAligned).
+  Value window(const Placement &t, Index row0, int64_t p, Index col,
+               int64_t n);
+  /// True when SBUF windows at rows `k * stride` are expressible.
+  static bool rowAligned(const Placement &t, int64_t stride) {
+    return !t.inSbuf() || stride % 128 == 0 || t.rows <= stride;
+  }
+  /// The window in SBUF: the placement itself, or a DMA into a working tile.
+  Value load(const Placement &t, Index row0, int64_t p, Index col, int64_t n);
+  /// Where to compute the window of a result: the SBUF placement itself or a
+  /// working tile that storeOut then writes to HBM.
+  Value outTile(const Placement &t, Index row0, int64_t p, Index col,
+                int64_t n);
+  void storeOut(const Placement &t, Index row0, int64_t p, Index col,
+                int64_t n, Value tile);
+  /// A [p, n] SBUF tile holding row 0 of `vec` (cols [col, col + n)) on
+  /// every partition: a stride-0 DMA from HBM, or a ones-matmul on the
+  /// Tensor engine from SBUF.
+  Value broadcastRow(const Placement &vec, Index col, int64_t n, int64_t p);
+  /// Copies the whole of `src` into `dst` (same rows x cols).
+  void copyInto(const Placement &dst, const Placement &src);
+  /// `t` as a contiguous HBM tile of its seam shape (copies when it is not).
+  Value contiguousHbm(const Placement &t, Operation *user);
+  /// The same data as a placement with another shape (same rows x cols
+  /// when `t` is in SBUF or not contiguous).
+  static Placement withShape(Placement t, ArrayRef<int64_t> shape);
+
+  Value memset(Value tile, double value);
+  /// dst = func(src * scale + bias) (bias: immediate, or a [P, 1] tile),
+  /// with the row sums of dst into `reduce` when given.
+  void activation(ncore::ActFunc func, Value dst, Value src,
+                  Value biasTile = {}, Value reduce = {}, double scale = 1.0,
+                  double bias = 0.0);
+  /// dst = src <alu> scalar (a [P, 1] tile or the immediate).
+  void tensorScalar(ncore::AluOp alu, Value dst, Value src, Value scalarTile,
+                    std::optional<double> imm = std::nullopt);
+
+  template <typename OpTy, typename... Args>
+  OpTy create(Args &&...args) {
+    return b.create<OpTy>(currentLoc, std::forward<Args>(args)...);
+  }
+
+  /// Checks that an element type is f32 or bf16 (diagnostic at `op`).
+  static LogicalResult checkDtype(Operation *op, Type t);
+
+  const TargetInfo &target() const { return tgt; }
+  int64_t sbufUsed() const { return used; }
+  int64_t sbufPeak() const { return peak; }
+
+private:
+  ncore::ProgramOp program;
+  OpBuilder b;
+  Location currentLoc;
+  const TargetInfo &tgt;
+  ConversionStats &stats;
+  KernelDeclarations &kernels;
+  DenseMap<Value, Placement> placements;
+  DenseMap<Value, SmallVector<Value, 1>> outputs;
+  DenseMap<Value, Value> ownerOf;
+  DenseMap<Value, int64_t> ownedBytes;
+  SmallVector<ncore::LoopOp> loops;
+  SmallVector<Value> ivs;
+  int64_t used = 0, peak = 0, scratchCount = 0;
+};
+
+/// Lowers rope on one tile: out = x * cos + rotate_half(x) * sin with x, cos,
+/// sin, out all [p, d] SBUF tiles (shared by ConvertRope and ConvertAttention).
+void emitRopeTile(ProgramLowering &pl, Value out, Value x, Value cos,
+                  Value sin, int64_t p, int64_t d);
+
+} // namespace conversion
+} // namespace mlir::seam
+
+#endif // SEAM_LOWERING_CONVERTSEAMTONCORE_H

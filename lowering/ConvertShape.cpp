@@ -1,0 +1,201 @@
+//===- ConvertShape.cpp - reshape, slice, transpose, concat ---------------===//
+//
+// Free when the rows x cols view allows it: a reshape that keeps the last
+// dim, a slice of columns, a slice of whole rows (aligned to 128 rows in
+// SBUF), and a reshape of a contiguous HBM tensor are new placements of the
+// same bytes. Everything else is a strided DMA between HBM tensors: a slice
+// or concat is one DMA per operand with N-d windows; a transpose that keeps
+// the last dim is a loop of DMAs over the outer result dims, each moving a
+// [n, cols] block whose source window has the same row-major order. A
+// source in SBUF is first written to HBM (a `relayoutN` scratch).
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/ConvertSeamToNcore.h"
+#include "dialect/seam/SeamOps.h"
+
+using namespace mlir;
+using namespace mlir::seam;
+using namespace mlir::seam::conversion;
+
+static SmallVector<int64_t> shapeOf(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getRank() == 0)
+    return {1};
+  return SmallVector<int64_t>(t.getShape());
+}
+
+/// A contiguous HBM N-d tile for the result of `op` (output or scratch).
+static Value resultHbm(ProgramLowering &pl, Value result, Placement &out) {
+  out = pl.placeResultInHbm(result, "layout");
+  return pl.reshape(out.root, shapeOf(result));
+}
+
+static LogicalResult lowerReshape(ProgramLowering &pl, Operation *o) {
+  auto op = cast<ReshapeOp>(o);
+  auto x = pl.get(op.getInput(), op);
+  if (failed(x))
+    return failure();
+  SmallVector<int64_t> shape = shapeOf(op.getResult());
+  auto [rows, cols] = matrixOf(shape);
+  if (cols == x->cols) {
+    pl.bind(op.getResult(), ProgramLowering::withShape(*x, shape));
+    return success();
+  }
+  if (!x->inSbuf() && x->isContiguous()) {
+    Placement p = *x;
+    Value rowsView = pl.view(x->root, {x->rows, x->cols},
+                             {pl.cst(x->rowOffset), pl.cst(0)});
+    p.root = pl.reshape(rowsView, {rows, cols});
+    p.rowOffset = 0;
+    p.rows = rows;
+    p.cols = p.pitch = cols;
+    p.shape = shape;
+    pl.bind(op.getResult(), p);
+    return success();
+  }
+  Placement out;
+  Value dst = resultHbm(pl, op.getResult(), out);
+  Value src = pl.contiguousHbm(*x, op);
+  pl.create<ncore::DmaCopyOp>(dst, pl.reshape(src, shape), ncore::EngineAttr());
+  return success();
+}
+
+static LogicalResult lowerSlice(ProgramLowering &pl, Operation *o) {
+  auto op = cast<SliceOp>(o);
+  auto x = pl.get(op.getInput(), op);
+  if (failed(x))
+    return failure();
+  SmallVector<int64_t> in = shapeOf(op.getInput()), res = shapeOf(op.getResult());
+  ArrayRef<int64_t> offs = op.getOffsets();
+  unsigned rank = in.size();
+  // Columns only.
+  bool colsOnly = true;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    colsOnly &= offs[d] == 0 && in[d] == res[d];
+  if (colsOnly) {
+    Placement p = *x;
+    p.colOffset += offs[rank - 1];
+    p.cols = res[rank - 1];
+    p.shape = res;
+    pl.bind(op.getResult(), p);
+    return success();
+  }
+  // Whole rows: dims after k full, dims before k of size 1 in the result.
+  int64_t k = -1;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    if (res[d] != in[d] || offs[d] != 0) {
+      k = d;
+      break;
+    }
+  bool rowRange = k >= 0 && k + 1 < int64_t(rank);
+  for (int64_t d = 0; d < k; ++d)
+    rowRange &= res[d] == 1;
+  if (rowRange) {
+    int64_t start = 0;
+    for (unsigned d = 0; d + 1 < rank; ++d)
+      start = start * in[d] + offs[d];
+    if (!x->inSbuf() || (start % 128 == 0)) {
+      Placement p = *x;
+      p.rowOffset += start;
+      p.rows = matrixOf(res).first;
+      p.shape = res;
+      pl.bind(op.getResult(), p);
+      return success();
+    }
+  }
+  Placement out;
+  Value dst = resultHbm(pl, op.getResult(), out);
+  Value src = pl.contiguousHbm(*x, op);
+  SmallVector<Index> offsets;
+  for (int64_t off : offs)
+    offsets.push_back(pl.cst(off));
+  pl.create<ncore::DmaCopyOp>(dst, pl.view(src, res, offsets),
+                              ncore::EngineAttr());
+  return success();
+}
+
+static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
+  auto op = cast<ConcatOp>(o);
+  SmallVector<int64_t> res = shapeOf(op.getResult());
+  int64_t dim = op.getDim();
+  Placement out;
+  Value dst = resultHbm(pl, op.getResult(), out);
+  int64_t at = 0;
+  for (Value input : op.getInputs()) {
+    auto x = pl.get(input, op);
+    if (failed(x))
+      return failure();
+    SmallVector<int64_t> in = shapeOf(input);
+    Value src = pl.contiguousHbm(*x, op);
+    SmallVector<Index> offsets(res.size(), pl.cst(0));
+    offsets[dim] = pl.cst(at);
+    pl.create<ncore::DmaCopyOp>(pl.view(dst, in, offsets), src,
+                                ncore::EngineAttr());
+    at += in[dim];
+  }
+  return success();
+}
+
+static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
+  auto op = cast<TransposeOp>(o);
+  auto x = pl.get(op.getInput(), op);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> perm = op.getPerm();
+  SmallVector<int64_t> in = shapeOf(op.getInput()), res = shapeOf(op.getResult());
+  unsigned rank = in.size();
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, rank))) {
+    pl.bind(op.getResult(), ProgramLowering::withShape(*x, res));
+    return success();
+  }
+  if (perm.back() != int64_t(rank) - 1)
+    return op.emitOpError()
+           << "convert-seam-to-ncore: a transpose that moves the last "
+              "dimension (perm ["
+           << llvm::make_range(perm.begin(), perm.end()).begin()[0]
+           << ", ...]) is not lowered; only permutations of the outer dims";
+  // Outer result dims [0, rank - 2) become loops (size-1 dims skipped).
+  SmallVector<unsigned> loopDims;
+  for (unsigned d = 0; d + 2 < rank; ++d)
+    if (res[d] > 1)
+      loopDims.push_back(d);
+  if (loopDims.size() > ncore::kMaxLoopDepth)
+    return op.emitOpError() << "convert-seam-to-ncore: transpose needs "
+                            << loopDims.size() << " nested loops (max "
+                            << ncore::kMaxLoopDepth << ")";
+  Placement out;
+  Value dst = resultHbm(pl, op.getResult(), out);
+  Value src = pl.contiguousHbm(*x, op);
+  SmallVector<Index> idx(rank, pl.cst(0));
+  std::function<void(unsigned)> emit = [&](unsigned level) {
+    if (level < loopDims.size()) {
+      pl.forRange(res[loopDims[level]], [&](Index i) {
+        idx[loopDims[level]] = i;
+        emit(level + 1);
+      });
+      return;
+    }
+    SmallVector<int64_t> dstSizes(rank, 1), srcSizes(rank, 1);
+    dstSizes[rank - 2] = res[rank - 2];
+    dstSizes[rank - 1] = res[rank - 1];
+    srcSizes[perm[rank - 2]] = res[rank - 2];
+    srcSizes[rank - 1] = res[rank - 1];
+    SmallVector<Index> dstOff(rank, pl.cst(0)), srcOff(rank, pl.cst(0));
+    for (unsigned d = 0; d + 2 < rank; ++d) {
+      dstOff[d] = idx[d];
+      srcOff[perm[d]] = idx[d];
+    }
+    pl.create<ncore::DmaCopyOp>(pl.view(dst, dstSizes, dstOff),
+                                pl.view(src, srcSizes, srcOff),
+                                ncore::EngineAttr());
+  };
+  emit(0);
+  return success();
+}
+
+void conversion::populateShapeLowerings(LoweringTable &table) {
+  table[ReshapeOp::getOperationName()] = lowerReshape;
+  table[SliceOp::getOperationName()] = lowerSlice;
+  table[ConcatOp::getOperationName()] = lowerConcat;
+  table[TransposeOp::getOperationName()] = lowerTranspose;
+}
