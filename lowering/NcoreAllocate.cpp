@@ -1,0 +1,255 @@
+//===- NcoreAllocate.cpp - SBUF/PSUM placement by liveness ----------------===//
+//
+// Live ranges come from program order: a tile is live from its first use to
+// its last, and a use inside an ncore.loop that does not define the tile
+// keeps it live for the whole loop (the next iteration reads it again).
+// Placement is first fit in address order over the tiles live at the same
+// time, per memory; capacities come from the runtime profile of the target.
+//
+//===----------------------------------------------------------------------===//
+#include "lowering/NcorePasses.h"
+#include "passes/Statistics.h"
+#include "runtime/Profile.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace mlir::ncore {
+#define GEN_PASS_DEF_NCOREALLOCATE
+#include "lowering/NcorePasses.h.inc"
+} // namespace mlir::ncore
+
+using namespace mlir;
+using namespace mlir::ncore;
+using mlir::seam::PassCounter;
+
+namespace {
+
+constexpr int64_t kAlignBytes = 64;
+
+int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+/// One tile to place: its live range [start, end] in program positions.
+struct Item {
+  mutable AllocOp alloc;
+  int64_t start = 0, end = 0;
+  int64_t size = 0;
+  int64_t offset = -1;
+  bool fixed = false;
+};
+
+/// Pre-order positions of the ops of a program; a loop spans [its own
+/// position, the last position inside it].
+struct ProgramOrder {
+  llvm::DenseMap<Operation *, int64_t> pos;
+  llvm::DenseMap<Operation *, int64_t> last;
+
+  explicit ProgramOrder(ProgramOp program) {
+    int64_t n = 0;
+    program.getBody().walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { pos[op] = n++; });
+    program.getBody().walk<WalkOrder::PostOrder>([&](LoopOp loop) {
+      int64_t m = pos[loop];
+      loop.getBody().walk([&](Operation *op) { m = std::max(m, pos[op]); });
+      last[loop] = m;
+    });
+  }
+};
+
+/// Users of `v` through views and reshapes.
+void collectUses(Value v, SmallVectorImpl<Operation *> &uses) {
+  for (Operation *user : v.getUsers()) {
+    if (isa<ViewOp, ReshapeOp>(user)) {
+      collectUses(user->getResult(0), uses);
+      continue;
+    }
+    uses.push_back(user);
+  }
+}
+
+class NcoreAllocatePass
+    : public mlir::ncore::impl::NcoreAllocateBase<NcoreAllocatePass> {
+public:
+  using NcoreAllocateBase::NcoreAllocateBase;
+
+  void runOnOperation() override;
+
+private:
+  PassCounter sbufPeak{"ncore-allocate", "sbuf-peak-bytes",
+                       "Most SBUF bytes per partition live at once (max over "
+                       "programs)"};
+  PassCounter psumPeak{"ncore-allocate", "psum-peak-bytes",
+                       "Most PSUM bytes per partition live at once (max over "
+                       "programs)"};
+  PassCounter numPlaced{"ncore-allocate", "tiles-placed",
+                        "SBUF/PSUM tiles given an offset"};
+  PassCounter numSpills{"ncore-allocate", "spills",
+                        "HBM spill buffers made by the converter "
+                        "(allocs named spill*)"};
+  PassCounter scratchBytes{"ncore-allocate", "hbm-scratch-bytes",
+                           "Bytes of HBM scratch (spills included)"};
+
+  LogicalResult place(MemSpace space, std::vector<Item> &items,
+                      int64_t capacity, int64_t bank, int64_t &peak);
+};
+
+} // namespace
+
+static void raiseTo(PassCounter &c, int64_t v) {
+  if (v > c.get())
+    c += v - c.get();
+}
+
+LogicalResult NcoreAllocatePass::place(MemSpace space,
+                                       std::vector<Item> &items,
+                                       int64_t capacity, int64_t bank,
+                                       int64_t &peak) {
+  StringRef memName = space == MemSpace::Sbuf ? "SBUF" : "PSUM";
+  // Peak of live bytes, for statistics and for the over-subscription error.
+  std::vector<std::pair<int64_t, int64_t>> events;
+  for (const Item &it : items) {
+    events.push_back({it.start, it.size});
+    events.push_back({it.end + 1, -it.size});
+  }
+  llvm::sort(events, [](auto &a, auto &b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  });
+  peak = 0;
+  int64_t live = 0;
+  for (auto &[p, d] : events) {
+    live += d;
+    peak = std::max(peak, live);
+  }
+
+  for (Item &it : items)
+    if (it.size > capacity)
+      return it.alloc.emitOpError()
+             << "tile " << describeTile(it.alloc.getType()) << " needs "
+             << it.size << " bytes per partition, more than the "
+             << capacity << " bytes per partition of " << memName;
+
+  llvm::stable_sort(items, [](const Item &a, const Item &b) {
+    return a.start != b.start ? a.start < b.start : a.size > b.size;
+  });
+  std::vector<const Item *> placed;
+  for (Item &it : items) {
+    if (it.fixed) {
+      placed.push_back(&it);
+      continue;
+    }
+    SmallVector<const Item *> busy;
+    for (const Item *o : placed)
+      if (o->end >= it.start && o->start <= it.end)
+        busy.push_back(o);
+    // Fixed tiles later in the program must not be overlapped either.
+    for (const Item &o : items)
+      if (o.fixed && o.start > it.start && o.start <= it.end)
+        busy.push_back(&o);
+    int64_t cand = 0;
+    while (true) {
+      if (bank > 0 && cand % bank + it.size > bank)
+        cand = alignUp(cand + 1, bank);
+      if (cand + it.size > capacity)
+        break;
+      const Item *hit = nullptr;
+      for (const Item *o : busy)
+        if (o->offset < cand + it.size && cand < o->offset + o->size)
+          if (!hit || o->offset + o->size > hit->offset + hit->size)
+            hit = o;
+      if (!hit)
+        break;
+      cand = alignUp(hit->offset + hit->size, kAlignBytes);
+    }
+    if (cand + it.size > capacity) {
+      int64_t liveHere = it.size;
+      for (const Item *o : busy)
+        liveHere += o->size;
+      return it.alloc.emitOpError()
+             << memName << " over-subscribed: tile "
+             << describeTile(it.alloc.getType()) << " (" << it.size
+             << " bytes per partition) does not fit next to " << busy.size()
+             << " live tiles (" << liveHere << " bytes live here; peak "
+             << peak << " of " << capacity
+             << " bytes per partition): spill to HBM before allocation";
+    }
+    it.offset = cand;
+    placed.push_back(&it);
+  }
+  return success();
+}
+
+void NcoreAllocatePass::runOnOperation() {
+  ProgramOp program = getOperation();
+  if (program.isDeclaration())
+    return;
+  std::optional<::seam::rt::Target> tgt = ::seam::rt::parseTarget(target);
+  if (!tgt) {
+    program.emitError() << "ncore-allocate: unknown target '" << target
+                        << "' (trn1 or trn2)";
+    return signalPassFailure();
+  }
+  const ::seam::rt::Profile &profile = ::seam::rt::Profile::builtin(*tgt);
+  ProgramOrder order(program);
+
+  std::vector<Item> sbuf, psum;
+  int64_t scratch = 0;
+  program.getBody().walk([&](AllocOp alloc) {
+    TileType type = alloc.getType();
+    if (type.getSpace() == MemSpace::Hbm) {
+      if (alloc.getName() && alloc.getName()->starts_with("spill"))
+        ++numSpills;
+      int64_t bytes = type.getNumElements() * type.getElementBytes();
+      scratchBytes += bytes;
+      if (!alloc.getOffset()) {
+        alloc.setOffset(scratch);
+        scratch = alignUp(scratch + bytes, kAlignBytes);
+      } else {
+        scratch = std::max(scratch, alignUp(*alloc.getOffset() + bytes,
+                                            kAlignBytes));
+      }
+      return;
+    }
+    Item it;
+    it.alloc = alloc;
+    it.size = type.getFreeBytes();
+    SmallVector<Operation *> uses;
+    collectUses(alloc.getResult(), uses);
+    it.start = std::numeric_limits<int64_t>::max();
+    it.end = -1;
+    for (Operation *use : uses) {
+      int64_t s = order.pos.lookup(use), e = s;
+      for (Operation *p = use->getParentOp(); p && p != program;
+           p = p->getParentOp())
+        if (auto loop = dyn_cast<LoopOp>(p))
+          if (!loop->isProperAncestor(alloc)) {
+            s = order.pos.lookup(loop);
+            e = order.last.lookup(loop);
+          }
+      it.start = std::min(it.start, s);
+      it.end = std::max(it.end, e);
+    }
+    if (uses.empty())
+      it.start = it.end = order.pos.lookup(alloc);
+    if (auto off = alloc.getOffset()) {
+      it.fixed = true;
+      it.offset = *off;
+    }
+    (type.getSpace() == MemSpace::Sbuf ? sbuf : psum).push_back(it);
+  });
+  int64_t sPeak = 0, pPeak = 0;
+  if (failed(place(MemSpace::Sbuf, sbuf,
+                   static_cast<int64_t>(profile.sbufPartitionBytes), 0,
+                   sPeak)) ||
+      failed(place(MemSpace::Psum, psum,
+                   static_cast<int64_t>(profile.psumPartitionBytes),
+                   static_cast<int64_t>(profile.psumBankBytes()), pPeak)))
+    return signalPassFailure();
+  for (auto *items : {&sbuf, &psum})
+    for (Item &it : *items)
+      if (!it.fixed) {
+        it.alloc.setOffset(it.offset);
+        ++numPlaced;
+      }
+  raiseTo(sbufPeak, sPeak);
+  raiseTo(psumPeak, pPeak);
+}

@@ -1,0 +1,698 @@
+//===- NcoreEmit.cpp - ncore program -> runtime program -------------------===//
+#include "lowering/NcoreEmit.h"
+
+#include "dialect/ncore/NcoreAccess.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::ncore;
+namespace rt = ::seam::rt;
+
+std::string mlir::ncore::bindingName(ProgramOp program, unsigned i) {
+  if (auto name = program.getArgAttrOfType<StringAttr>(i, "ncore.name"))
+    return name.str();
+  return "arg" + std::to_string(i);
+}
+
+namespace {
+
+rt::Engine toRt(Engine e) {
+  return static_cast<rt::Engine>(static_cast<uint8_t>(e));
+}
+
+std::optional<rt::DType> toRtType(Type t) {
+  if (auto code = dtypeCode(t))
+    return static_cast<rt::DType>(*code);
+  return std::nullopt;
+}
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/// Signals per semaphore over a whole run of `prog` (loop trips multiply).
+std::vector<uint64_t> semaphoreTotals(const rt::Program &prog) {
+  std::vector<uint64_t> totals(rt::kNumSemaphores, 0);
+  for (const auto &stream : prog.streams) {
+    SmallVector<uint64_t, 4> mult{1};
+    for (const rt::Instruction &inst : stream) {
+      if (inst.op == rt::Opcode::LoopBegin) {
+        mult.push_back(mult.back() * inst.tripCount);
+        continue;
+      }
+      if (inst.op == rt::Opcode::LoopEnd) {
+        if (mult.size() > 1)
+          mult.pop_back();
+        continue;
+      }
+      if (inst.signalSem >= 0)
+        totals[inst.signalSem] += mult.back() * inst.signalCount;
+    }
+  }
+  return totals;
+}
+
+class ProgramEmitter {
+public:
+  ProgramEmitter(ProgramOp program, rt::Target target,
+                 const EmitOptions &options,
+                 llvm::SmallVectorImpl<Operation *> &callStack)
+      : program(program), options(options), callStack(callStack) {
+    prog.name = program.getSymName().str();
+    prog.target = target;
+  }
+
+  FailureOr<rt::Program> run();
+
+private:
+  ProgramOp program;
+  const EmitOptions &options;
+  llvm::SmallVectorImpl<Operation *> &callStack;
+  rt::Program prog;
+  llvm::DenseMap<Value, uint32_t> bindingOf;
+  /// Waits of `ncore.sem_wait` ops not yet attached, per engine.
+  std::array<std::vector<rt::SemWaitSpec>, rt::kNumEngines> pendingWaits;
+  /// Waits of a barrier, owed by each engine before its next instruction.
+  std::array<std::vector<rt::SemWaitSpec>, rt::kNumEngines> pendingBarrier;
+  /// Index in its stream of the last instruction a following sem_signal may
+  /// attach to (-1: none).
+  std::array<int64_t, rt::kNumEngines> foldable;
+  llvm::SmallVector<LoopOp, 4> loops;
+  int nextSem = 0;
+  std::array<int, rt::kNumEngines> barrierSem;
+  /// Semaphores of inlined callees: (callee, callee sem) -> caller sem.
+  std::map<std::pair<std::string, int>, int> calleeSems;
+
+  uint32_t addBinding(std::string name, std::vector<int64_t> shape,
+                      rt::DType dtype, rt::BindingRole role) {
+    rt::Binding b;
+    b.name = std::move(name);
+    b.shape = std::move(shape);
+    b.dtype = dtype;
+    b.role = role;
+    b.hbmOffset = alignUp(prog.hbmBytes(), 64);
+    b.hbmSize = b.numElements() * rt::byteSize(dtype);
+    prog.bindings.push_back(std::move(b));
+    return static_cast<uint32_t>(prog.bindings.size() - 1);
+  }
+
+  FailureOr<int> freshSem(Operation *at) {
+    if (nextSem >= static_cast<int>(rt::kNumSemaphores))
+      return at->emitOpError() << "needs more than " << rt::kNumSemaphores
+                               << " semaphores",
+             failure();
+    return nextSem++;
+  }
+
+  void push(rt::Engine e, rt::Instruction inst) {
+    inst.engine = e;
+    prog.streams[static_cast<unsigned>(e)].push_back(std::move(inst));
+  }
+  std::vector<rt::Instruction> &stream(rt::Engine e) {
+    return prog.streams[static_cast<unsigned>(e)];
+  }
+
+  /// Emits `waits` as SemWait instructions on `e` (4 per instruction).
+  void emitWaitInstructions(rt::Engine e, std::vector<rt::SemWaitSpec> &waits) {
+    for (size_t i = 0; i < waits.size(); i += rt::kMaxWaits) {
+      rt::Instruction w = rt::isa::semWait(waits[i].sem, waits[i].value);
+      w.waits.assign(waits.begin() + i,
+                     waits.begin() + std::min(waits.size(), i + rt::kMaxWaits));
+      push(e, w);
+    }
+    waits.clear();
+    foldable[static_cast<unsigned>(e)] = -1;
+  }
+  void flushBarrier(rt::Engine e) {
+    emitWaitInstructions(e, pendingBarrier[static_cast<unsigned>(e)]);
+  }
+  void flushWaits(rt::Engine e) {
+    flushBarrier(e);
+    emitWaitInstructions(e, pendingWaits[static_cast<unsigned>(e)]);
+  }
+  void flushAllWaits() {
+    for (unsigned e = 0; e < rt::kNumEngines; ++e)
+      flushWaits(static_cast<rt::Engine>(e));
+  }
+
+  /// Appends an instruction with the pending waits of its engine.
+  void emitInstruction(rt::Engine e, rt::Instruction inst) {
+    unsigned ei = static_cast<unsigned>(e);
+    flushBarrier(e);
+    auto &waits = pendingWaits[ei];
+    if (waits.size() > rt::kMaxWaits) {
+      std::vector<rt::SemWaitSpec> head(waits.begin(),
+                                        waits.end() - rt::kMaxWaits);
+      waits.erase(waits.begin(), waits.end() - rt::kMaxWaits);
+      emitWaitInstructions(e, head);
+    }
+    inst.waits = waits;
+    waits.clear();
+    push(e, std::move(inst));
+    foldable[ei] = static_cast<int64_t>(stream(e).size()) - 1;
+  }
+
+  LogicalResult barrier(Operation *at);
+  LogicalResult emitBlock(Block &block);
+  LogicalResult emitLoop(LoopOp loop);
+  LogicalResult emitCall(CallKernelOp call);
+  LogicalResult emitOp(Operation *op);
+  FailureOr<rt::AccessPattern> access(Value tile, Operation *user);
+};
+
+} // namespace
+
+/// Engines with instructions (or semaphore ops) inside `loop`.
+static llvm::SmallSet<unsigned, 8> enginesIn(LoopOp loop) {
+  llvm::SmallSet<unsigned, 8> engines;
+  loop.getBody().walk([&](InstructionOpInterface inst) {
+    engines.insert(static_cast<unsigned>(inst.getExecutionEngine()));
+  });
+  return engines;
+}
+
+FailureOr<rt::AccessPattern> ProgramEmitter::access(Value tile,
+                                                    Operation *user) {
+  FailureOr<TileAccess> a = resolveAccess(tile);
+  if (failed(a))
+    return user->emitOpError("operand has no access pattern"), failure();
+  std::optional<rt::DType> dtype = toRtType(a->elementType);
+  if (!dtype)
+    return user->emitOpError("operand dtype is not f32/bf16"), failure();
+  int64_t eb = rt::byteSize(*dtype);
+  rt::AccessPattern ap;
+  ap.space = static_cast<rt::MemSpace>(static_cast<uint8_t>(a->space));
+  ap.dtype = *dtype;
+  ap.partitions = static_cast<uint32_t>(a->partitions);
+  if (a->dims.size() > rt::kMaxFreeDims)
+    return user->emitOpError()
+               << "operand walks " << a->dims.size()
+               << " free dimensions; the program format holds "
+               << rt::kMaxFreeDims,
+           failure();
+  ap.numDims = static_cast<uint8_t>(a->dims.size());
+  for (auto [i, d] : llvm::enumerate(a->dims))
+    ap.dims[i] = rt::FreeDim{static_cast<uint32_t>(d.size), d.stride};
+  if (a->space == MemSpace::Hbm) {
+    auto it = bindingOf.find(a->root);
+    if (it == bindingOf.end())
+      return user->emitOpError("HBM operand is not a program argument or an "
+                               "HBM scratch alloc"),
+             failure();
+    ap.binding = it->second;
+    ap.offset = a->offset * eb;
+    ap.partitionStride = a->rowStride;
+  } else {
+    auto alloc = a->root.getDefiningOp<AllocOp>();
+    if (!alloc)
+      return user->emitOpError("on-chip operand is not an ncore.alloc"),
+             failure();
+    if (!alloc.getOffset())
+      return alloc.emitOpError()
+                 << "has no offset: run ncore-allocate before emission",
+             failure();
+    ap.offset = static_cast<int64_t>(*alloc.getOffset()) + a->offset * eb;
+    ap.partitionStart = static_cast<uint32_t>(a->startPartition);
+  }
+  for (auto &[loop, step] : a->loopSteps) {
+    auto *it = llvm::find(loops, loop);
+    if (it == loops.end())
+      return user->emitOpError(
+                 "operand steps with a loop that does not enclose it"),
+             failure();
+    ap.loopStep[it - loops.begin()] += step * eb;
+  }
+  return ap;
+}
+
+LogicalResult ProgramEmitter::barrier(Operation *at) {
+  std::vector<uint64_t> totals = semaphoreTotals(prog);
+  std::vector<rt::SemWaitSpec> waits;
+  for (unsigned e = 0; e < rt::kNumEngines; ++e) {
+    auto &s = prog.streams[e];
+    // The last instruction of the stream that is not a loop marker.
+    rt::Instruction *last = nullptr;
+    for (auto it = s.rbegin(); it != s.rend(); ++it)
+      if (it->op != rt::Opcode::LoopBegin && it->op != rt::Opcode::LoopEnd) {
+        last = &*it;
+        break;
+      }
+    if (!last)
+      continue;
+    if (last->signalSem < 0) {
+      if (barrierSem[e] < 0) {
+        FailureOr<int> sem = freshSem(at);
+        if (failed(sem))
+          return failure();
+        barrierSem[e] = *sem;
+      }
+      last->signalSem = barrierSem[e];
+      last->signalCount = 1;
+      totals = semaphoreTotals(prog);
+    }
+    rt::SemWaitSpec w;
+    w.sem = static_cast<uint16_t>(last->signalSem);
+    w.value = static_cast<uint32_t>(totals[last->signalSem]);
+    waits.push_back(w);
+  }
+  for (unsigned e = 0; e < rt::kNumEngines; ++e)
+    pendingBarrier[e] = waits;
+  for (int64_t &f : foldable)
+    f = -1;
+  return success();
+}
+
+LogicalResult ProgramEmitter::emitLoop(LoopOp loop) {
+  if (loops.size() >= rt::kMaxLoopDepth)
+    return loop.emitOpError() << "nests deeper than the "
+                              << rt::kMaxLoopDepth
+                              << " loop levels of the program format";
+  if (loop.getTrips() <= 0 || loop.getTrips() > UINT32_MAX)
+    return loop.emitOpError("trip count out of range");
+  flushAllWaits();
+  auto engines = enginesIn(loop);
+  for (unsigned e : engines) {
+    flushBarrier(static_cast<rt::Engine>(e));
+    push(static_cast<rt::Engine>(e),
+         rt::isa::loopBegin(static_cast<uint32_t>(loop.getTrips())));
+    foldable[e] = -1;
+  }
+  loops.push_back(loop);
+  if (failed(emitBlock(*loop.getBodyBlock())))
+    return failure();
+  loops.pop_back();
+  flushAllWaits();
+  for (unsigned e : engines) {
+    push(static_cast<rt::Engine>(e), rt::isa::loopEnd());
+    foldable[e] = -1;
+  }
+  return success();
+}
+
+LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
+  if (!loops.empty())
+    return call.emitOpError(
+        "inside an ncore.loop cannot be emitted: a kernel call is a full "
+        "barrier outside loops");
+  auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
+      call, call.getCalleeAttr());
+  if (!callee)
+    return call.emitOpError() << "callee " << call.getCalleeAttr()
+                              << " is not an ncore.program";
+  if (callee.isDeclaration())
+    return call.emitOpError()
+           << "calls @" << callee.getSymName()
+           << ", which is only a declaration: its program must be defined "
+              "in the module to be inlined";
+  if (llvm::is_contained(callStack, callee.getOperation()))
+    return call.emitOpError() << "calls @" << callee.getSymName()
+                              << " recursively";
+  // Where each callee argument lives in the caller.
+  std::vector<std::pair<uint32_t, int64_t>> argPlace;
+  for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+    FailureOr<rt::AccessPattern> ap = access(operand, call);
+    if (failed(ap))
+      return failure();
+    if (ap->space != rt::MemSpace::Hbm)
+      return call.emitOpError() << "operand " << i
+                                << " is not in HBM: kernels take HBM tensors";
+    auto type = cast<TileType>(operand.getType());
+    // Contiguous: rows of the free elements, back to back.
+    int64_t expect = 1;
+    bool contiguous = true;
+    for (int d = ap->numDims - 1; d >= 0; --d) {
+      if (ap->dims[d].size != 1 && ap->dims[d].stride != expect)
+        contiguous = false;
+      expect *= ap->dims[d].size;
+    }
+    if (ap->partitions > 1 && ap->partitionStride != expect)
+      contiguous = false;
+    if (!contiguous)
+      return call.emitOpError()
+             << "operand " << i << " (" << describeTile(type)
+             << ") is not a contiguous HBM window: the kernel would read a "
+                "different layout";
+    argPlace.push_back({ap->binding, ap->offset});
+  }
+
+  callStack.push_back(callee);
+  ProgramEmitter sub(callee, prog.target, options, callStack);
+  FailureOr<rt::Program> sp = sub.run();
+  callStack.pop_back();
+  if (failed(sp))
+    return call.emitOpError() << "could not emit callee @"
+                              << callee.getSymName();
+
+  flushAllWaits();
+  if (failed(barrier(call)))
+    return failure();
+  // Binding map: callee arguments -> caller places, callee scratch -> new.
+  unsigned numArgs = callee.getNumArguments();
+  std::vector<std::pair<uint32_t, int64_t>> place(sp->bindings.size());
+  for (unsigned b = 0; b < sp->bindings.size(); ++b) {
+    if (b < numArgs) {
+      place[b] = argPlace[b];
+      continue;
+    }
+    const rt::Binding &cb = sp->bindings[b];
+    place[b] = {addBinding(callee.getSymName().str() + "." + cb.name,
+                           cb.shape, cb.dtype, rt::BindingRole::Scratch),
+                0};
+  }
+  // Semaphores of the callee, renumbered; values continue from the totals.
+  std::vector<uint64_t> totals = semaphoreTotals(prog);
+  std::map<int, int> semMap;
+  auto mapSem = [&](int s) -> FailureOr<int> {
+    auto key = std::make_pair(callee.getSymName().str(), s);
+    auto it = calleeSems.find(key);
+    if (it != calleeSems.end())
+      return it->second;
+    FailureOr<int> fresh = freshSem(call);
+    if (failed(fresh))
+      return failure();
+    calleeSems[key] = *fresh;
+    return *fresh;
+  };
+  for (unsigned e = 0; e < rt::kNumEngines; ++e) {
+    if (sp->streams[e].empty())
+      continue;
+    rt::Engine engine = static_cast<rt::Engine>(e);
+    flushBarrier(engine);
+    for (rt::Instruction inst : sp->streams[e]) {
+      for (unsigned slot = 0; slot < rt::Instruction::NumSlots; ++slot) {
+        if (!(inst.apMask & (1u << slot)))
+          continue;
+        rt::AccessPattern &ap = inst.aps[slot];
+        if (ap.space != rt::MemSpace::Hbm)
+          continue;
+        auto [binding, offset] = place[ap.binding];
+        ap.binding = binding;
+        ap.offset += offset;
+      }
+      for (rt::SemWaitSpec &w : inst.waits) {
+        FailureOr<int> s = mapSem(w.sem);
+        if (failed(s))
+          return failure();
+        w.sem = static_cast<uint16_t>(*s);
+        w.value += static_cast<uint32_t>(totals[*s]);
+      }
+      if (inst.signalSem >= 0) {
+        FailureOr<int> s = mapSem(inst.signalSem);
+        if (failed(s))
+          return failure();
+        inst.signalSem = *s;
+      }
+      push(engine, std::move(inst));
+    }
+  }
+  return barrier(call);
+}
+
+LogicalResult ProgramEmitter::emitOp(Operation *op) {
+  using S = rt::Instruction::Slot;
+  if (isa<AllocOp, ViewOp, ReshapeOp, YieldOp>(op))
+    return success();
+  if (auto loop = dyn_cast<LoopOp>(op))
+    return emitLoop(loop);
+  if (auto call = dyn_cast<CallKernelOp>(op))
+    return emitCall(call);
+  if (auto wait = dyn_cast<SemWaitOp>(op)) {
+    Engine e = cast<InstructionOpInterface>(op).getExecutionEngine();
+    rt::SemWaitSpec w;
+    if (wait.getSem() < 0 || wait.getSem() >= rt::kNumSemaphores)
+      return op->emitOpError("semaphore id out of range");
+    w.sem = static_cast<uint16_t>(wait.getSem());
+    w.value = static_cast<uint32_t>(wait.getValue());
+    if (auto steps = wait.getSteps()) {
+      if (steps->size() > loops.size())
+        return op->emitOpError() << "has " << steps->size()
+                                 << " steps inside " << loops.size()
+                                 << " loops";
+      for (auto [d, s] : llvm::enumerate(*steps))
+        w.step[d] = static_cast<int32_t>(s);
+    }
+    pendingWaits[static_cast<unsigned>(e)].push_back(w);
+    return success();
+  }
+  if (auto sig = dyn_cast<SemSignalOp>(op)) {
+    rt::Engine e =
+        toRt(cast<InstructionOpInterface>(op).getExecutionEngine());
+    unsigned ei = static_cast<unsigned>(e);
+    if (sig.getSem() < 0 || sig.getSem() >= rt::kNumSemaphores)
+      return op->emitOpError("semaphore id out of range");
+    if (foldable[ei] >= 0 && pendingWaits[ei].empty() &&
+        stream(e)[foldable[ei]].signalSem < 0) {
+      rt::Instruction &last = stream(e)[foldable[ei]];
+      last.signalSem = static_cast<int32_t>(sig.getSem());
+      last.signalCount = static_cast<uint32_t>(sig.getCount());
+      foldable[ei] = -1;
+      return success();
+    }
+    flushWaits(e);
+    push(e, rt::isa::semSignal(static_cast<uint16_t>(sig.getSem()),
+                               static_cast<uint32_t>(sig.getCount())));
+    foldable[ei] = -1;
+    return success();
+  }
+  auto iface = dyn_cast<InstructionOpInterface>(op);
+  if (!iface)
+    return op->emitOpError("cannot be emitted into a runtime program");
+
+  auto ap = [&](Value v) { return access(v, op); };
+  rt::Instruction inst;
+  auto two = [&](Value dst, Value src,
+                 rt::Instruction (*make)(const rt::AccessPattern &,
+                                         const rt::AccessPattern &))
+      -> LogicalResult {
+    auto d = ap(dst), s = ap(src);
+    if (failed(d) || failed(s))
+      return failure();
+    inst = make(*d, *s);
+    return success();
+  };
+  LogicalResult ok = success();
+  if (auto o = dyn_cast<DmaCopyOp>(op)) {
+    ok = two(o.getDst(), o.getSrc(), rt::isa::dmaCopy);
+  } else if (auto o = dyn_cast<TensorCopyOp>(op)) {
+    ok = two(o.getDst(), o.getSrc(), rt::isa::tensorCopy);
+  } else if (auto o = dyn_cast<TransposeOp>(op)) {
+    ok = two(o.getDst(), o.getSrc(), rt::isa::transpose);
+  } else if (auto o = dyn_cast<ReciprocalOp>(op)) {
+    ok = two(o.getDst(), o.getSrc(), rt::isa::reciprocal);
+  } else if (auto o = dyn_cast<AllGatherOp>(op)) {
+    ok = two(o.getDst(), o.getSrc(), rt::isa::allGather);
+  } else if (auto o = dyn_cast<MatmulOp>(op)) {
+    auto d = ap(o.getDst()), st = ap(o.getStationary()), mv = ap(o.getMoving());
+    if (failed(d) || failed(st) || failed(mv))
+      return failure();
+    inst = rt::isa::matmul(*d, *st, *mv, o.getAccumulate());
+    if (auto lvl = op->getAttrOfType<IntegerAttr>("start_level")) {
+      if (lvl.getInt() < 0 || lvl.getInt() >= static_cast<int64_t>(loops.size()))
+        return op->emitOpError() << "start_level " << lvl.getInt()
+                                 << " is not an enclosing loop level";
+      inst.startLevel = static_cast<int8_t>(lvl.getInt());
+    }
+  } else if (auto o = dyn_cast<ActivationOp>(op)) {
+    auto d = ap(o.getDst()), s = ap(o.getSrc());
+    if (failed(d) || failed(s))
+      return failure();
+    inst = rt::isa::activation(
+        *d, *s, static_cast<rt::ActFunc>(static_cast<uint8_t>(o.getFunc())),
+        o.getScale().convertToFloat(), o.getBias().convertToFloat());
+    if (Value b = o.getBiasTile()) {
+      auto bp = ap(b);
+      if (failed(bp))
+        return failure();
+      inst.withBias(*bp);
+    }
+    if (Value r = o.getReduce()) {
+      auto rp = ap(r);
+      if (failed(rp))
+        return failure();
+      inst.withReduce(*rp);
+    }
+  } else if (auto o = dyn_cast<TensorTensorOp>(op)) {
+    auto d = ap(o.getDst()), l = ap(o.getLhs()), r = ap(o.getRhs());
+    if (failed(d) || failed(l) || failed(r))
+      return failure();
+    inst = rt::isa::tensorTensor(
+        *d, *l, *r, static_cast<rt::AluOp>(static_cast<uint8_t>(o.getAlu())));
+  } else if (auto o = dyn_cast<TensorScalarOp>(op)) {
+    auto d = ap(o.getDst()), s = ap(o.getSrc());
+    if (failed(d) || failed(s))
+      return failure();
+    float imm = o.getImm() ? o.getImm()->convertToFloat() : 0.0f;
+    inst = rt::isa::tensorScalar(
+        *d, *s, static_cast<rt::AluOp>(static_cast<uint8_t>(o.getAlu())), imm,
+        o.getReverse());
+    if (Value t = o.getScalarTile()) {
+      auto tp = ap(t);
+      if (failed(tp))
+        return failure();
+      inst.withScalarAp(*tp);
+    }
+  } else if (auto o = dyn_cast<TensorReduceOp>(op)) {
+    auto d = ap(o.getDst()), s = ap(o.getSrc());
+    if (failed(d) || failed(s))
+      return failure();
+    inst = rt::isa::tensorReduce(
+        *d, *s, static_cast<rt::AluOp>(static_cast<uint8_t>(o.getAlu())));
+  } else if (auto o = dyn_cast<MemsetOp>(op)) {
+    auto d = ap(o.getDst());
+    if (failed(d))
+      return failure();
+    inst = rt::isa::memset(*d, o.getValue().convertToFloat());
+  } else if (auto o = dyn_cast<IotaOp>(op)) {
+    auto d = ap(o.getDst());
+    if (failed(d))
+      return failure();
+    inst = rt::isa::iota(*d, o.getBase().convertToFloat(),
+                         o.getPartitionStep().convertToFloat(),
+                         o.getFreeStep().convertToFloat());
+  } else if (auto o = dyn_cast<AffineSelectOp>(op)) {
+    auto d = ap(o.getDst()), s = ap(o.getSrc());
+    if (failed(d) || failed(s))
+      return failure();
+    inst = rt::isa::affineSelect(
+        *d, *s, static_cast<rt::AluOp>(static_cast<uint8_t>(o.getCmp())),
+        o.getBase().convertToFloat(), o.getPartitionStep().convertToFloat(),
+        o.getFreeStep().convertToFloat(), o.getOnFalse().convertToFloat());
+  } else if (auto o = dyn_cast<AllReduceOp>(op)) {
+    auto d = ap(o.getDst()), s = ap(o.getSrc());
+    if (failed(d) || failed(s))
+      return failure();
+    inst = rt::isa::allReduce(
+        *d, *s, static_cast<rt::AluOp>(static_cast<uint8_t>(o.getAlu())));
+  } else {
+    return op->emitOpError("has no emitter");
+  }
+  if (failed(ok))
+    return failure();
+  emitInstruction(toRt(iface.getExecutionEngine()), std::move(inst));
+  return success();
+}
+
+LogicalResult ProgramEmitter::emitBlock(Block &block) {
+  for (Operation &op : block)
+    if (failed(emitOp(&op)))
+      return failure();
+  return success();
+}
+
+FailureOr<rt::Program> ProgramEmitter::run() {
+  if (program.isDeclaration())
+    return program.emitOpError()
+               << "@" << program.getSymName()
+               << " is only a declaration: nothing to emit",
+           failure();
+  foldable.fill(-1);
+  barrierSem.fill(-1);
+  // Semaphores the program names itself come first.
+  program.getBody().walk([&](Operation *op) {
+    if (auto w = dyn_cast<SemWaitOp>(op))
+      nextSem = std::max<int>(nextSem, w.getSem() + 1);
+    if (auto s = dyn_cast<SemSignalOp>(op))
+      nextSem = std::max<int>(nextSem, s.getSem() + 1);
+  });
+  static const llvm::StringMap<rt::BindingRole> roles = {
+      {"input", rt::BindingRole::Input},
+      {"output", rt::BindingRole::Output},
+      {"param", rt::BindingRole::Param},
+      {"constant", rt::BindingRole::Constant},
+      {"scratch", rt::BindingRole::Scratch}};
+  for (BlockArgument arg : program.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto type = dyn_cast<TileType>(arg.getType());
+    if (!type || type.getSpace() != MemSpace::Hbm)
+      return program.emitOpError() << "argument " << i
+                                   << " is not an HBM tile",
+             failure();
+    auto role = roles.find(program.getArgRole(i));
+    if (role == roles.end())
+      return program.emitOpError() << "argument " << i << " has unknown role '"
+                                   << program.getArgRole(i) << "'",
+             failure();
+    std::optional<rt::DType> dtype = toRtType(type.getElementType());
+    if (!dtype)
+      return program.emitOpError() << "argument " << i
+                                   << " dtype is not f32/bf16",
+             failure();
+    uint32_t b = addBinding(bindingName(program, i),
+                            std::vector<int64_t>(type.getShape().begin(),
+                                                 type.getShape().end()),
+                            *dtype, role->second);
+    bindingOf[arg] = b;
+    if (options.constantValues &&
+        (role->second == rt::BindingRole::Constant ||
+         role->second == rt::BindingRole::Param)) {
+      std::vector<float> values = options.constantValues(program, i);
+      if (!values.empty()) {
+        if (values.size() != prog.bindings[b].numElements())
+          return program.emitOpError()
+                     << "constant argument " << i << " has " << values.size()
+                     << " values for " << prog.bindings[b].numElements()
+                     << " elements",
+                 failure();
+        rt::Constant c;
+        c.binding = b;
+        c.kind = rt::ConstantKind::Raw;
+        size_t bytes = rt::byteSize(*dtype);
+        c.bytes.resize(values.size() * bytes);
+        for (size_t k = 0; k < values.size(); ++k) {
+          if (*dtype == rt::DType::F32) {
+            std::memcpy(&c.bytes[k * 4], &values[k], 4);
+          } else {
+            uint32_t u;
+            std::memcpy(&u, &values[k], 4);
+            // Round to nearest even (NaN stays NaN).
+            uint32_t r = ((u & 0x7fffffff) > 0x7f800000)
+                             ? (u | 0x00400000)
+                             : u + 0x7fff + ((u >> 16) & 1);
+            uint16_t h = static_cast<uint16_t>(r >> 16);
+            std::memcpy(&c.bytes[k * 2], &h, 2);
+          }
+        }
+        prog.constants.push_back(std::move(c));
+      }
+    }
+  }
+  int scratchIndex = 0;
+  WalkResult wr = program.getBody().walk([&](AllocOp alloc) {
+    TileType type = alloc.getType();
+    if (type.getSpace() != MemSpace::Hbm)
+      return WalkResult::advance();
+    if (alloc->getParentOfType<LoopOp>()) {
+      alloc.emitOpError("HBM scratch inside an ncore.loop cannot be bound");
+      return WalkResult::interrupt();
+    }
+    std::optional<rt::DType> dtype = toRtType(type.getElementType());
+    std::string name = alloc.getName() ? alloc.getName()->str()
+                                       : "scratch" + std::to_string(scratchIndex);
+    ++scratchIndex;
+    bindingOf[alloc.getResult()] =
+        addBinding(name,
+                   std::vector<int64_t>(type.getShape().begin(),
+                                        type.getShape().end()),
+                   *dtype, rt::BindingRole::Scratch);
+    return WalkResult::advance();
+  });
+  if (wr.wasInterrupted())
+    return failure();
+  if (failed(emitBlock(program.getBody().front())))
+    return failure();
+  flushAllWaits();
+  // Waits owed to a final barrier are dropped: nothing follows them.
+  for (auto &w : pendingBarrier)
+    w.clear();
+  return std::move(prog);
+}
+
+FailureOr<rt::Program> mlir::ncore::emitProgram(ProgramOp program,
+                                                rt::Target target,
+                                                const EmitOptions &options) {
+  llvm::SmallVector<Operation *> stack{program};
+  ProgramEmitter emitter(program, target, options, stack);
+  return emitter.run();
+}

@@ -1,0 +1,57 @@
+//===- NcoreEmit.h - ncore program -> runtime program -----------*- C++ -*-===//
+//
+// The emitter is a walk: program arguments become bindings, HBM scratch
+// allocs become scratch bindings, every instruction op becomes one
+// rt::Instruction in the stream of its engine, with each operand's
+// view/reshape chain folded into one rt::AccessPattern (loop-iv offsets turn
+// into per-level loop steps), and each ncore.loop becomes LoopBegin/LoopEnd
+// in every stream that has instructions inside it.
+//
+// Semaphores: `ncore.sem_wait` ops directly ahead of an instruction of the
+// same engine become that instruction's waits (up to 4; more, or a wait with
+// nothing to attach to, become SemWait instructions); an `ncore.sem_signal`
+// right after an instruction of the same engine becomes that instruction's
+// completion signal (a standalone SemSignal instruction otherwise).
+//
+// `ncore.call_kernel` of a program defined in the same module is inlined
+// behind a full barrier: every engine's last instruction before the call
+// signals, every engine waits for all of them before its next instruction
+// (the callee's first, then the caller's), and the same again after the
+// callee. The callee's HBM arguments are the caller's operands (contiguous
+// HBM windows), its scratch gets bindings of its own and its semaphores are
+// renumbered, so nothing is scheduled across the call: an opaque custom
+// call with inputs and outputs through HBM.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SEAM_LOWERING_NCOREEMIT_H
+#define SEAM_LOWERING_NCOREEMIT_H
+
+#include "dialect/ncore/NcoreOps.h"
+#include "runtime/Program.h"
+
+#include <functional>
+#include <vector>
+
+namespace mlir::ncore {
+
+struct EmitOptions {
+  /// Contents of argument `arg` of `program` when it is a constant (for
+  /// instance kernels' `seam.constant` descriptions); an empty vector
+  /// leaves the binding without contents. Unset: constants are not filled.
+  std::function<std::vector<float>(ProgramOp program, unsigned arg)>
+      constantValues;
+};
+
+/// Name of the binding of argument `i`: its `ncore.name` string attribute,
+/// else "arg<i>".
+std::string bindingName(ProgramOp program, unsigned i);
+
+/// Emits `program` (allocated and scheduled) for `target`. Errors are
+/// reported on the offending op.
+FailureOr<::seam::rt::Program> emitProgram(ProgramOp program,
+                                         ::seam::rt::Target target,
+                                         const EmitOptions &options = {});
+
+} // namespace mlir::ncore
+
+#endif // SEAM_LOWERING_NCOREEMIT_H

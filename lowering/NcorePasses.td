@@ -1,0 +1,97 @@
+//===- NcorePasses.td - ncore codegen passes ---------------*- tablegen -*-===//
+//
+// From an `ncore` program to the runtime's program: allocation of on-chip
+// memory, engine assignment and semaphores, and emission (files or a dump).
+// Counters go to PassCounters (passes/Statistics.h), printed by
+// `seam-opt -mlir-pass-statistics`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SEAM_LOWERING_NCOREPASSES_TD
+#define SEAM_LOWERING_NCOREPASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def NcoreAllocate : Pass<"ncore-allocate", "ncore::ProgramOp"> {
+  let summary = "Place SBUF/PSUM tiles by liveness, number HBM scratch";
+  let description = [{
+    Every `ncore.alloc` in SBUF or PSUM without an `offset` gets one: its
+    live range runs from its first to its last use in program order (a use
+    inside an `ncore.loop` that does not define the tile keeps it live for
+    the whole loop), and a first-fit allocator per memory places it in the
+    bytes of a partition (capacities from the runtime profile of `target`).
+    A PSUM tile never crosses a bank. HBM scratch allocs get consecutive
+    offsets in the program's scratch region. A tile larger than its memory,
+    or more live bytes than the memory holds, is an error naming the tile
+    and the sizes (the converter spills to HBM before this pass).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"trn1\"",
+           "Hardware profile (trn1 or trn2)">
+  ];
+}
+
+def NcoreSchedule : Pass<"ncore-schedule", "ncore::ProgramOp"> {
+  let summary = "Assign engines and synchronise them with semaphores";
+  let description = [{
+    Program order is kept: each engine's stream is the program's
+    instructions on that engine, in order. Instructions that VE, SE and
+    GpSimd can all run (tensor_copy, tensor_scalar, memset, ...) go to the
+    legal engine with the least estimated work so far; the rest keep their
+    Isa.def engine. Then, for every instruction, the latest earlier
+    instruction on each other engine that conflicts with it (writes what it
+    reads, or touches what it writes: same buffer, overlapping windows) is
+    waited for:
+
+    * the producer is followed by `ncore.sem_signal <sem of its engine> on
+      <engine>` (one semaphore per producing engine, counting the producer's
+      completions);
+    * the consumer is preceded by `ncore.sem_wait <sem> ge <count> steps
+      [...]`: the count the producer's semaphore has after the instance the
+      consumer needs, with per-iteration steps for the loops they share, so
+      loops stay loops. A producer later in a loop body than its consumer is
+      a loop-carried dependency on the previous iteration (write-after-read
+      on a buffer the next iteration refills).
+
+    DMA transfers complete out of order across the queues, so DMA-to-DMA
+    dependencies are synchronised too. `ncore.call_kernel` is a full barrier
+    (implemented by the emitter): no dependency is tracked across it.
+    Double-buffering comes from this: when the converter gives iterations
+    alternate buffers, the DMA filling one buffer waits only for the compute
+    that last read that buffer, so it overlaps compute on the other one.
+    A program that already contains semaphore ops is left as it is.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"trn1\"",
+           "Hardware profile (trn1 or trn2) for cost estimates">
+  ];
+}
+
+def NcoreEmit : Pass<"ncore-emit", "ModuleOp"> {
+  let summary = "Write one runtime program file per ncore.program";
+  let description = [{
+    Emits every defined `ncore.program` (after ncore-allocate and
+    ncore-schedule) and writes `<dir>/<name>.seamprg`.
+  }];
+  let options = [
+    Option<"dir", "dir", "std::string", "\".\"", "Output directory">,
+    Option<"target", "target", "std::string", "\"trn1\"",
+           "Target recorded in the program (trn1 or trn2)">
+  ];
+}
+
+def NcoreDump : Pass<"ncore-dump", "ModuleOp"> {
+  let summary = "Print the emitted runtime program of each ncore.program";
+  let description = [{
+    Emits every defined `ncore.program` and prints `rt::dumpProgram` of it
+    to stdout (or `file`).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"trn1\"",
+           "Target recorded in the program (trn1 or trn2)">,
+    Option<"file", "file", "std::string", "\"-\"",
+           "Where to print (- for stdout)">
+  ];
+}
+
+#endif // SEAM_LOWERING_NCOREPASSES_TD

@@ -1,0 +1,421 @@
+//===- NcoreSchedule.cpp - engines and semaphores -------------------------===//
+//
+// Counting semaphores, one per producing engine (id = engine code). Every
+// instruction some other engine waits for signals its engine's semaphore on
+// completion, so the semaphore's value after instance v of producer P is
+//
+//   count(P, v) = base(P) + sum_d v_d * perIter(L_d)
+//
+// where L_d are P's loops, perIter(L) the signals of that engine in one
+// iteration of L, and base(P) the signals up to P when every loop is in its
+// first iteration. A consumer C waits for the latest conflicting instance of
+// each producer engine: for the loops C and P share, that is the same
+// iteration (P earlier in the body) or the previous one (P later in the body:
+// loop-carried), and P's own inner loops are complete. That is an affine
+// function of C's iterations, which is exactly a wait with per-level steps.
+// A loop-carried wait at iteration 0 may ask for a negative count; each
+// semaphore is pre-signalled at program start by the largest such deficit
+// (added to every wait on it) so that every value is non-negative.
+//
+// Waits assume an engine completes in issue order. Compute engines do; DMA
+// transfers spread over queues and may not, which makes a DMA wait
+// approximate in time (never in the functional result: the runtime executes
+// an instruction when it issues).
+//
+//===----------------------------------------------------------------------===//
+#include "dialect/ncore/NcoreAccess.h"
+#include "lowering/NcoreCodegen.h"
+#include "lowering/NcorePasses.h"
+#include "passes/Statistics.h"
+#include "runtime/Profile.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::ncore {
+#define GEN_PASS_DEF_NCORESCHEDULE
+#include "lowering/NcorePasses.h.inc"
+} // namespace mlir::ncore
+
+using namespace mlir;
+using namespace mlir::ncore;
+using mlir::seam::PassCounter;
+namespace rt = ::seam::rt;
+
+namespace {
+
+constexpr unsigned kEngines = 7;
+
+/// One operand's footprint in its buffer, over all loop iterations.
+struct Footprint {
+  Value root;
+  bool write = false;
+  int64_t pLo = 0, pHi = 1; ///< Partitions (on chip).
+  int64_t lo = 0, hi = 0;   ///< Elements [lo, hi).
+};
+
+struct Inst {
+  Operation *op = nullptr;
+  unsigned engine = 0;
+  int64_t pos = 0;
+  unsigned epoch = 0; ///< Kernel calls before it.
+  SmallVector<LoopOp, 4> loops;
+  SmallVector<Footprint, 4> footprints;
+  bool signals = false;
+  int64_t base = 0; ///< count of its engine's semaphore after it, iteration 0.
+};
+
+/// A dependency of a consumer on a producer instance.
+struct Edge {
+  unsigned producer;
+  unsigned shared;  ///< Loops shared with the consumer.
+  bool carried;     ///< Previous iteration of the innermost shared loop.
+};
+
+int64_t tripProduct(ArrayRef<LoopOp> loops) {
+  int64_t p = 1;
+  for (LoopOp l : loops)
+    p *= l.getTrips();
+  return p;
+}
+
+FailureOr<Footprint> footprint(Value tile, bool write) {
+  FailureOr<TileAccess> a = resolveAccess(tile);
+  if (failed(a))
+    return failure();
+  Footprint f;
+  f.root = a->root;
+  f.write = write;
+  int64_t lo = a->offset, hi = a->offset;
+  if (a->space == MemSpace::Hbm) {
+    int64_t span = (a->partitions - 1) * a->rowStride;
+    lo += std::min<int64_t>(0, span);
+    hi += std::max<int64_t>(0, span);
+  } else {
+    f.pLo = a->startPartition;
+    f.pHi = a->startPartition + a->partitions;
+  }
+  for (const FreeDimAccess &d : a->dims) {
+    int64_t span = (d.size - 1) * d.stride;
+    lo += std::min<int64_t>(0, span);
+    hi += std::max<int64_t>(0, span);
+  }
+  for (auto &[loop, step] : a->loopSteps) {
+    int64_t span = (loop.getTrips() - 1) * step;
+    lo += std::min<int64_t>(0, span);
+    hi += std::max<int64_t>(0, span);
+  }
+  f.lo = lo;
+  f.hi = hi + 1;
+  return f;
+}
+
+bool conflicts(const Footprint &a, const Footprint &b) {
+  return a.root == b.root && (a.write || b.write) && a.pLo < b.pHi &&
+         b.pLo < a.pHi && a.lo < b.hi && b.lo < a.hi;
+}
+
+class NcoreSchedulePass
+    : public mlir::ncore::impl::NcoreScheduleBase<NcoreSchedulePass> {
+public:
+  using NcoreScheduleBase::NcoreScheduleBase;
+  void runOnOperation() override;
+
+private:
+  PassCounter numWaits{"ncore-schedule", "waits",
+                       "Semaphore waits inserted"};
+  PassCounter numSignals{"ncore-schedule", "signals",
+                         "Instructions made to signal a semaphore"};
+  PassCounter numCarried{"ncore-schedule", "loop-carried-waits",
+                         "Waits on the previous iteration of a loop"};
+  PassCounter numMoved{"ncore-schedule", "engine-moves",
+                       "Instructions moved off their default engine"};
+
+  double estimateNs(InstructionOpInterface inst, Engine e,
+                    const rt::Profile &profile);
+};
+
+} // namespace
+
+/// Engine cycles of hardware.md's table (free elements of the destination),
+/// in ns on engine `e`.
+double NcoreSchedulePass::estimateNs(InstructionOpInterface inst, Engine e,
+                                     const rt::Profile &profile) {
+  Operation *op = inst.getOperation();
+  int64_t n = 1;
+  if (op->getNumOperands() > 0)
+    if (auto t = dyn_cast<TileType>(op->getOperand(0).getType()))
+      n = t.getFreeElements();
+  if (auto tt = dyn_cast<TensorTensorOp>(op))
+    if (auto src = dyn_cast<TileType>(tt.getLhs().getType()))
+      n = 2 * src.getFreeElements();
+  if (auto red = dyn_cast<TensorReduceOp>(op))
+    if (auto src = dyn_cast<TileType>(red.getSrc().getType()))
+      n = src.getFreeElements();
+  double cycles = std::max<double>(profile.minIiCycles, double(n));
+  if (isa<ReciprocalOp>(op))
+    cycles = std::max<double>(profile.minIiCycles,
+                              profile.reciprocalCyclesPerElement * n);
+  double ghz = profile.clockGhz(static_cast<rt::Engine>(e));
+  return ghz > 0 ? cycles / ghz : cycles;
+}
+
+void NcoreSchedulePass::runOnOperation() {
+  ProgramOp program = getOperation();
+  if (program.isDeclaration() || program->hasAttr(kScheduledAttrName))
+    return;
+  std::optional<rt::Target> tgt = rt::parseTarget(target);
+  if (!tgt) {
+    program.emitError() << "ncore-schedule: unknown target '" << target
+                        << "' (trn1 or trn2)";
+    return signalPassFailure();
+  }
+  const rt::Profile &profile = rt::Profile::builtin(*tgt);
+  MLIRContext *ctx = program.getContext();
+  // A program that synchronises itself is left alone.
+  bool hasSems = false;
+  program.walk([&](Operation *op) {
+    hasSems |= isa<SemWaitOp, SemSignalOp>(op);
+  });
+  if (hasSems) {
+    program->setAttr(kScheduledAttrName, UnitAttr::get(ctx));
+    return;
+  }
+
+  // 1. Engines: movable instructions go where the least work is queued.
+  std::array<double, kEngines> load{};
+  bool bad = false;
+  program.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    auto inst = dyn_cast<InstructionOpInterface>(op);
+    if (!inst)
+      return;
+    int64_t mult = 1;
+    for (auto l = op->getParentOfType<LoopOp>(); l;
+         l = l->getParentOfType<LoopOp>())
+      mult *= l.getTrips();
+    Engine chosen = inst.getExecutionEngine();
+    std::optional<Attribute> engineAttr = op->getInherentAttr("engine");
+    bool pinned = engineAttr && *engineAttr;
+    if (!pinned) {
+      bool touchesPsum = llvm::any_of(op->getOperands(), [](Value v) {
+        auto t = dyn_cast<TileType>(v.getType());
+        return t && t.getSpace() == MemSpace::Psum;
+      });
+      double best = -1;
+      for (Engine e : {inst.getDefaultEngine(), Engine::Vector, Engine::Scalar,
+                       Engine::GpSimd}) {
+        if (!inst.isLegalEngine(e) || (e == Engine::GpSimd && touchesPsum))
+          continue;
+        double t = load[static_cast<unsigned>(e)] +
+                   mult * estimateNs(inst, e, profile);
+        if (best < 0 || t < best) {
+          best = t;
+          chosen = e;
+        }
+      }
+      if (chosen != inst.getDefaultEngine()) {
+        inst.setExecutionEngine(chosen);
+        ++numMoved;
+      }
+    }
+    if (!isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op))
+      load[static_cast<unsigned>(chosen)] +=
+          mult * estimateNs(inst, chosen, profile);
+  });
+
+  // 2. Instructions in program order with their footprints.
+  std::vector<Inst> insts;
+  llvm::DenseMap<Value, std::vector<std::pair<unsigned, unsigned>>> byRoot;
+  unsigned epoch = 0;
+  int64_t pos = 0;
+  program.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    ++pos;
+    if (isa<CallKernelOp>(op)) {
+      ++epoch;
+      return;
+    }
+    auto iface = dyn_cast<InstructionOpInterface>(op);
+    if (!iface)
+      return;
+    Inst inst;
+    inst.op = op;
+    inst.engine = static_cast<unsigned>(iface.getExecutionEngine());
+    inst.pos = pos;
+    inst.epoch = epoch;
+    for (auto l = op->getParentOfType<LoopOp>(); l;
+         l = l->getParentOfType<LoopOp>())
+      inst.loops.insert(inst.loops.begin(), l);
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    for (OpOperand &use : op->getOpOperands()) {
+      if (!isa<TileType>(use.get().getType()))
+        continue;
+      bool write = false, read = false;
+      if (effects) {
+        SmallVector<MemoryEffects::EffectInstance> fx;
+        effects.getEffectsOnValue(use.get(), fx);
+        for (auto &e : fx) {
+          write |= isa<MemoryEffects::Write>(e.getEffect());
+          read |= isa<MemoryEffects::Read>(e.getEffect());
+        }
+      }
+      if (!write && !read)
+        read = true;
+      FailureOr<Footprint> f = footprint(use.get(), write);
+      if (failed(f)) {
+        bad = true;
+        return;
+      }
+      inst.footprints.push_back(*f);
+    }
+    unsigned idx = insts.size();
+    for (auto [k, f] : llvm::enumerate(inst.footprints))
+      byRoot[f.root].push_back({idx, static_cast<unsigned>(k)});
+    insts.push_back(std::move(inst));
+  });
+  if (bad)
+    return signalPassFailure();
+
+  // 3. Dependencies: for each consumer, the producers it must wait for.
+  std::vector<std::vector<Edge>> edges(insts.size());
+  for (unsigned c = 0; c < insts.size(); ++c) {
+    Inst &C = insts[c];
+    llvm::SmallDenseSet<unsigned, 8> producers;
+    for (const Footprint &fc : C.footprints)
+      for (auto [p, k] : byRoot[fc.root]) {
+        const Inst &P = insts[p];
+        if (P.epoch != C.epoch)
+          continue;
+        if (P.engine == C.engine &&
+            C.engine != static_cast<unsigned>(Engine::Dma))
+          continue;
+        if (conflicts(fc, P.footprints[k]))
+          producers.insert(p);
+      }
+    for (unsigned p : producers) {
+      Inst &P = insts[p];
+      unsigned shared = 0;
+      while (shared < P.loops.size() && shared < C.loops.size() &&
+             P.loops[shared] == C.loops[shared])
+        ++shared;
+      bool carried = P.pos >= C.pos;
+      if (carried && shared == 0)
+        continue; // Runs only after C.
+      edges[c].push_back({p, shared, carried});
+      P.signals = true;
+    }
+  }
+
+  // 4. Counts: base(P) and perIter(L) per engine, by a walk that keeps the
+  // signals of each engine with every loop in its first iteration.
+  std::array<int64_t, kEngines> cnt{};
+  llvm::DenseMap<Operation *, unsigned> indexOf;
+  for (auto [i, inst] : llvm::enumerate(insts))
+    indexOf[inst.op] = i;
+  llvm::DenseMap<Operation *, std::array<int64_t, kEngines>> perIter;
+  std::function<void(Block &)> count = [&](Block &block) {
+    for (Operation &op : block) {
+      if (auto loop = dyn_cast<LoopOp>(op)) {
+        auto before = cnt;
+        count(*loop.getBodyBlock());
+        std::array<int64_t, kEngines> per{};
+        for (unsigned e = 0; e < kEngines; ++e) {
+          per[e] = cnt[e] - before[e];
+          cnt[e] = before[e] + loop.getTrips() * per[e];
+        }
+        perIter[loop] = per;
+        continue;
+      }
+      auto it = indexOf.find(&op);
+      if (it == indexOf.end())
+        continue;
+      Inst &inst = insts[it->second];
+      if (inst.signals)
+        inst.base = ++cnt[inst.engine];
+    }
+  };
+  count(program.getBody().front());
+
+  // 5. Requirements per consumer and producer engine, one per shared depth.
+  struct Req {
+    unsigned engine;
+    unsigned shared;
+    int64_t value;
+    bool carried;
+  };
+  std::vector<std::vector<Req>> reqs(insts.size());
+  std::array<int64_t, kEngines> deficit{};
+  for (unsigned c = 0; c < insts.size(); ++c) {
+    std::vector<Req> &rs = reqs[c];
+    for (const Edge &e : edges[c]) {
+      Inst &P = insts[e.producer];
+      int64_t v = P.base;
+      for (unsigned d = e.shared; d < P.loops.size(); ++d)
+        v += (P.loops[d].getTrips() - 1) * perIter[P.loops[d]][P.engine];
+      if (e.carried)
+        v -= perIter[P.loops[e.shared - 1]][P.engine];
+      auto it = llvm::find_if(rs, [&](const Req &r) {
+        return r.engine == P.engine && r.shared == e.shared;
+      });
+      if (it == rs.end())
+        rs.push_back({P.engine, e.shared, v, e.carried});
+      else if (v > it->value)
+        *it = {P.engine, e.shared, v, e.carried};
+    }
+    // A requirement with more shared loops and a larger value covers one
+    // with fewer (its steps are larger too).
+    std::vector<Req> kept;
+    for (const Req &r : rs) {
+      bool covered = llvm::any_of(rs, [&](const Req &o) {
+        return &o != &r && o.engine == r.engine && o.shared > r.shared &&
+               o.value >= r.value;
+      });
+      if (!covered)
+        kept.push_back(r);
+    }
+    rs = kept;
+    for (const Req &r : rs)
+      deficit[r.engine] = std::max(deficit[r.engine], -r.value);
+  }
+
+  // 6. Rewrite: signals after producers, waits before consumers, the
+  // pre-signal of each semaphore with a deficit at the start.
+  OpBuilder b(ctx);
+  for (Inst &inst : insts) {
+    if (!inst.signals)
+      continue;
+    b.setInsertionPointAfter(inst.op);
+    b.create<SemSignalOp>(inst.op->getLoc(), b.getI64IntegerAttr(inst.engine),
+                          b.getI64IntegerAttr(1),
+                          EngineAttr::get(ctx, Engine(inst.engine)));
+    ++numSignals;
+  }
+  for (unsigned c = 0; c < insts.size(); ++c) {
+    Inst &C = insts[c];
+    for (const Req &r : reqs[c]) {
+      b.setInsertionPoint(C.op);
+      DenseI64ArrayAttr steps;
+      if (!C.loops.empty()) {
+        SmallVector<int64_t> s(C.loops.size(), 0);
+        for (unsigned d = 0; d < r.shared; ++d)
+          s[d] = perIter[C.loops[d]][r.engine];
+        steps = b.getDenseI64ArrayAttr(s);
+      }
+      b.create<SemWaitOp>(C.op->getLoc(), b.getI64IntegerAttr(r.engine),
+                          b.getI64IntegerAttr(r.value + deficit[r.engine]),
+                          steps, EngineAttr::get(ctx, Engine(C.engine)));
+      ++numWaits;
+      if (r.carried)
+        ++numCarried;
+    }
+  }
+  Block &entry = program.getBody().front();
+  for (unsigned e = 0; e < kEngines; ++e) {
+    if (deficit[e] <= 0)
+      continue;
+    b.setInsertionPointToStart(&entry);
+    b.create<SemSignalOp>(program.getLoc(), b.getI64IntegerAttr(e),
+                          b.getI64IntegerAttr(deficit[e]),
+                          EngineAttr::get(ctx, Engine(e)));
+  }
+  program->setAttr(kScheduledAttrName, UnitAttr::get(ctx));
+}

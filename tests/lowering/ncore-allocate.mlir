@@ -1,0 +1,97 @@
+// RUN: seam-opt %s -split-input-file -ncore-allocate | FileCheck %s
+// RUN: seam-opt %s -split-input-file -ncore-allocate -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+
+// Tiles whose live ranges do not overlap share bytes; overlapping ones do not.
+// CHECK-LABEL: ncore.program @reuse
+ncore.program @reuse(%x: !ncore.tile<hbm, 128x512xf32>, %y: !ncore.tile<hbm, 128x512xf32>) {
+  // CHECK: ncore.alloc offset 0 : <sbuf, 128x512xf32>
+  // CHECK: ncore.alloc offset 2048 : <sbuf, 128x512xf32>
+  // CHECK: ncore.alloc offset 0 : <sbuf, 128x512xf32>
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %b = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %c = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<hbm, 128x512xf32>
+  ncore.activation exp %b, %a : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+  // %a is dead from here on: %c takes its place.
+  ncore.activation exp %c, %b : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+  ncore.dma_copy %y, %c : !ncore.tile<hbm, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+}
+
+// -----
+
+// A tile used inside a loop it is not defined in stays live for the whole
+// loop: %late (first used after %early's last use in the body) may not take
+// %early's bytes, because the next iteration reads %early again.
+// CHECK-LABEL: ncore.program @loop_liveness
+ncore.program @loop_liveness(%x: !ncore.tile<hbm, 128x256xf32>, %y: !ncore.tile<hbm, 128x256xf32>) {
+  // CHECK: ncore.alloc offset 0 : <sbuf, 128x256xf32>
+  // CHECK: ncore.alloc offset 1024 : <sbuf, 128x256xf32>
+  %early = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  %late = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  ncore.loop %i trips 4 {
+    ncore.dma_copy %early, %x : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<hbm, 128x256xf32>
+    ncore.activation exp %late, %early : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+    ncore.dma_copy %y, %late : !ncore.tile<hbm, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+  }
+  // A tile defined inside the loop body lives within one iteration.
+  // CHECK: ncore.loop
+  // CHECK: ncore.alloc offset 0 : <sbuf, 128x256xf32>
+  // CHECK: ncore.alloc offset 1024 : <sbuf, 128x256xf32>
+  ncore.loop %j trips 2 {
+    %t = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+    %u = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+    ncore.dma_copy %t, %x : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<hbm, 128x256xf32>
+    ncore.activation exp %u, %t : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+    ncore.dma_copy %y, %u : !ncore.tile<hbm, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+  }
+}
+
+// -----
+
+// PSUM: a tile never crosses a 2 KiB bank. After a 1536-byte tile, a
+// 1024-byte tile would straddle the bank boundary at 2048: it goes to 2048;
+// a 512-byte tile still fits behind the first one.
+// CHECK-LABEL: ncore.program @psum_banks
+ncore.program @psum_banks(%y: !ncore.tile<hbm, 128x384xf32>) {
+  // CHECK: ncore.alloc offset 0 : <psum, 128x384xf32>
+  // CHECK: ncore.alloc offset 2048 : <psum, 128x256xf32>
+  // CHECK: ncore.alloc offset 1536 : <psum, 128x128xf32>
+  %p0 = ncore.alloc : !ncore.tile<psum, 128x384xf32>
+  %p1 = ncore.alloc : !ncore.tile<psum, 128x256xf32>
+  %p2 = ncore.alloc : !ncore.tile<psum, 128x128xf32>
+  %s = ncore.alloc : !ncore.tile<sbuf, 128x384xf32>
+  ncore.memset %p0, 0.0 : !ncore.tile<psum, 128x384xf32>
+  ncore.memset %p1, 0.0 : !ncore.tile<psum, 128x256xf32>
+  ncore.memset %p2, 0.0 : !ncore.tile<psum, 128x128xf32>
+  ncore.tensor_copy %s, %p0 : !ncore.tile<sbuf, 128x384xf32>, !ncore.tile<psum, 128x384xf32>
+  %s1 = ncore.view %s offsets affine_map<() -> (0, 0)> : !ncore.tile<sbuf, 128x384xf32> to !ncore.tile<sbuf, 128x256xf32>
+  ncore.tensor_tensor add %s1, %s1, %p1 : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<psum, 128x256xf32>
+  %s2 = ncore.view %s offsets affine_map<() -> (0, 0)> : !ncore.tile<sbuf, 128x384xf32> to !ncore.tile<sbuf, 128x128xf32>
+  ncore.tensor_tensor add %s2, %s2, %p2 : !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<psum, 128x128xf32>
+  ncore.dma_copy %y, %s : !ncore.tile<hbm, 128x384xf32>, !ncore.tile<sbuf, 128x384xf32>
+}
+
+// -----
+
+// Offsets already placed are kept and avoided; HBM scratch (spills) is
+// numbered in the program's scratch region.
+// CHECK-LABEL: ncore.program @fixed_and_scratch
+ncore.program @fixed_and_scratch(%x: !ncore.tile<hbm, 128x64xf32>) {
+  // CHECK: ncore.alloc offset 0 : <sbuf, 128x64xf32>
+  // CHECK: ncore.alloc offset 256 : <sbuf, 128x64xf32>
+  // CHECK: ncore.alloc offset 0 {name = "spill0"} : <hbm, 128x64xf32>
+  // CHECK: ncore.alloc offset 32768 {name = "spill1"} : <hbm, 128x64xf32>
+  %a = ncore.alloc offset 0 : !ncore.tile<sbuf, 128x64xf32>
+  %b = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>
+  %s0 = ncore.alloc {name = "spill0"} : !ncore.tile<hbm, 128x64xf32>
+  %s1 = ncore.alloc {name = "spill1"} : !ncore.tile<hbm, 128x64xf32>
+  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  ncore.dma_copy %b, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  ncore.dma_copy %s0, %a : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+  ncore.dma_copy %s1, %b : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+}
+
+// STATS: ncore-allocate
+// STATS: 3072 psum-peak-bytes
+// STATS: 4096 sbuf-peak-bytes
+// STATS: 2 spills
