@@ -4,8 +4,9 @@
 // call's operands are made contiguous HBM tensors (an SBUF intermediate is
 // written out: the opaque boundary's SBUF -> HBM -> SBUF round trip) and its
 // results are HBM tensors (outputs or `kernelN` scratch) that consumers load.
-// The callee is the declaration `@kernel_<name>_<n>` (KernelDeclarations);
-// its body is built by the kernels library.
+// The callee is built by the kernels library (or declared when the kernel
+// has no builder, see KernelDeclarations); the constants it needs become
+// "constant" arguments of the calling program, forwarded to the call.
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/ConvertSeamToNcore.h"
@@ -31,8 +32,14 @@ static LogicalResult lowerKernelCall(ProgramLowering &pl, Operation *o) {
         out.root, shape.empty() ? SmallVector<int64_t>{1}
                                 : SmallVector<int64_t>(shape)));
   }
-  ncore::ProgramOp decl = pl.kernelDecls().getOrCreate(op);
-  pl.create<ncore::CallKernelOp>(decl.getSymName(), operands);
+  FailureOr<ncore::ProgramOp> callee = pl.kernelDecls().getOrCreate(op);
+  if (failed(callee))
+    return failure();
+  // Constants the kernel ships with become constant arguments of the caller.
+  for (unsigned i = operands.size(); i < callee->getNumArguments(); ++i)
+    operands.push_back(pl.constantArg(callee->getArgumentTypes()[i],
+                                      callee->getArgAttrDict(i)));
+  pl.create<ncore::CallKernelOp>(callee->getSymName(), operands);
   ++pl.statistics().kernelCalls;
   return success();
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "lowering/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
+#include "kernels/Registry.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -275,6 +276,21 @@ void ProgramLowering::storeOut(const Placement &t, Index row0, int64_t p,
                            ncore::EngineAttr());
 }
 
+Value ProgramLowering::constantArg(Type type, DictionaryAttr argAttrs) {
+  Attribute key = ArrayAttr::get(context(), {TypeAttr::get(type),
+                                             argAttrs ? Attribute(argAttrs)
+                                                      : b.getUnitAttr()});
+  auto it = constants.find(key);
+  if (it != constants.end())
+    return it->second;
+  unsigned index = program.getNumArguments();
+  program.insertArgument(index, type, argAttrs, currentLoc);
+  program.setArgRole(index, "constant");
+  Value arg = program.getArgument(index);
+  constants[key] = arg;
+  return arg;
+}
+
 Value ProgramLowering::memset(Value tile, double value) {
   create<ncore::MemsetOp>(tile, b.getF32FloatAttr(value), ncore::EngineAttr());
   return tile;
@@ -363,8 +379,18 @@ Placement ProgramLowering::withShape(Placement t, ArrayRef<int64_t> shape) {
 // Kernel declarations
 //===----------------------------------------------------------------------===//
 
-ncore::ProgramOp KernelDeclarations::getOrCreate(Operation *call) {
+FailureOr<ncore::ProgramOp> KernelDeclarations::getOrCreate(Operation *call) {
   auto kc = cast<KernelCallOp>(call);
+  const KernelInfo *info = lookupKernel(kc.getKernel());
+  if (info && info->build) {
+    FailureOr<StringAttr> sym = getOrBuildKernelProgram(
+        programs, kc.getKernel(), signatureOfCall(call));
+    if (failed(sym))
+      return call->emitOpError()
+             << "convert-seam-to-ncore: kernel '" << kc.getKernel()
+             << "' could not be built for this call";
+    return programs.lookupSymbol<ncore::ProgramOp>(*sym);
+  }
   SmallVector<Type> argTypes;
   auto toTile = [](Type t) -> Type {
     auto rt = cast<RankedTensorType>(t);
@@ -591,10 +617,11 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       return failure();
     Value outArg = pbody.getArgument(numIn + i);
     auto [rows, cols] = matrixOf(src->shape);
-    if (auto resh = src->root.getDefiningOp<ncore::ReshapeOp>())
-      if (resh.getSource() == outArg && src->rowOffset == 0 &&
-          src->isContiguous())
-        continue;
+    Value rootBuffer = src->root;
+    if (auto resh = rootBuffer.getDefiningOp<ncore::ReshapeOp>())
+      rootBuffer = resh.getSource();
+    if (rootBuffer == outArg && src->rowOffset == 0 && src->isContiguous())
+      continue;
     Placement dst;
     dst.root = pl.reshape(outArg, {rows, cols});
     dst.space = MemSpace::Hbm;
@@ -668,11 +695,15 @@ void ConvertSeamToNcorePass::runOnOperation() {
     auto parent = call->getParentOfType<func::FuncOp>();
     if (parent && parent->hasAttr("seam.program"))
       return;
-    ncore::ProgramOp decl = kernels.getOrCreate(call);
+    FailureOr<ncore::ProgramOp> decl = kernels.getOrCreate(call);
+    if (failed(decl)) {
+      failedAny = true;
+      return;
+    }
     call->setAttr("seam.ncore_program",
                   SymbolRefAttr::get(programs.getSymNameAttr(),
                                      {FlatSymbolRefAttr::get(
-                                         decl.getSymNameAttr())}));
+                                         decl->getSymNameAttr())}));
   });
   if (failedAny)
     return signalPassFailure();

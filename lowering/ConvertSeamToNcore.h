@@ -97,13 +97,17 @@ void populateAttentionLowerings(LoweringTable &table);
 void populateCollectiveLowerings(LoweringTable &table);
 void populateKernelCallLowerings(LoweringTable &table);
 
-/// Declarations of separately compiled kernel programs, one per distinct
-/// (kernel, signature, config), named `kernel_<name>_<n>`.
+/// The separately compiled kernel programs, one per distinct (kernel,
+/// signature, config): built by the kernels library (`getOrBuildKernelProgram`,
+/// `kernel_<name>_<hash>`) when the kernel has a builder, else a private
+/// declaration `kernel_<name>_<n>` tagged `seam.kernel` / `seam.config`.
+/// Arguments: the call's operands, its results, then (built kernels) the
+/// constants the kernel needs (role "constant").
 class KernelDeclarations {
 public:
   explicit KernelDeclarations(ModuleOp programs) : programs(programs) {}
-  /// The declaration for a seam.kernel_call (created on first use).
-  ncore::ProgramOp getOrCreate(Operation *kernelCall);
+  /// The program for a seam.kernel_call (built or declared on first use).
+  FailureOr<ncore::ProgramOp> getOrCreate(Operation *kernelCall);
 
 private:
   ModuleOp programs;
@@ -202,6 +206,9 @@ public:
   static Placement withShape(Placement t, ArrayRef<int64_t> shape);
 
   Value memset(Value tile, double value);
+  /// A program argument for a constant a called kernel needs (role
+  /// "constant", same `seam.constant` description), shared by equal ones.
+  Value constantArg(Type type, DictionaryAttr argAttrs);
   /// dst = func(src * scale + bias) (bias: immediate, or a [P, 1] tile),
   /// with the row sums of dst into `reduce` when given.
   void activation(ncore::ActFunc func, Value dst, Value src,
@@ -235,6 +242,7 @@ private:
   DenseMap<Value, Value> ownerOf;
   DenseMap<Value, int64_t> ownedBytes;
   SmallVector<ncore::LoopOp> loops;
+  DenseMap<Attribute, Value> constants;
   SmallVector<Value> ivs;
   int64_t used = 0, peak = 0, scratchCount = 0;
 };

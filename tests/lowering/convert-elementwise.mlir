@@ -1,0 +1,58 @@
+// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
+
+// adaLN modulation: every intermediate stays in SBUF (one [128, 2 x 3072]
+// tile each, rows on partitions); the [1, 1, 3072] vectors are broadcast onto
+// the partitions once by a stride-0 DMA, before the row loop.
+
+// CHECK-LABEL: ncore.program @prog_mod
+// CHECK-SAME: seam.spills = 0
+// CHECK: %[[N:.+]] = ncore.alloc : <sbuf, 128x6144xbf16>
+// CHECK: ncore.loop %{{.+}} trips 2 {
+// CHECK: ncore.activation square
+// CHECK: }
+// CHECK: %[[M:.+]] = ncore.alloc : <sbuf, 128x6144xbf16>
+// CHECK: %[[S:.+]] = ncore.alloc : <sbuf, 128x3072xbf16>
+// CHECK: %[[SV:.+]] = ncore.view %{{.+}} offsets #{{.+}} strides [0, 1] : <hbm, 1x3072xbf16> to <hbm, 128x3072xbf16>
+// CHECK: ncore.dma_copy %[[S]], %[[SV]]
+// CHECK: ncore.loop %[[I:.+]] trips 2 {
+// CHECK:   %[[NV:.+]] = ncore.view %[[N]][%[[I]]] offsets #{{.+}} : <sbuf, 128x6144xbf16> to <sbuf, 128x3072xbf16>
+// CHECK:   %[[MV:.+]] = ncore.view %[[M]][%[[I]]]
+// CHECK:   ncore.tensor_tensor multiply %[[MV]], %[[NV]], %[[S]]
+// CHECK: }
+// CHECK: ncore.loop
+// CHECK:   ncore.tensor_tensor add
+// CHECK: ncore.loop
+// CHECK:   ncore.tensor_tensor add
+// The result goes to the output binding in 2048-element chunks.
+// CHECK: ncore.loop
+// CHECK:   ncore.activation gelu_tanh %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x2048xbf16>, !ncore.tile<sbuf, 128x2048xbf16>
+// CHECK:   ncore.dma_copy %{{.+}}, %{{.+}} : <hbm, 128x2048xbf16>, <sbuf, 128x2048xbf16>
+// CHECK:   ncore.activation gelu_tanh %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x1024xbf16>
+func.func private @prog_mod(%x: tensor<1x256x3072xbf16>, %shift: tensor<1x1x3072xbf16>, %scale: tensor<1x1x3072xbf16>) -> tensor<1x256x3072xbf16> attributes {seam.program} {
+  %n = seam.layer_norm %x {epsilon = 1.0e-6 : f64} : (tensor<1x256x3072xbf16>) -> tensor<1x256x3072xbf16>
+  %m = seam.mul %n, %scale : (tensor<1x256x3072xbf16>, tensor<1x1x3072xbf16>) -> tensor<1x256x3072xbf16>
+  %a = seam.add %n, %m : (tensor<1x256x3072xbf16>, tensor<1x256x3072xbf16>) -> tensor<1x256x3072xbf16>
+  %b = seam.add %shift, %a : (tensor<1x1x3072xbf16>, tensor<1x256x3072xbf16>) -> tensor<1x256x3072xbf16>
+  %g = seam.gelu_tanh %b : tensor<1x256x3072xbf16>
+  return %g : tensor<1x256x3072xbf16>
+}
+
+// -----
+
+// A broadcast vector computed in the program (SBUF, one partition) is
+// replicated on the Tensor engine: ones[1, P]^T x row[1, N].
+
+// CHECK-LABEL: ncore.program @prog_silu
+// CHECK: ncore.activation silu
+// CHECK: ncore.activation gelu
+// CHECK: %[[ONES:.+]] = ncore.alloc : <sbuf, 1x64xf32>
+// CHECK: ncore.memset %[[ONES]], 1.000000e+00
+// CHECK: ncore.matmul %{{.+}}, %[[ONES]], %{{.+}} : <psum, 64x32xf32>, <sbuf, 1x64xf32>, <sbuf, 1x32xf32>
+// CHECK: ncore.tensor_copy
+// CHECK: ncore.tensor_tensor multiply
+func.func private @prog_silu(%x: tensor<64x32xf32>, %v: tensor<1x32xf32>) -> tensor<64x32xf32> attributes {seam.program} {
+  %s = seam.silu %v : tensor<1x32xf32>
+  %g = seam.gelu %x : tensor<64x32xf32>
+  %y = seam.mul %g, %s : (tensor<64x32xf32>, tensor<1x32xf32>) -> tensor<64x32xf32>
+  return %y : tensor<64x32xf32>
+}

@@ -1,0 +1,49 @@
+// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
+
+// layer_norm with scale and bias over 300 rows (2 full tiles in a loop, a
+// peeled tile of 44): two-pass statistics in fp32, rsqrt(s / D + eps) in one
+// activation, gamma/beta broadcast once.
+
+// CHECK-LABEL: ncore.program @prog_ln
+// CHECK-SAME: {ncore.role = "param"}
+// CHECK-SAME: {ncore.role = "param"}
+// CHECK: ncore.view %{{.+}} offsets #{{.+}} strides [0, 1] : <hbm, 1x96xf32> to <hbm, 128x96xf32>
+// CHECK: ncore.view %{{.+}} offsets #{{.+}} strides [0, 1] : <hbm, 1x96xf32> to <hbm, 128x96xf32>
+// CHECK: ncore.loop %{{.+}} trips 2 {
+// CHECK:   ncore.tensor_reduce add %[[S1:.+]], %[[X:.+]] : <sbuf, 128x1xf32>, <sbuf, 128x96xf32>
+// CHECK:   ncore.tensor_scalar multiply %[[S1]], %[[S1]] imm -0.010416
+// CHECK:   ncore.activation identity %[[C:.+]], %[[X]] bias %[[S1]]
+// CHECK:   ncore.activation square %{{.+}}, %[[C]] reduce %[[S2:[^ ]+]] :
+// CHECK:   ncore.activation rsqrt %[[R:.+]], %[[S2]] {bias = 9.99999974E-6 : f32, scale = 0.010416
+// CHECK:   ncore.tensor_scalar multiply %[[C]], %[[C]], %[[R]]
+// CHECK:   ncore.tensor_tensor multiply %[[C]], %[[C]]
+// CHECK:   ncore.tensor_tensor add
+// CHECK:   ncore.dma_copy
+// CHECK: }
+// CHECK: ncore.tensor_reduce add %{{.+}}, %{{.+}} : <sbuf, 44x1xf32>, <sbuf, 44x96xf32>
+func.func private @prog_ln(%x: tensor<3x100x96xf32>, %g: tensor<96xf32>, %b: tensor<96xf32>) -> tensor<3x100x96xf32> attributes {seam.program} {
+  %y = seam.layer_norm %x scale %g bias %b : (tensor<3x100x96xf32>, tensor<96xf32>, tensor<96xf32>) -> tensor<3x100x96xf32>
+  return %y : tensor<3x100x96xf32>
+}
+func.func @forward(%x: tensor<3x100x96xf32>) -> tensor<3x100x96xf32> {
+  %g = seam.param "g" init normal(1.0) seed 1 : tensor<96xf32>
+  %b = seam.param "b" init normal(1.0) seed 2 : tensor<96xf32>
+  %y = call @prog_ln(%x, %g, %b) : (tensor<3x100x96xf32>, tensor<96xf32>, tensor<96xf32>) -> tensor<3x100x96xf32>
+  return %y : tensor<3x100x96xf32>
+}
+
+// -----
+
+// rms_norm per head (rows = b * h * s): sum of squares as an add-reduce.
+
+// CHECK-LABEL: ncore.program @prog_rms
+// CHECK: ncore.loop %{{.+}} trips 12 {
+// CHECK-NOT: tensor_reduce
+// CHECK:   ncore.activation square %{{.+}}, %[[X:.+]] reduce %[[S:[^ ]+]] :
+// CHECK:   ncore.activation rsqrt %[[R:.+]], %[[S]] {bias = 9.99999997E-7 : f32, scale = 7.812500e-03 : f32}
+// CHECK:   ncore.tensor_scalar multiply %[[W:.+]], %[[X]], %[[R]] : !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x128xbf16>
+// CHECK:   ncore.tensor_tensor multiply %{{.+}}, %[[W]], %{{.+}} : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x128xbf16>
+func.func private @prog_rms(%x: tensor<1x6x256x128xbf16>, %g: tensor<128xbf16>) -> tensor<1x6x256x128xbf16> attributes {seam.program} {
+  %y = seam.rms_norm %x scale %g : (tensor<1x6x256x128xbf16>, tensor<128xbf16>) -> tensor<1x6x256x128xbf16>
+  return %y : tensor<1x6x256x128xbf16>
+}

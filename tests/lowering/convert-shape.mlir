@@ -1,0 +1,47 @@
+// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
+
+// Column slices and last-dim-preserving reshapes are free: the q slice of a
+// fused projection is a view of its SBUF tile. Splitting the last dim needs
+// the rows on other partitions: the tile goes to HBM once (relayout), the
+// reshape is free there, and the head transpose is a loop of strided DMAs
+// ([256, 128] blocks, one per head).
+
+// CHECK-LABEL: ncore.program @prog_heads
+// CHECK: %[[QKV:.+]] = ncore.alloc : <sbuf, 128x768xbf16>
+// CHECK: %[[RL:.+]] = ncore.alloc {name = "relayout{{[0-9]+}}"} : <hbm, 256x128xbf16>
+// CHECK: %[[QV:.+]] = ncore.view %[[QKV]][%{{.+}}] offsets #{{.+}} : <sbuf, 128x768xbf16> to <sbuf, 128x128xbf16>
+// CHECK: ncore.dma_copy %{{.+}}, %[[QV]] : <hbm, 128x128xbf16>, <sbuf, 128x128xbf16>
+// CHECK: %[[R4:.+]] = ncore.reshape %[[RL]] : <hbm, 256x128xbf16> to <hbm, 1x256x128xbf16>
+// CHECK: %[[R2:.+]] = ncore.reshape %[[R4]] : <hbm, 1x256x128xbf16> to <hbm, 512x64xbf16>
+// CHECK-NOT: ncore.dma_copy
+// CHECK: ncore.reshape %[[R2]] : <hbm, 512x64xbf16> to <hbm, 1x256x2x64xbf16>
+// CHECK: ncore.loop %[[H:.+]] trips 2 {
+// CHECK-DAG:   %[[S:.+]] = ncore.view %{{.+}}[%[[H]]] offsets #{{.+}} : <hbm, 1x256x2x64xbf16> to <hbm, 1x256x1x64xbf16>
+// CHECK-DAG:   %[[D:.+]] = ncore.view %{{.+}}[%[[H]]] offsets #{{.+}} : <hbm, 1x2x256x64xbf16> to <hbm, 1x1x256x64xbf16>
+// CHECK:   ncore.dma_copy %[[D]], %[[S]]
+func.func private @prog_heads(%x: tensor<1x256x64xbf16>, %w: tensor<64x384xbf16>) -> tensor<1x2x256x64xbf16> attributes {seam.program} {
+  %qkv = seam.linear %x, %w : (tensor<1x256x64xbf16>, tensor<64x384xbf16>) -> tensor<1x256x384xbf16>
+  %q = seam.slice %qkv offsets [0, 0, 0] : tensor<1x256x384xbf16> -> tensor<1x256x128xbf16>
+  %h = seam.reshape %q : tensor<1x256x128xbf16> -> tensor<1x256x2x64xbf16>
+  %t = seam.transpose %h perm [0, 2, 1, 3] : tensor<1x256x2x64xbf16> -> tensor<1x2x256x64xbf16>
+  return %t : tensor<1x2x256x64xbf16>
+}
+
+// -----
+
+// Concat along the sequence of per-head tensors: one N-d DMA per operand;
+// a row slice of an HBM tensor is free.
+
+// CHECK-LABEL: ncore.program @prog_concat
+// CHECK: %[[OUT:.+]] = ncore.reshape %{{.+}} : <hbm, 1x6x768x128xbf16> to <hbm, 4608x128xbf16>
+// CHECK: %[[O4:.+]] = ncore.reshape %[[OUT]] : <hbm, 4608x128xbf16> to <hbm, 1x6x768x128xbf16>
+// CHECK: %[[A:.+]] = ncore.view %[[O4]] offsets #{{.+}} : <hbm, 1x6x768x128xbf16> to <hbm, 1x6x512x128xbf16>
+// CHECK: ncore.dma_copy %[[A]], %{{.+}} : <hbm, 1x6x512x128xbf16>, <hbm, 1x6x512x128xbf16>
+// CHECK: %[[B:.+]] = ncore.view %[[O4]] offsets #{{.+}} : <hbm, 1x6x768x128xbf16> to <hbm, 1x6x256x128xbf16>
+// CHECK: ncore.dma_copy %[[B]], %{{.+}} : <hbm, 1x6x256x128xbf16>, <hbm, 1x6x256x128xbf16>
+func.func private @prog_concat(%a: tensor<1x6x512x128xbf16>, %b: tensor<1x6x256x128xbf16>, %s: tensor<1x768x64xf32>) -> (tensor<1x6x768x128xbf16>, tensor<1x256x64xf32>) attributes {seam.program} {
+  %c = seam.concat %a, %b dim 2 : (tensor<1x6x512x128xbf16>, tensor<1x6x256x128xbf16>) -> tensor<1x6x768x128xbf16>
+  %r = seam.slice %s offsets [0, 512, 0] : tensor<1x768x64xf32> -> tensor<1x256x64xf32>
+  %g = seam.gelu %r : tensor<1x256x64xf32>
+  return %c, %g : tensor<1x6x768x128xbf16>, tensor<1x256x64xf32>
+}

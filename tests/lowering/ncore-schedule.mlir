@@ -1,0 +1,115 @@
+// RUN: seam-opt %s -split-input-file -ncore-schedule | FileCheck %s
+// RUN: seam-opt %s -split-input-file -ncore-schedule -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+
+// Engines hand data over through semaphores: the producer signals its
+// engine's semaphore (id = engine code: tensor 0, vector 1, scalar 2,
+// gpsimd 3, dma 4), the consumer waits for the count after the producer.
+// CHECK-LABEL: ncore.program @handover
+ncore.program @handover(%x: !ncore.tile<hbm, 128x512xf32>, %y: !ncore.tile<hbm, 128x512xf32>) {
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %b = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  // CHECK: ncore.dma_copy %[[A:.+]], %{{.+}} :
+  // CHECK-NEXT: ncore.sem_signal 4 on dma
+  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<hbm, 128x512xf32>
+  // CHECK-NEXT: ncore.sem_wait 4 ge 1 on scalar
+  // CHECK-NEXT: ncore.activation exp %[[B:.+]], %[[A]] :
+  // CHECK-NEXT: ncore.sem_signal 2 on scalar
+  ncore.activation exp %b, %a : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+  // CHECK-NEXT: ncore.sem_wait 2 ge 1 on dma
+  // CHECK-NEXT: ncore.dma_copy %{{.+}}, %[[B]] :
+  // CHECK-NOT: ncore.sem
+  ncore.dma_copy %y, %b : !ncore.tile<hbm, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+}
+
+// -----
+
+// Within one compute engine the stream order is the dependency: no
+// semaphore between two vector instructions.
+// CHECK-LABEL: ncore.program @same_engine
+ncore.program @same_engine(%x: !ncore.tile<hbm, 128x512xf32>) {
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %b = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  // CHECK: ncore.sem_signal 4 on dma
+  // CHECK-NEXT: ncore.sem_wait 4 ge 1 on vector
+  // CHECK-NEXT: ncore.tensor_tensor add
+  // CHECK-NEXT: ncore.tensor_tensor multiply
+  // CHECK-NEXT: ncore.tensor_scalar multiply
+  // CHECK-NOT: ncore.sem
+  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<hbm, 128x512xf32>
+  ncore.tensor_tensor add %b, %a, %a on vector : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+  ncore.tensor_tensor multiply %b, %b, %b on vector : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+  ncore.tensor_scalar multiply %a, %b imm 2.0 on vector : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+}
+
+// -----
+
+// Independent work goes to different engines (balanced by estimated cost)
+// and needs no semaphore at all.
+// CHECK-LABEL: ncore.program @balance
+ncore.program @balance() {
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %b = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %c = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  // CHECK: ncore.memset %{{.+}}, 1.000000e+00 on scalar
+  // CHECK: ncore.memset %{{.+}}, 2.000000e+00 on gpsimd
+  // CHECK: ncore.memset %{{.+}}, 3.000000e+00 :
+  // CHECK-NOT: ncore.sem
+  ncore.memset %a, 1.0 : !ncore.tile<sbuf, 128x512xf32>
+  ncore.memset %b, 2.0 : !ncore.tile<sbuf, 128x512xf32>
+  ncore.memset %c, 3.0 : !ncore.tile<sbuf, 128x512xf32>
+}
+
+// -----
+
+// Loops stay loops: waits step with the iterations they share. The DMA of
+// iteration k+1 into %wt must wait for the matmul of iteration k that read it
+// (loop-carried, the step-1 wait on the tensor engine), and the matmul waits
+// for both DMAs of its own iteration (count 2 more per iteration). The
+// semaphore of the DMA engine starts pre-signalled by 1 so that iteration
+// 0's loop-carried waits are satisfied.
+// CHECK-LABEL: ncore.program @k_loop
+ncore.program @k_loop(%x: !ncore.tile<hbm, 512x128xbf16>, %w: !ncore.tile<hbm, 512x128xbf16>) {
+  // CHECK: ncore.sem_signal 4 on dma
+  %xt = ncore.alloc : !ncore.tile<sbuf, 128x128xbf16>
+  %wt = ncore.alloc : !ncore.tile<sbuf, 128x128xbf16>
+  %acc = ncore.alloc : !ncore.tile<psum, 128x128xf32>
+  // CHECK: ncore.loop
+  ncore.loop %k trips 4 {
+    %xv = ncore.view %x[%k] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x128xbf16> to !ncore.tile<hbm, 128x128xbf16>
+    // CHECK: ncore.sem_wait 4 ge 0 steps [2] on dma
+    // CHECK-NEXT: ncore.sem_wait 0 ge 0 steps [1] on dma
+    // CHECK-NEXT: ncore.dma_copy
+    ncore.dma_copy %xt, %xv : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<hbm, 128x128xbf16>
+    %wv = ncore.view %w[%k] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x128xbf16> to !ncore.tile<hbm, 128x128xbf16>
+    ncore.dma_copy %wt, %wv : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<hbm, 128x128xbf16>
+    // CHECK: ncore.sem_wait 4 ge 3 steps [2] on tensor
+    // CHECK-NEXT: ncore.matmul
+    // CHECK-NEXT: ncore.sem_signal 0 on tensor
+    ncore.matmul %acc, %wt, %xt accumulate : !ncore.tile<psum, 128x128xf32>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>
+  }
+}
+
+// -----
+
+// Nothing is ordered across an opaque kernel call: the emitter puts a full
+// barrier there, so the schedule tracks no dependency across it (the DMA
+// after the call reads %t, written before the call, yet gets no wait).
+// CHECK-LABEL: ncore.program @barrier
+ncore.program private @kernel(!ncore.tile<hbm, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>)
+ncore.program @barrier(%x: !ncore.tile<hbm, 128x64xf32>, %y: !ncore.tile<hbm, 128x64xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>
+  ncore.dma_copy %t, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  ncore.activation exp %t, %t : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+  // CHECK: ncore.call_kernel @kernel
+  // CHECK-NOT: ncore.sem_wait
+  // CHECK: ncore.dma_copy
+  // CHECK-NOT: ncore.sem_wait
+  ncore.call_kernel @kernel(%x, %y) : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  ncore.dma_copy %y, %t : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+}
+
+// STATS: ncore-schedule
+// STATS: 2 engine-moves
+// STATS: 3 loop-carried-waits
+// STATS: signals
+// STATS: waits
