@@ -2,7 +2,10 @@
 #include "KernelTestUtil.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
+#ifdef SEAM_HAVE_NCORE_CODEGEN
+#include "lowering/NcoreCodegen.h"
+#endif
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::ncore;
@@ -312,6 +315,15 @@ rt::Program emitSequential(ProgramOp prog, rt::Target target,
   return Emitter(prog, target).run(error);
 }
 
+bool useSequentialEmitter() {
+#ifdef SEAM_HAVE_NCORE_CODEGEN
+  const char *e = std::getenv("SEAM_KERNEL_TEST_EMITTER");
+  return e && std::string(e) == "sequential";
+#else
+  return true;
+#endif
+}
+
 RunResult runProgram(ProgramOp prog,
                      const std::map<unsigned, std::vector<float>> &inputs,
                      rt::ExecMode mode) {
@@ -320,7 +332,34 @@ RunResult runProgram(ProgramOp prog,
     r.error = "program does not verify";
     return r;
   }
-  rt::Program p = emitSequential(prog, rt::Target::Trn1, r.error);
+  rt::Program p;
+  std::vector<std::string> names(prog.getNumArguments());
+  if (useSequentialEmitter()) {
+    p = emitSequential(prog, rt::Target::Trn1, r.error);
+    for (unsigned i = 0; i < names.size(); ++i)
+      names[i] = "a" + std::to_string(i);
+  } else {
+#ifdef SEAM_HAVE_NCORE_CODEGEN
+    std::string diags;
+    ScopedDiagnosticHandler h(prog.getContext(), [&](Diagnostic &d) {
+      diags += d.str() + "\n";
+      return success();
+    });
+    EmitOptions opts;
+    opts.constantValues = [](ProgramOp program, unsigned arg) {
+      auto a = program.getArgAttrOfType<DictionaryAttr>(
+          arg, ::mlir::seam::kConstantAttrName);
+      return a ? ::mlir::seam::constantValues(a) : std::vector<float>();
+    };
+    auto compiled = compileNcoreProgram(prog, rt::Target::Trn1, opts);
+    if (failed(compiled))
+      r.error = "compileNcoreProgram failed: " + diags;
+    else
+      p = std::move(*compiled);
+    for (unsigned i = 0; i < names.size(); ++i)
+      names[i] = bindingName(prog, i);
+#endif
+  }
   if (!r.error.empty())
     return r;
   r.instructions = p.instructionCount();
@@ -335,9 +374,11 @@ RunResult runProgram(ProgramOp prog,
     return r;
   }
   rt::TensorMap in;
-  for (auto &[i, vals] : inputs)
-    in["a" + std::to_string(i)] =
-        rt::HostTensor{p.bindings[i].shape, vals};
+  for (auto &[i, vals] : inputs) {
+    auto t = cast<TileType>(prog.getArgumentTypes()[i]);
+    in[names[i]] = rt::HostTensor{
+        std::vector<int64_t>(t.getShape().begin(), t.getShape().end()), vals};
+  }
   auto res = device.launch(*id, in);
   if (!res) {
     r.error = res.error();
@@ -351,7 +392,7 @@ RunResult runProgram(ProgramOp prog,
   r.deviceNs = res->deviceNs;
   for (unsigned i = 0; i < prog.getNumArguments(); ++i)
     if (prog.getArgRole(i) == "output" && !res->outputs.empty())
-      r.outputs[i] = res->outputs[0].at("a" + std::to_string(i)).data;
+      r.outputs[i] = res->outputs[0].at(names[i]).data;
   r.ok = true;
   return r;
 }

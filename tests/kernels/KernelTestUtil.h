@@ -1,11 +1,12 @@
 //===- KernelTestUtil.h - build, emit and run kernel programs ---*- C++ -*-===//
 //
-// Until lowering/NcoreCodegen.h (compileNcoreProgram) lands, the kernel tests
-// turn an ncore.program into an rt::Program with `emitSequential`: a
-// test-only emitter that unrolls ncore.loop, places tiles with a bump
-// allocator (no reuse) and orders every instruction after the previous one
-// with semaphore 0. It is functionally exact and says nothing about
-// performance: the numbers these tests check are the kernels' arithmetic.
+// runProgram compiles a kernel's ncore.program with the real codegen
+// (compileNcoreProgram: ncore-allocate, ncore-schedule, emission; constants
+// from their `seam.constant` descriptions) and runs it on the emulated
+// device. `emitSequential` is a test-only emitter kept as a cross-check
+// (SEAM_KERNEL_TEST_EMITTER=sequential): it unrolls ncore.loop, places tiles
+// with a bump allocator and orders every instruction after the previous one
+// with semaphore 0; functionally exact, meaningless for timing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SEAM_TESTS_KERNELS_KERNELTESTUTIL_H
