@@ -2,6 +2,7 @@
 #include "lowering/NcoreEmit.h"
 
 #include "dialect/ncore/NcoreAccess.h"
+#include "runtime/Numerics.h"
 #include "mlir/IR/SymbolTable.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -116,6 +117,8 @@ private:
 
   /// Emits `waits` as SemWait instructions on `e` (4 per instruction).
   void emitWaitInstructions(rt::Engine e, std::vector<rt::SemWaitSpec> &waits) {
+    if (waits.empty())
+      return;
     for (size_t i = 0; i < waits.size(); i += rt::kMaxWaits) {
       rt::Instruction w = rt::isa::semWait(waits[i].sem, waits[i].value);
       w.waits.assign(waits.begin() + i,
@@ -128,7 +131,10 @@ private:
   void flushBarrier(rt::Engine e) {
     emitWaitInstructions(e, pendingBarrier[static_cast<unsigned>(e)]);
   }
+  /// Emits the pending `ncore.sem_wait`s of `e` (after its barrier waits).
   void flushWaits(rt::Engine e) {
+    if (pendingWaits[static_cast<unsigned>(e)].empty())
+      return;
     flushBarrier(e);
     emitWaitInstructions(e, pendingWaits[static_cast<unsigned>(e)]);
   }
@@ -451,6 +457,7 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
       return success();
     }
     flushWaits(e);
+    flushBarrier(e);
     push(e, rt::isa::semSignal(static_cast<uint16_t>(sig.getSem()),
                                static_cast<uint32_t>(sig.getCount())));
     foldable[ei] = -1;
@@ -644,13 +651,7 @@ FailureOr<rt::Program> ProgramEmitter::run() {
           if (*dtype == rt::DType::F32) {
             std::memcpy(&c.bytes[k * 4], &values[k], 4);
           } else {
-            uint32_t u;
-            std::memcpy(&u, &values[k], 4);
-            // Round to nearest even (NaN stays NaN).
-            uint32_t r = ((u & 0x7fffffff) > 0x7f800000)
-                             ? (u | 0x00400000)
-                             : u + 0x7fff + ((u >> 16) & 1);
-            uint16_t h = static_cast<uint16_t>(r >> 16);
+            uint16_t h = ::seam::rt::floatToBf16Bits(values[k]);
             std::memcpy(&c.bytes[k * 2], &h, 2);
           }
         }
@@ -682,10 +683,10 @@ FailureOr<rt::Program> ProgramEmitter::run() {
     return failure();
   if (failed(emitBlock(program.getBody().front())))
     return failure();
-  flushAllWaits();
   // Waits owed to a final barrier are dropped: nothing follows them.
   for (auto &w : pendingBarrier)
     w.clear();
+  flushAllWaits();
   return std::move(prog);
 }
 

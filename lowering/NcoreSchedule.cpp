@@ -52,6 +52,9 @@ struct Footprint {
   bool write = false;
   int64_t pLo = 0, pHi = 1; ///< Partitions (on chip).
   int64_t lo = 0, hi = 0;   ///< Elements [lo, hi).
+  /// Elements of one iteration's window (no loop spans).
+  int64_t extent = 0;
+  SmallVector<std::pair<LoopOp, int64_t>, 2> steps;
 };
 
 struct Inst {
@@ -100,6 +103,8 @@ FailureOr<Footprint> footprint(Value tile, bool write) {
     lo += std::min<int64_t>(0, span);
     hi += std::max<int64_t>(0, span);
   }
+  f.extent = hi + 1 - lo;
+  f.steps.assign(a->loopSteps.begin(), a->loopSteps.end());
   for (auto &[loop, step] : a->loopSteps) {
     int64_t span = (loop.getTrips() - 1) * step;
     lo += std::min<int64_t>(0, span);
@@ -108,6 +113,17 @@ FailureOr<Footprint> footprint(Value tile, bool write) {
   f.lo = lo;
   f.hi = hi + 1;
   return f;
+}
+
+/// An instruction in a single loop whose footprint moves by at least its
+/// own extent per iteration never overlaps its previous iterations.
+bool disjointAcrossIterations(const Footprint &f, LoopOp loop) {
+  if (loop->getParentOfType<LoopOp>())
+    return false;
+  for (auto &[l, step] : f.steps)
+    if (l == loop)
+      return std::abs(step) >= f.extent && f.steps.size() == 1;
+  return false;
 }
 
 bool conflicts(const Footprint &a, const Footprint &b) {
@@ -288,8 +304,13 @@ void NcoreSchedulePass::runOnOperation() {
         if (P.engine == C.engine &&
             C.engine != static_cast<unsigned>(Engine::Dma))
           continue;
-        if (conflicts(fc, P.footprints[k]))
-          producers.insert(p);
+        if (!conflicts(fc, P.footprints[k]))
+          continue;
+        // The same instruction in a loop: only its previous iterations.
+        if (p == c && &fc == &P.footprints[k] && C.loops.size() == 1 &&
+            disjointAcrossIterations(fc, C.loops[0]))
+          continue;
+        producers.insert(p);
       }
     for (unsigned p : producers) {
       Inst &P = insts[p];
@@ -342,6 +363,13 @@ void NcoreSchedulePass::runOnOperation() {
     int64_t value;
     bool carried;
   };
+  struct Done {
+    unsigned producer;
+    int64_t value;
+    SmallVector<int64_t> steps;
+    SmallVector<LoopOp, 4> loops;
+  };
+  std::array<std::vector<Done>, kEngines> done;
   std::vector<std::vector<Req>> reqs(insts.size());
   std::array<int64_t, kEngines> deficit{};
   for (unsigned c = 0; c < insts.size(); ++c) {
@@ -372,7 +400,34 @@ void NcoreSchedulePass::runOnOperation() {
       if (!covered)
         kept.push_back(r);
     }
-    rs = kept;
+    // A wait an earlier instruction of the same engine already made (same
+    // iteration of the loops they share) holds for this one too.
+    rs.clear();
+    const Inst &C = insts[c];
+    for (const Req &r : kept) {
+      SmallVector<int64_t> steps(C.loops.size(), 0);
+      for (unsigned d = 0; d < r.shared; ++d)
+        steps[d] = perIter[C.loops[d]][r.engine];
+      bool implied = false;
+      for (const Done &q : done[C.engine]) {
+        if (q.producer != r.engine || r.value > q.value ||
+            q.loops.size() > C.loops.size())
+          continue;
+        bool ok = true;
+        for (unsigned d = 0; d < C.loops.size() && ok; ++d)
+          ok = d < q.loops.size()
+                   ? q.loops[d] == C.loops[d] && q.steps[d] == steps[d]
+                   : steps[d] == 0;
+        if (ok) {
+          implied = true;
+          break;
+        }
+      }
+      if (implied)
+        continue;
+      rs.push_back(r);
+      done[C.engine].push_back({r.engine, r.value, steps, C.loops});
+    }
     for (const Req &r : rs)
       deficit[r.engine] = std::max(deficit[r.engine], -r.value);
   }

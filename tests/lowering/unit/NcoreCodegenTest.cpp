@@ -102,7 +102,7 @@ protected:
 std::string matmulProgram(const std::string &dt) {
   std::string t = dt;
   std::string s = R"(
-ncore.program @mm(%w: !ncore.tile<hbm, 1024x128xDT> {ncore.role = "param", ncore.name = "w"},
+ncore.program @mm(%w: !ncore.tile<hbm, 1024x128xDT> {ncore.role = "input", ncore.name = "w"},
                   %x: !ncore.tile<hbm, 1024x256xDT> {ncore.role = "input", ncore.name = "x"},
                   %y: !ncore.tile<hbm, 128x256xf32> {ncore.role = "output", ncore.name = "y"}) {
   %w0 = ncore.alloc : !ncore.tile<sbuf, 128x128xDT>
