@@ -5,6 +5,8 @@
 // DFT matrix is stationary, so up to 512 rows share one matmul).
 // N > 128: the four-step decomposition N = N1 x N2 (FftCommon.h), one row
 // per loop iteration. Sizes that need three factors are not built (yet).
+// N = 256, 512 with config variant = "radix2": the FNet source's algorithm
+// (groups of 128-point DFT matmuls + radix-2 butterfly levels).
 //
 // Complex tensors travel as f32 [..., 2] (re, im interleaved).
 //
@@ -140,6 +142,143 @@ static void buildSingleDft(KernelBuilder &kb, const FftParams &p, Value in,
   });
 }
 
+/// The FNet source's algorithm for N = 128 x R (R = 2, 4): R interleaved
+/// 128-point DFTs as TE matmuls (E_r = DFT_128(x[R m + r]), rows of a batch
+/// chunk as columns), then log2(R) radix-2 decimation-in-time butterfly
+/// levels on the Vector engine: Z[k] = P[k] + W_2L^k Q[k], Z[k + L] = P[k] -
+/// W_2L^k Q[k], with the twiddles per partition (k on partitions).
+static void buildRadix2(KernelBuilder &kb, const FftParams &p, Value in,
+                        Value out) {
+  int64_t n = p.n, radix = n / 128;
+  int64_t chunk = 1;
+  for (int64_t c = std::min<int64_t>(p.batch, kMatmulMaxN); c >= 1; --c)
+    if (p.batch % c == 0) {
+      chunk = c;
+      break;
+    }
+  Type f32 = kb.f32();
+  double sigma = p.inverse ? 1.0 : -1.0;
+  double scale = p.inverse ? 1.0 / double(n) : 1.0;
+  DftMatrices m = DftMatrices::load(kb, 128, p.inverse, scale, p.dtype);
+  struct Cx {
+    Value re, im;
+  };
+  // Spectra: radix of them, one 128-block each, then halving.
+  auto newBlocks = [&](int64_t count) {
+    SmallVector<Cx> v;
+    for (int64_t i = 0; i < count; ++i)
+      v.push_back({kb.sbuf({128, chunk}, f32), kb.sbuf({128, chunk}, f32)});
+    return v;
+  };
+  SmallVector<Cx> e = newBlocks(radix);
+  SmallVector<Value> xr, xi;
+  for (int64_t r = 0; r < radix; ++r) {
+    xr.push_back(kb.sbuf({128, chunk}, p.dtype));
+    if (p.complexInput)
+      xi.push_back(kb.sbuf({128, chunk}, p.dtype));
+  }
+  Value pr = kb.psum({128, chunk}), pi = kb.psum({128, chunk});
+  // Twiddles W_2L^k, k in [0, L), per level (L = 128, 256, ...).
+  struct Tw {
+    SmallVector<Value> re, im; // One [128, 1] tile per 128-block of k.
+  };
+  SmallVector<Tw> tw;
+  for (int64_t len = 128; len < n; len *= 2) {
+    Tw t;
+    Value c = kb.constant(ConstantSpec::cos(len, 2, 2 * len), f32);
+    Value s = kb.constant(ConstantSpec::sin(len, 2, 2 * len, sigma), f32);
+    for (int64_t blk = 0; blk < len / 128; ++blk) {
+      t.re.push_back(kb.sbuf({128, 1}, f32));
+      t.im.push_back(kb.sbuf({128, 1}, f32));
+      kb.dma(t.re.back(), kb.view(c, {128, 1}, {blk * 128, 1}));
+      kb.dma(t.im.back(), kb.view(s, {128, 1}, {blk * 128, 1}));
+    }
+    tw.push_back(t);
+  }
+  Value tr = kb.sbuf({128, chunk}, f32), ti = kb.sbuf({128, chunk}, f32);
+  Value tmp = kb.sbuf({128, chunk}, f32);
+  // Level outputs, allocated once: spectra of 2^l blocks.
+  SmallVector<SmallVector<SmallVector<Cx>>> levels;
+  for (int64_t count = radix / 2, blocks = 2; count >= 1;
+       count /= 2, blocks *= 2) {
+    SmallVector<SmallVector<Cx>> lv;
+    for (int64_t i = 0; i < count; ++i)
+      lv.push_back(newBlocks(blocks));
+    levels.push_back(lv);
+  }
+  int64_t parts = p.realOutput ? 1 : 2;
+  Value o = kb.sbuf({128, chunk, parts}, f32);
+
+  kb.loop(p.batch / chunk, [&](Ix c) {
+    kb.loop(chunk, [&](Ix r) {
+      Ix row = c * chunk + r;
+      for (int64_t q = 0; q < radix; ++q) {
+        if (p.complexInput) {
+          kb.dma(kb.view(xr[q], {128, 1}, {0, r}),
+                 kb.view(in, {1, 128, 1}, {row, q, 0}, {1, radix, 1}));
+          kb.dma(kb.view(xi[q], {128, 1}, {0, r}),
+                 kb.view(in, {1, 128, 1}, {row, q, 1}, {1, radix, 1}));
+        } else {
+          kb.dma(kb.view(xr[q], {128, 1}, {0, r}),
+                 kb.view(in, {1, 128}, {row, q}, {1, radix}));
+        }
+      }
+    });
+    for (int64_t q = 0; q < radix; ++q) {
+      kb.matmul(pr, m.c, xr[q]);
+      if (p.complexInput)
+        kb.matmul(pr, m.ns, xi[q], true);
+      kb.matmul(pi, m.s, xr[q]);
+      if (p.complexInput)
+        kb.matmul(pi, m.c, xi[q], true);
+      kb.copy(e[q].re, pr);
+      kb.copy(e[q].im, pi);
+    }
+    // Butterfly levels: spectra list `cur` (each a list of blocks).
+    SmallVector<SmallVector<Cx>> cur;
+    for (auto &x : e)
+      cur.push_back({x});
+    for (auto [li, lv] : llvm::enumerate(levels)) {
+      int64_t half = cur.size() / 2;
+      for (int64_t s = 0; s < half; ++s) {
+        auto &pp = cur[s], &qq = cur[s + half];
+        for (auto [blk, qb] : llvm::enumerate(qq)) {
+          Value wr = tw[li].re[blk], wi = tw[li].im[blk];
+          Cx pb = pp[blk];
+          kb.tensorScalar(AluOp::Multiply, tr, qb.re, wr);
+          kb.tensorScalar(AluOp::Multiply, tmp, qb.im, wi);
+          kb.tensorTensor(AluOp::Subtract, tr, tr, tmp);
+          kb.tensorScalar(AluOp::Multiply, ti, qb.re, wi);
+          kb.tensorScalar(AluOp::Multiply, tmp, qb.im, wr);
+          kb.tensorTensor(AluOp::Add, ti, ti, tmp);
+          Cx lo = lv[s][blk], hi = lv[s][blk + qq.size()];
+          kb.tensorTensor(AluOp::Add, lo.re, pb.re, tr);
+          kb.tensorTensor(AluOp::Add, lo.im, pb.im, ti);
+          kb.tensorTensor(AluOp::Subtract, hi.re, pb.re, tr);
+          kb.tensorTensor(AluOp::Subtract, hi.im, pb.im, ti);
+        }
+      }
+      cur.assign(lv.begin(), lv.end());
+    }
+    // cur[0] holds X in 128-blocks of k.
+    for (auto [blk, x] : llvm::enumerate(cur[0])) {
+      int64_t k0 = int64_t(blk) * 128;
+      kb.copy(kb.view(o, {128, chunk, 1}, {0, 0, 0}), x.re);
+      if (!p.realOutput)
+        kb.copy(kb.view(o, {128, chunk, 1}, {0, 0, 1}), x.im);
+      kb.loop(chunk, [&](Ix r) {
+        Ix row = c * chunk + r;
+        if (p.realOutput)
+          kb.dma(kb.view(out, {1, 128}, {row, k0}),
+                 kb.view(o, {128, 1, 1}, {0, r, 0}));
+        else
+          kb.dma(kb.view(out, {1, 128, 2}, {row, k0, 0}),
+                 kb.view(o, {128, 1, 2}, {0, r, 0}));
+      });
+    }
+  });
+}
+
 /// N = N1 x N2: one row per iteration through FourStepDft.
 static void buildFourStep(KernelBuilder &kb, const FftParams &p, int64_t n1,
                           int64_t n2, Value in, Value out) {
@@ -192,7 +331,13 @@ FailureOr<ProgramOp> seam::buildFftProgram(OpBuilder &b, ModuleOp module,
   KernelBuilder kb(b, module.getLoc(), prog);
   FftParams q = p;
   q.dtype = dtype;
-  if (p.n <= 128)
+  if (p.variant == FftVariant::Radix2) {
+    if (p.n != 256 && p.n != 512)
+      return module.emitError() << "fft kernel: the radix-2 variant is the "
+                                   "source's 256/512-point algorithm, not "
+                                << p.n;
+    buildRadix2(kb, q, kb.arg(0), kb.arg(1));
+  } else if (p.n <= 128)
     buildSingleDft(kb, q, kb.arg(0), kb.arg(1));
   else
     buildFourStep(kb, q, factors->first, factors->second, kb.arg(0),
@@ -216,6 +361,10 @@ static FailureOr<ProgramOp> buildFromSignature(OpBuilder &b, ModuleOp module,
   p.inverse = inverse;
   p.realOutput = !isa<ComplexType>(y.getElementType());
   p.dtype = p.complexInput ? b.getF32Type() : x.getElementType();
+  // config variant = "radix2" selects the FNet source's algorithm.
+  if (auto v = sig.config.getAs<StringAttr>("variant"))
+    if (v.getValue() == "radix2")
+      p.variant = FftVariant::Radix2;
   FailureOr<ProgramOp> prog = buildFftProgram(b, module, name, p);
   if (failed(prog))
     return failure();

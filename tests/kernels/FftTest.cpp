@@ -43,13 +43,17 @@ int64_t batchFor(int64_t n) { return n <= 128 ? 64 : n >= 16384 ? 1 : 2; }
 /// Runs the registry's fft kernel on `x` ([batch, n] real or complex).
 RunResult runFft(KernelEnv &env, int64_t n, int64_t batch, bool complexIn,
                  Type realType, const std::vector<float> &x,
-                 bool inverse = false) {
+                 bool inverse = false, const char *variant = nullptr) {
   Type inT = complexIn ? env.c64() : realType;
   mlir::seam::KernelSignature sig;
   sig.args = {env.tensor({batch, n}, inT)};
   sig.results = {env.tensor({batch, n}, env.c64())};
-  sig.config = env.builder.getDictionaryAttr(
-      {env.builder.getNamedAttr("axis", env.builder.getI64IntegerAttr(1))});
+  SmallVector<NamedAttribute> cfg = {
+      env.builder.getNamedAttr("axis", env.builder.getI64IntegerAttr(1))};
+  if (variant)
+    cfg.push_back(env.builder.getNamedAttr(
+        "variant", env.builder.getStringAttr(variant)));
+  sig.config = env.builder.getDictionaryAttr(cfg);
   auto prog = env.build(inverse ? "ifft" : "fft", sig);
   if (!prog)
     return {};
@@ -172,6 +176,48 @@ INSTANTIATE_TEST_SUITE_P(Kernels, FftSizes,
                          [](const auto &info) {
                            return "N" + std::to_string(info.param);
                          });
+
+/// The FNet source's algorithm: 2 / 4 groups of 128-point DFT matmuls and
+/// 1 / 2 radix-2 butterfly levels.
+TEST(FftKernel, SourceRadix2Variant) {
+  for (int64_t n : {256, 512})
+    for (bool inverse : {false, true}) {
+      KernelEnv env;
+      int64_t batch = 8;
+      auto x = randomValues(batch * n * 2, 23 + n);
+      auto r = runFft(env, n, batch, true, env.f32(), x, inverse, "radix2");
+      ASSERT_TRUE(r.ok) << r.error;
+      std::vector<std::vector<cd>> want;
+      for (int64_t b = 0; b < batch; ++b) {
+        std::vector<cd> row(n);
+        for (int64_t i = 0; i < n; ++i)
+          row[i] = {x[(b * n + i) * 2], x[(b * n + i) * 2 + 1]};
+        want.push_back(dft(row, inverse));
+      }
+      double err = relL2(r.outputs[1], flatten(want));
+      std::cout << "[fft radix2] n=" << n << (inverse ? " inverse" : "")
+                << " complex fp32 rel-L2 " << err << "\n";
+      EXPECT_LE(err, 1e-5);
+    }
+  // Real bf16 input.
+  for (int64_t n : {256, 512}) {
+    KernelEnv env;
+    auto x = randomValues(4 * n, 29 + n);
+    for (float &v : x)
+      v = toBf16(v);
+    auto r = runFft(env, n, 4, false, env.bf16(), x, false, "radix2");
+    ASSERT_TRUE(r.ok) << r.error;
+    std::vector<std::vector<cd>> want;
+    for (int64_t b = 0; b < 4; ++b)
+      want.push_back(dft(std::vector<cd>(x.begin() + b * n,
+                                         x.begin() + (b + 1) * n),
+                         false));
+    double err = relL2(r.outputs[1], flatten(want));
+    std::cout << "[fft radix2] n=" << n << " real bf16 rel-L2 " << err
+              << "\n";
+    EXPECT_LE(err, 1e-2);
+  }
+}
 
 TEST(FftKernel, ThreeFactorSizeIsReported) {
   KernelEnv env;
