@@ -72,9 +72,15 @@ class NcoreAllocatePass
 public:
   using NcoreAllocateBase::NcoreAllocateBase;
 
-  void runOnOperation() override;
+  void runOnOperation() override {
+    getOperation()->walk([&](ProgramOp program) {
+      if (failed(allocate(program)))
+        signalPassFailure();
+    });
+  }
 
 private:
+  LogicalResult allocate(ProgramOp program);
   PassCounter sbufPeak{"ncore-allocate", "sbuf-peak-bytes",
                        "Most SBUF bytes per partition live at once (max over "
                        "programs)"};
@@ -178,15 +184,13 @@ LogicalResult NcoreAllocatePass::place(MemSpace space,
   return success();
 }
 
-void NcoreAllocatePass::runOnOperation() {
-  ProgramOp program = getOperation();
+LogicalResult NcoreAllocatePass::allocate(ProgramOp program) {
   if (program.isDeclaration())
-    return;
+    return success();
   std::optional<::seam::rt::Target> tgt = ::seam::rt::parseTarget(target);
   if (!tgt) {
-    program.emitError() << "ncore-allocate: unknown target '" << target
-                        << "' (trn1 or trn2)";
-    return signalPassFailure();
+    return program.emitError() << "ncore-allocate: unknown target '"
+                               << target << "' (trn1 or trn2)";
   }
   const ::seam::rt::Profile &profile = ::seam::rt::Profile::builtin(*tgt);
   ProgramOrder order(program);
@@ -243,7 +247,7 @@ void NcoreAllocatePass::runOnOperation() {
       failed(place(MemSpace::Psum, psum,
                    static_cast<int64_t>(profile.psumPartitionBytes),
                    static_cast<int64_t>(profile.psumBankBytes()), pPeak)))
-    return signalPassFailure();
+    return failure();
   for (auto *items : {&sbuf, &psum})
     for (Item &it : *items)
       if (!it.fixed) {
@@ -252,4 +256,5 @@ void NcoreAllocatePass::runOnOperation() {
       }
   raiseTo(sbufPeak, sPeak);
   raiseTo(psumPeak, pPeak);
+  return success();
 }

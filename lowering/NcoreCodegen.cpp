@@ -49,13 +49,16 @@ FailureOr<std::vector<rt::Program>>
 mlir::ncore::compileNcoreModule(ModuleOp module, rt::Target target,
                                 const EmitOptions &options) {
   std::vector<rt::Program> out;
-  for (auto program : module.getOps<ProgramOp>()) {
+  WalkResult r = module.walk([&](ProgramOp program) {
     if (program.isDeclaration())
-      continue;
+      return WalkResult::advance();
     FailureOr<rt::Program> p = compileNcoreProgram(program, target, options);
     if (failed(p))
-      return failure();
+      return WalkResult::interrupt();
     out.push_back(std::move(*p));
-  }
+    return WalkResult::advance();
+  });
+  if (r.wasInterrupted())
+    return failure();
   return out;
 }

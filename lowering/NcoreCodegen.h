@@ -28,7 +28,7 @@ FailureOr<::seam::rt::Program> compileNcoreProgram(ProgramOp program,
                                                  ::seam::rt::Target target,
                                                  const EmitOptions &options = {});
 
-/// Every defined ncore.program of `module`, in module order.
+/// Every defined ncore.program of `module` (nested modules included).
 FailureOr<std::vector<::seam::rt::Program>>
 compileNcoreModule(ModuleOp module, ::seam::rt::Target target,
                    const EmitOptions &options = {});

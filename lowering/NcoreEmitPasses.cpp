@@ -30,14 +30,15 @@ forEachProgram(ModuleOp module, StringRef targetName,
   if (!target)
     return module.emitError() << "unknown target '" << targetName
                               << "' (trn1 or trn2)";
-  for (auto program : module.getOps<ProgramOp>()) {
+  WalkResult r = module.walk([&](ProgramOp program) {
     if (program.isDeclaration())
-      continue;
+      return WalkResult::advance();
     FailureOr<rt::Program> p = emitProgram(program, *target);
     if (failed(p) || failed(use(program, *p)))
-      return failure();
-  }
-  return success();
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
 }
 
 class NcoreEmitPass : public mlir::ncore::impl::NcoreEmitBase<NcoreEmitPass> {

@@ -12,9 +12,11 @@
 
 include "mlir/Pass/PassBase.td"
 
-def NcoreAllocate : Pass<"ncore-allocate", "ncore::ProgramOp"> {
+def NcoreAllocate : Pass<"ncore-allocate"> {
   let summary = "Place SBUF/PSUM tiles by liveness, number HBM scratch";
   let description = [{
+    Runs on every `ncore.program` at or below the op it is scheduled on (so
+    programs in a nested `module @ncore` are reached from the top level).
     Every `ncore.alloc` in SBUF or PSUM without an `offset` gets one: its
     live range runs from its first to its last use in program order (a use
     inside an `ncore.loop` that does not define the tile keeps it live for
@@ -31,9 +33,10 @@ def NcoreAllocate : Pass<"ncore-allocate", "ncore::ProgramOp"> {
   ];
 }
 
-def NcoreSchedule : Pass<"ncore-schedule", "ncore::ProgramOp"> {
+def NcoreSchedule : Pass<"ncore-schedule"> {
   let summary = "Assign engines and synchronise them with semaphores";
   let description = [{
+    Runs on every `ncore.program` at or below the op it is scheduled on.
     Program order is kept: each engine's stream is the program's
     instructions on that engine, in order. Instructions that VE, SE and
     GpSimd can all run (tensor_copy, tensor_scalar, memset, ...) go to the
@@ -70,8 +73,9 @@ def NcoreSchedule : Pass<"ncore-schedule", "ncore::ProgramOp"> {
 def NcoreEmit : Pass<"ncore-emit", "ModuleOp"> {
   let summary = "Write one runtime program file per ncore.program";
   let description = [{
-    Emits every defined `ncore.program` (after ncore-allocate and
-    ncore-schedule) and writes `<dir>/<name>.seamprg`.
+    Emits every defined `ncore.program` in the module, nested modules
+    included (after ncore-allocate and ncore-schedule), and writes
+    `<dir>/<name>.seamprg`.
   }];
   let options = [
     Option<"dir", "dir", "std::string", "\".\"", "Output directory">,

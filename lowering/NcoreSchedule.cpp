@@ -135,9 +135,15 @@ class NcoreSchedulePass
     : public mlir::ncore::impl::NcoreScheduleBase<NcoreSchedulePass> {
 public:
   using NcoreScheduleBase::NcoreScheduleBase;
-  void runOnOperation() override;
+  void runOnOperation() override {
+    getOperation()->walk([&](ProgramOp program) {
+      if (failed(schedule(program)))
+        signalPassFailure();
+    });
+  }
 
 private:
+  LogicalResult schedule(ProgramOp program);
   PassCounter numWaits{"ncore-schedule", "waits",
                        "Semaphore waits inserted"};
   PassCounter numSignals{"ncore-schedule", "signals",
@@ -176,15 +182,13 @@ double NcoreSchedulePass::estimateNs(InstructionOpInterface inst, Engine e,
   return ghz > 0 ? cycles / ghz : cycles;
 }
 
-void NcoreSchedulePass::runOnOperation() {
-  ProgramOp program = getOperation();
+LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   if (program.isDeclaration() || program->hasAttr(kScheduledAttrName))
-    return;
+    return success();
   std::optional<rt::Target> tgt = rt::parseTarget(target);
   if (!tgt) {
-    program.emitError() << "ncore-schedule: unknown target '" << target
-                        << "' (trn1 or trn2)";
-    return signalPassFailure();
+    return program.emitError() << "ncore-schedule: unknown target '"
+                               << target << "' (trn1 or trn2)";
   }
   const rt::Profile &profile = rt::Profile::builtin(*tgt);
   MLIRContext *ctx = program.getContext();
@@ -195,7 +199,7 @@ void NcoreSchedulePass::runOnOperation() {
   });
   if (hasSems) {
     program->setAttr(kScheduledAttrName, UnitAttr::get(ctx));
-    return;
+    return success();
   }
 
   // 1. Engines: movable instructions go where the least work is queued.
@@ -289,7 +293,7 @@ void NcoreSchedulePass::runOnOperation() {
     insts.push_back(std::move(inst));
   });
   if (bad)
-    return signalPassFailure();
+    return failure();
 
   // 3. Dependencies: for each consumer, the producers it must wait for.
   std::vector<std::vector<Edge>> edges(insts.size());
@@ -473,4 +477,5 @@ void NcoreSchedulePass::runOnOperation() {
                           EngineAttr::get(ctx, Engine(e)));
   }
   program->setAttr(kScheduledAttrName, UnitAttr::get(ctx));
+  return success();
 }
