@@ -1,0 +1,528 @@
+//===- ConvertNumericsTest.cpp - converted seam programs on the emulator --===//
+//
+// Each test writes a small seam program (a `seam.program` func), runs
+// convert-seam-to-ncore, compiles the ncore.program with the real codegen
+// (compileNcoreProgram) and runs it functionally on one emulated core. The
+// outputs are compared with double-precision references by relative L2
+// error: fp32 <= 1e-5 for exact-arithmetic paths (matmul, add, copies,
+// rope), <= 1e-4 where a transcendental table is involved (rsqrt, exp, gelu,
+// silu); bf16 <= 1e-2.
+//
+//===----------------------------------------------------------------------===//
+#include "dialect/ncore/NcoreOps.h"
+#include "dialect/seam/SeamOps.h"
+#include "lowering/ConvertSeamToNcore.h"
+#include "lowering/NcoreCodegen.h"
+#include "KernelTestUtil.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include <cmath>
+#include <cstring>
+#include <gtest/gtest.h>
+#include <random>
+
+using namespace mlir;
+namespace rt = ::seam::rt;
+
+namespace {
+
+float toBf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u = (u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000u;
+  float y;
+  std::memcpy(&y, &u, 4);
+  return y;
+}
+
+std::vector<float> randomValues(size_t n, unsigned seed, bool bf,
+                                float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = bf ? toBf16(dist(gen)) : dist(gen);
+  return v;
+}
+
+double relL2(const std::vector<float> &got, const std::vector<double> &want) {
+  if (got.size() != want.size())
+    return 1e300;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    double d = double(got[i]) - want[i];
+    num += d * d;
+    den += want[i] * want[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+
+struct ConvRun {
+  bool ok = false;
+  std::string error;
+  std::vector<std::vector<float>> outputs;
+  int64_t spills = 0;
+};
+
+/// Converts the seam module `source`, compiles program `name` and runs it
+/// with `inputs` (one per func argument, in order).
+ConvRun convertAndRun(const std::string &source, const std::string &name,
+                  const std::vector<std::vector<float>> &inputs,
+                  const std::string &target = "trn1") {
+  ConvRun r;
+  MLIRContext ctx;
+  ctx.loadDialect<mlir::seam::SeamDialect, ncore::NcoreDialect, func::FuncDialect>();
+  std::string diags;
+  ScopedDiagnosticHandler h(&ctx, [&](Diagnostic &d) {
+    diags += d.str() + "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &ctx);
+  if (!module) {
+    r.error = "parse: " + diags;
+    return r;
+  }
+  PassManager pm(&ctx);
+  mlir::seam::ConvertSeamToNcoreOptions opts;
+  opts.target = target;
+  pm.addPass(mlir::seam::createConvertSeamToNcore(opts));
+  if (failed(pm.run(*module))) {
+    r.error = "convert: " + diags;
+    return r;
+  }
+  auto programs = module->lookupSymbol<ModuleOp>("ncore");
+  auto prog = programs ? programs.lookupSymbol<ncore::ProgramOp>(name)
+                       : ncore::ProgramOp();
+  if (!prog) {
+    r.error = "no ncore.program @" + name;
+    return r;
+  }
+  if (auto s = prog->getAttrOfType<IntegerAttr>("seam.spills"))
+    r.spills = s.getInt();
+  std::map<unsigned, std::vector<float>> in;
+  for (unsigned i = 0; i < inputs.size(); ++i)
+    in[i] = inputs[i];
+  ::seam::kt::RunResult res = ::seam::kt::runProgram(prog, in);
+  if (!res.ok) {
+    r.error = res.error + diags;
+    return r;
+  }
+  for (unsigned i = inputs.size(); i < prog.getNumArguments(); ++i)
+    if (prog.getArgRole(i) == "output")
+      r.outputs.push_back(res.outputs.at(i));
+  r.ok = true;
+  return r;
+}
+
+std::string dt(bool bf) { return bf ? "bf16" : "f32"; }
+
+void report(const char *what, bool bf, double err) {
+  std::cout << "[convert] " << what << " " << dt(bf) << " rel-L2 " << err
+            << "\n";
+}
+
+//===----------------------------------------------------------------------===//
+// References (double)
+//===----------------------------------------------------------------------===//
+
+std::vector<double> linearRef(const std::vector<float> &x,
+                              const std::vector<float> &w,
+                              const std::vector<float> *b, int64_t m,
+                              int64_t k, int64_t n) {
+  std::vector<double> y(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = b ? (*b)[j] : 0.0;
+      for (int64_t c = 0; c < k; ++c)
+        acc += double(x[i * k + c]) * w[c * n + j];
+      y[i * n + j] = acc;
+    }
+  return y;
+}
+
+std::vector<double> normRef(const std::vector<float> &x, int64_t rows,
+                            int64_t d, double eps, bool centre,
+                            const std::vector<float> *g,
+                            const std::vector<float> *b) {
+  std::vector<double> y(rows * d);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = &x[r * d];
+    double mean = 0;
+    if (centre) {
+      for (int64_t i = 0; i < d; ++i)
+        mean += row[i];
+      mean /= d;
+    }
+    double var = 0;
+    for (int64_t i = 0; i < d; ++i)
+      var += (row[i] - mean) * (row[i] - mean);
+    var /= d;
+    double rstd = 1.0 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < d; ++i) {
+      double v = (row[i] - mean) * rstd;
+      if (g)
+        v *= (*g)[i];
+      if (b)
+        v += (*b)[i];
+      y[r * d + i] = v;
+    }
+  }
+  return y;
+}
+
+std::vector<double> ropeRef(const std::vector<float> &x,
+                            const std::vector<float> &c,
+                            const std::vector<float> &s, int64_t heads,
+                            int64_t seq, int64_t d) {
+  std::vector<double> y(x.size());
+  int64_t h = d / 2;
+  for (int64_t bh = 0; bh < heads; ++bh)
+    for (int64_t p = 0; p < seq; ++p)
+      for (int64_t i = 0; i < d; ++i) {
+        const float *row = &x[(bh * seq + p) * d];
+        double rot = i < h ? -double(row[i + h]) : row[i - h];
+        y[(bh * seq + p) * d + i] =
+            row[i] * double(c[p * d + i]) + rot * s[p * d + i];
+      }
+  return y;
+}
+
+void ropeTables(int64_t seq, int64_t d, bool bf, std::vector<float> &c,
+                std::vector<float> &s) {
+  c.resize(seq * d);
+  s.resize(seq * d);
+  for (int64_t p = 0; p < seq; ++p)
+    for (int64_t i = 0; i < d; ++i) {
+      double th = p * std::pow(10000.0, -2.0 * double(i % (d / 2)) / d);
+      c[p * d + i] = bf ? toBf16(float(std::cos(th))) : float(std::cos(th));
+      s[p * d + i] = bf ? toBf16(float(std::sin(th))) : float(std::sin(th));
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Tests
+//===----------------------------------------------------------------------===//
+
+struct LinearCase {
+  int64_t m, k, n;
+  bool bias;
+};
+
+TEST(ConvertLinear, BiasPartialTilesKRemainder) {
+  // Partial token tiles, K remainders, N blocks of 512 plus a remainder.
+  for (LinearCase c : {LinearCase{128, 128, 128, false},
+                       LinearCase{128, 128, 128, true},
+                       LinearCase{200, 128, 128, false},
+                       LinearCase{128, 192, 128, false},
+                       LinearCase{128, 384, 128, false},
+                       LinearCase{128, 128, 640, false},
+                       LinearCase{200, 192, 640, true}}) {
+    for (bool bf : {false, true}) {
+      std::string t = dt(bf);
+      auto ty = [&](std::initializer_list<int64_t> dims) {
+        std::string r = "tensor<";
+        for (int64_t d : dims)
+          r += std::to_string(d) + "x";
+        return r + t + ">";
+      };
+      std::string xt = ty({1, c.m, c.k}), wt = ty({c.k, c.n}), bt = ty({c.n}),
+                  yt = ty({1, c.m, c.n});
+      std::string src = "func.func private @p(%x: " + xt + ", %w: " + wt +
+                        (c.bias ? ", %b: " + bt : "") + ") -> " + yt +
+                        " attributes {seam.program} {\n  %y = seam.linear %x, %w" +
+                        (c.bias ? ", %b" : "") + " : (" + xt + ", " + wt +
+                        (c.bias ? ", " + bt : "") + ") -> " + yt +
+                        "\n  return %y : " + yt + "\n}\n";
+      auto x = randomValues(c.m * c.k, 1, bf), w = randomValues(c.k * c.n, 2, bf),
+           b = randomValues(c.n, 3, bf);
+      std::vector<std::vector<float>> in{x, w};
+      if (c.bias)
+        in.push_back(b);
+      ConvRun r = convertAndRun(src, "p", in);
+      ASSERT_TRUE(r.ok) << r.error;
+      double err = relL2(r.outputs[0],
+                         linearRef(x, w, c.bias ? &b : nullptr, c.m, c.k, c.n));
+      std::cout << "[convert] linear M=" << c.m << " K=" << c.k << " N=" << c.n
+                << (c.bias ? " +bias " : " ") << dt(bf) << " rel-L2 " << err
+                << "\n";
+      EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+    }
+  }
+}
+
+TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
+  for (bool bf : {false, true}) {
+    std::string t = dt(bf);
+    // 300 rows = 2 full tiles + 44.
+    std::string src =
+        "func.func private @p(%x: tensor<3x100x96x" + t + ">, %g: tensor<96x" +
+        t + ">, %b: tensor<96x" + t + ">) -> (tensor<3x100x96x" + t +
+        ">, tensor<3x100x96x" + t +
+        ">) attributes {seam.program} {\n"
+        "  %y = seam.layer_norm %x scale %g bias %b {epsilon = 1.0e-5 : f64} "
+        ": (tensor<3x100x96x" + t + ">, tensor<96x" + t + ">, tensor<96x" + t +
+        ">) -> tensor<3x100x96x" + t +
+        ">\n"
+        "  %z = seam.rms_norm %x scale %g {epsilon = 1.0e-6 : f64} : "
+        "(tensor<3x100x96x" + t + ">, tensor<96x" + t +
+        ">) -> tensor<3x100x96x" + t + ">\n  return %y, %z : tensor<3x100x96x" +
+        t + ">, tensor<3x100x96x" + t + ">\n}\n";
+    auto x = randomValues(300 * 96, 4, bf, -2.0f, 3.0f),
+         g = randomValues(96, 5, bf, 0.5f, 1.5f),
+         b = randomValues(96, 6, bf);
+    ConvRun r = convertAndRun(src, "p", {x, g, b});
+    ASSERT_TRUE(r.ok) << r.error;
+    double e1 = relL2(r.outputs[0], normRef(x, 300, 96, 1e-5, true, &g, &b));
+    double e2 = relL2(r.outputs[1], normRef(x, 300, 96, 1e-6, false, &g, nullptr));
+    report("layer_norm", bf, e1);
+    report("rms_norm", bf, e2);
+    EXPECT_LE(e1, bf ? 1e-2 : 1e-4);
+    EXPECT_LE(e2, bf ? 1e-2 : 1e-4);
+  }
+}
+
+TEST(ConvertElementwise, ActivationsAndBroadcast) {
+  for (bool bf : {false, true}) {
+    std::string t = dt(bf);
+    std::string ty = "tensor<1x130x96x" + t + ">";
+    std::string vec = "tensor<1x1x96x" + t + ">";
+    std::string src =
+        "func.func private @p(%x: " + ty + ", %v: " + vec + ") -> (" + ty +
+        ", " + ty + ", " + ty + ", " + ty +
+        ") attributes {seam.program} {\n"
+        "  %g = seam.gelu %x : " + ty + "\n  %t = seam.gelu_tanh %x : " + ty +
+        "\n  %s = seam.silu %x : " + ty +
+        "\n"
+        "  %vs = seam.silu %v : " + vec +
+        "\n"
+        "  %a = seam.add %x, %v : (" + ty + ", " + vec + ") -> " + ty +
+        "\n"
+        "  %m = seam.mul %a, %vs : (" + ty + ", " + vec + ") -> " + ty +
+        "\n"
+        "  return %g, %t, %s, %m : " + ty + ", " + ty + ", " + ty + ", " + ty +
+        "\n}\n";
+    const int64_t rows = 130, d = 96;
+    auto x = randomValues(rows * d, 7, bf, -3.0f, 3.0f),
+         v = randomValues(d, 8, bf);
+    ConvRun r = convertAndRun(src, "p", {x, v});
+    ASSERT_TRUE(r.ok) << r.error;
+    std::vector<double> g(rows * d), th(rows * d), si(rows * d), m(rows * d);
+    auto silu = [](double a) { return a / (1.0 + std::exp(-a)); };
+    for (int64_t i = 0; i < rows * d; ++i) {
+      double a = x[i];
+      g[i] = 0.5 * a * (1.0 + std::erf(a / std::sqrt(2.0)));
+      th[i] = 0.5 * a *
+              (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a * a * a)));
+      si[i] = silu(a);
+      double vs = silu(v[i % d]);
+      if (bf)
+        vs = toBf16(float(vs)); // %vs is a bf16 tensor
+      double sum = a + double(v[i % d]);
+      if (bf)
+        sum = toBf16(float(sum));
+      m[i] = sum * vs;
+    }
+    double eg = relL2(r.outputs[0], g), et = relL2(r.outputs[1], th),
+           es = relL2(r.outputs[2], si), em = relL2(r.outputs[3], m);
+    report("gelu", bf, eg);
+    report("gelu_tanh", bf, et);
+    report("silu", bf, es);
+    report("add/mul broadcast", bf, em);
+    double tol = bf ? 1e-2 : 1e-4;
+    EXPECT_LE(eg, tol);
+    EXPECT_LE(et, tol);
+    EXPECT_LE(es, tol);
+    EXPECT_LE(em, tol);
+  }
+}
+
+TEST(ConvertShape, HeadsTransposeAfterLinear) {
+  // linear -> column slice -> head split -> [0, 2, 1, 3] transpose.
+  const int64_t s = 256, k = 64, n = 384, h = 2, hd = 64;
+  for (bool bf : {false, true}) {
+    std::string t = dt(bf);
+    std::string src =
+        "func.func private @p(%x: tensor<1x256x64x" + t +
+        ">, %w: tensor<64x384x" + t + ">) -> tensor<1x2x256x64x" + t +
+        "> attributes {seam.program} {\n"
+        "  %qkv = seam.linear %x, %w : (tensor<1x256x64x" + t +
+        ">, tensor<64x384x" + t + ">) -> tensor<1x256x384x" + t +
+        ">\n"
+        "  %q = seam.slice %qkv offsets [0, 0, 128] : tensor<1x256x384x" + t +
+        "> -> tensor<1x256x128x" + t +
+        ">\n"
+        "  %r = seam.reshape %q : tensor<1x256x128x" + t +
+        "> -> tensor<1x256x2x64x" + t +
+        ">\n"
+        "  %o = seam.transpose %r perm [0, 2, 1, 3] : tensor<1x256x2x64x" + t +
+        "> -> tensor<1x2x256x64x" + t + ">\n  return %o : tensor<1x2x256x64x" +
+        t + ">\n}\n";
+    auto x = randomValues(s * k, 9, bf), w = randomValues(k * n, 10, bf);
+    ConvRun r = convertAndRun(src, "p", {x, w});
+    ASSERT_TRUE(r.ok) << r.error;
+    auto y = linearRef(x, w, nullptr, s, k, n);
+    std::vector<double> want(h * s * hd);
+    for (int64_t hh = 0; hh < h; ++hh)
+      for (int64_t p = 0; p < s; ++p)
+        for (int64_t i = 0; i < hd; ++i) {
+          double v = y[p * n + 128 + hh * hd + i];
+          want[(hh * s + p) * hd + i] = bf ? toBf16(float(v)) : v;
+        }
+    double err = relL2(r.outputs[0], want);
+    report("linear+slice+transpose", bf, err);
+    EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+  }
+}
+
+TEST(ConvertRope, RotateHalf) {
+  const int64_t heads = 2, s = 256, d = 64;
+  for (bool bf : {false, true}) {
+    std::string t = dt(bf);
+    std::string ty = "tensor<1x2x256x64x" + t + ">",
+                tab = "tensor<256x64x" + t + ">";
+    std::string src = "func.func private @p(%x: " + ty + ", %c: " + tab +
+                      ", %s: " + tab + ") -> " + ty +
+                      " attributes {seam.program} {\n"
+                      "  %y = seam.rope %x, %c, %s : (" + ty + ", " + tab +
+                      ", " + tab + ") -> " + ty + "\n  return %y : " + ty +
+                      "\n}\n";
+    auto x = randomValues(heads * s * d, 11, bf);
+    std::vector<float> c, sn;
+    ropeTables(s, d, bf, c, sn);
+    ConvRun r = convertAndRun(src, "p", {x, c, sn});
+    ASSERT_TRUE(r.ok) << r.error;
+    double err = relL2(r.outputs[0], ropeRef(x, c, sn, heads, s, d));
+    report("rope", bf, err);
+    EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+  }
+}
+
+struct AttnCase {
+  bool causal, rope, bf;
+  int64_t heads, kvHeads, seq, d;
+};
+
+TEST(ConvertAttention, StableSoftmaxCausalRopeGqa) {
+  for (AttnCase c : {AttnCase{false, false, false, 2, 2, 256, 64},
+                     AttnCase{true, false, false, 2, 1, 200, 64},
+                     AttnCase{true, true, false, 2, 2, 256, 64},
+                     AttnCase{false, true, true, 2, 1, 256, 128},
+                     AttnCase{true, false, true, 2, 2, 384, 64}}) {
+    std::string t = dt(c.bf);
+    auto sh = [&](int64_t h) {
+      return "tensor<1x" + std::to_string(h) + "x" + std::to_string(c.seq) +
+             "x" + std::to_string(c.d) + "x" + t + ">";
+    };
+    std::string tab = "tensor<" + std::to_string(c.seq) + "x" +
+                      std::to_string(c.d) + "x" + t + ">";
+    double scale = 1.0 / std::sqrt(double(c.d));
+    std::string args = "%q: " + sh(c.heads) + ", %k: " + sh(c.kvHeads) +
+                       ", %v: " + sh(c.kvHeads);
+    std::string types = sh(c.heads) + ", " + sh(c.kvHeads) + ", " + sh(c.kvHeads);
+    std::string ropeOps;
+    if (c.rope) {
+      args += ", %c: " + tab + ", %s: " + tab;
+      types += ", " + tab + ", " + tab;
+      ropeOps = " rope(%c, %s)";
+    }
+    std::string src = "func.func private @p(" + args + ") -> " + sh(c.heads) +
+                      " attributes {seam.program} {\n"
+                      "  %o = seam.attention %q, %k, %v" + ropeOps +
+                      " {scale = " + std::to_string(scale) + " : f64" +
+                      (c.causal ? ", causal" : "") + "} : (" + types +
+                      ") -> " + sh(c.heads) + "\n  return %o : " + sh(c.heads) +
+                      "\n}\n";
+    int64_t s = c.seq, d = c.d;
+    auto q = randomValues(c.heads * s * d, 12, c.bf, -2.0f, 2.0f),
+         k = randomValues(c.kvHeads * s * d, 13, c.bf, -2.0f, 2.0f),
+         v = randomValues(c.kvHeads * s * d, 14, c.bf);
+    std::vector<float> cs, sn;
+    std::vector<std::vector<float>> inputs{q, k, v};
+    std::vector<double> qd(q.begin(), q.end()), kd(k.begin(), k.end());
+    if (c.rope) {
+      ropeTables(s, d, c.bf, cs, sn);
+      inputs.push_back(cs);
+      inputs.push_back(sn);
+      qd = ropeRef(q, cs, sn, c.heads, s, d);
+      kd = ropeRef(k, cs, sn, c.kvHeads, s, d);
+    }
+    ConvRun r = convertAndRun(src, "p", inputs);
+    EXPECT_TRUE(r.ok) << r.error;
+    if (!r.ok)
+      continue;
+    double sc = std::stod(std::to_string(scale));
+    std::vector<double> want(c.heads * s * d);
+    int64_t group = c.heads / c.kvHeads;
+    std::vector<double> row(s);
+    for (int64_t h = 0; h < c.heads; ++h) {
+      int64_t kh = h / group;
+      for (int64_t i = 0; i < s; ++i) {
+        double mx = -1e300;
+        for (int64_t j = 0; j < s; ++j) {
+          double acc = 0;
+          for (int64_t e = 0; e < d; ++e)
+            acc += qd[(h * s + i) * d + e] * kd[(kh * s + j) * d + e];
+          row[j] = (c.causal && j > i) ? -1e300 : acc * sc;
+          mx = std::max(mx, row[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < s; ++j)
+          sum += (row[j] = row[j] <= -1e300 ? 0.0 : std::exp(row[j] - mx));
+        for (int64_t e = 0; e < d; ++e) {
+          double acc = 0;
+          for (int64_t j = 0; j < s; ++j)
+            acc += row[j] * v[(kh * s + j) * d + e];
+          want[(h * s + i) * d + e] = acc / sum;
+        }
+      }
+    }
+    double err = relL2(r.outputs[0], want);
+    std::cout << "[convert] attention" << (c.causal ? " causal" : "")
+              << (c.rope ? " rope" : "") << " H=" << c.heads
+              << " Hkv=" << c.kvHeads << " S=" << s << " D=" << d << " "
+              << dt(c.bf) << " rel-L2 " << err << "\n";
+    EXPECT_LE(err, c.bf ? 1e-2 : 1e-4);
+  }
+}
+
+TEST(ConvertFusion, BlockStaysInSbuf) {
+  // layer_norm -> linear -> gelu_tanh -> linear -> residual add, f32: all
+  // intermediates in SBUF (no spills), result checked end to end.
+  const int64_t m = 256, d = 128, f = 256;
+  std::string src = R"(
+func.func private @p(%x: tensor<1x256x128xf32>, %w1: tensor<128x256xf32>, %w2: tensor<256x128xf32>) -> tensor<1x256x128xf32> attributes {seam.program} {
+  %n = seam.layer_norm %x : (tensor<1x256x128xf32>) -> tensor<1x256x128xf32>
+  %h = seam.linear %n, %w1 : (tensor<1x256x128xf32>, tensor<128x256xf32>) -> tensor<1x256x256xf32>
+  %g = seam.gelu_tanh %h : tensor<1x256x256xf32>
+  %o = seam.linear %g, %w2 : (tensor<1x256x256xf32>, tensor<256x128xf32>) -> tensor<1x256x128xf32>
+  %r = seam.add %x, %o : (tensor<1x256x128xf32>, tensor<1x256x128xf32>) -> tensor<1x256x128xf32>
+  return %r : tensor<1x256x128xf32>
+}
+)";
+  auto x = randomValues(m * d, 15, false, -2.0f, 2.0f),
+       w1 = randomValues(d * f, 16, false, -0.2f, 0.2f),
+       w2 = randomValues(f * d, 17, false, -0.2f, 0.2f);
+  ConvRun r = convertAndRun(src, "p", {x, w1, w2});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.spills, 0);
+  auto n = normRef(x, m, d, 1e-5, true, nullptr, nullptr);
+  std::vector<float> nf(n.begin(), n.end());
+  auto h = linearRef(nf, w1, nullptr, m, d, f);
+  std::vector<float> gf(h.size());
+  for (size_t i = 0; i < h.size(); ++i) {
+    double a = h[i];
+    gf[i] = float(0.5 * a *
+                  (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a * a * a))));
+  }
+  auto o = linearRef(gf, w2, nullptr, m, f, d);
+  for (size_t i = 0; i < o.size(); ++i)
+    o[i] += x[i];
+  double err = relL2(r.outputs[0], o);
+  report("ln->linear->gelu_tanh->linear->add", false, err);
+  EXPECT_LE(err, 1e-4);
+}
+
+} // namespace
