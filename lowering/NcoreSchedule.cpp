@@ -46,15 +46,17 @@ namespace {
 
 constexpr unsigned kEngines = 7;
 
-/// One operand's footprint in its buffer, over all loop iterations.
+/// One operand's footprint, over all loop iterations: in its HBM tensor, or
+/// (once ncore-allocate placed it) at its bytes of SBUF/PSUM, so that tiles
+/// the allocator let share bytes are ordered too.
 struct Footprint {
-  Value root;
+  const void *root = nullptr;
   bool write = false;
   int64_t pLo = 0, pHi = 1; ///< Partitions (on chip).
-  int64_t lo = 0, hi = 0;   ///< Elements [lo, hi).
-  /// Elements of one iteration's window (no loop spans).
+  int64_t lo = 0, hi = 0;   ///< Bytes [lo, hi).
+  /// Bytes of one iteration's window (no loop spans).
   int64_t extent = 0;
-  SmallVector<std::pair<LoopOp, int64_t>, 2> steps;
+  SmallVector<std::pair<LoopOp, int64_t>, 2> steps; ///< Bytes.
 };
 
 struct Inst {
@@ -86,9 +88,19 @@ FailureOr<Footprint> footprint(Value tile, bool write) {
   FailureOr<TileAccess> a = resolveAccess(tile);
   if (failed(a))
     return failure();
+  auto rootType = cast<TileType>(a->root.getType());
+  int64_t eb = rootType.getElementBytes();
   Footprint f;
-  f.root = a->root;
+  f.root = a->root.getAsOpaquePointer();
   f.write = write;
+  int64_t base = 0;
+  if (auto alloc = a->root.getDefiningOp<AllocOp>())
+    if (rootType.isOnChip() && alloc.getOffset()) {
+      // Placed: the memory itself is the buffer.
+      f.root = reinterpret_cast<const void *>(
+          static_cast<uintptr_t>(1 + static_cast<unsigned>(a->space)));
+      base = static_cast<int64_t>(*alloc.getOffset());
+    }
   int64_t lo = a->offset, hi = a->offset;
   if (a->space == MemSpace::Hbm) {
     int64_t span = (a->partitions - 1) * a->rowStride;
@@ -103,15 +115,15 @@ FailureOr<Footprint> footprint(Value tile, bool write) {
     lo += std::min<int64_t>(0, span);
     hi += std::max<int64_t>(0, span);
   }
-  f.extent = hi + 1 - lo;
-  f.steps.assign(a->loopSteps.begin(), a->loopSteps.end());
+  f.extent = (hi + 1 - lo) * eb;
   for (auto &[loop, step] : a->loopSteps) {
+    f.steps.push_back({loop, step * eb});
     int64_t span = (loop.getTrips() - 1) * step;
     lo += std::min<int64_t>(0, span);
     hi += std::max<int64_t>(0, span);
   }
-  f.lo = lo;
-  f.hi = hi + 1;
+  f.lo = base + lo * eb;
+  f.hi = base + (hi + 1) * eb;
   return f;
 }
 
@@ -245,7 +257,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
 
   // 2. Instructions in program order with their footprints.
   std::vector<Inst> insts;
-  llvm::DenseMap<Value, std::vector<std::pair<unsigned, unsigned>>> byRoot;
+  llvm::DenseMap<const void *, std::vector<std::pair<unsigned, unsigned>>>
+      byRoot;
   unsigned epoch = 0;
   int64_t pos = 0;
   program.walk<WalkOrder::PreOrder>([&](Operation *op) {

@@ -108,6 +108,26 @@ ncore.program @barrier(%x: !ncore.tile<hbm, 128x64xf32>, %y: !ncore.tile<hbm, 12
   ncore.dma_copy %y, %t : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
 }
 
+// -----
+
+// Dependencies follow the bytes, not the alloc: once ncore-allocate lets two
+// tiles share bytes, refilling the second waits for the last reader of the
+// first (write-after-read on another engine).
+// CHECK-LABEL: ncore.program @shared_bytes
+ncore.program @shared_bytes(%x: !ncore.tile<hbm, 128x64xf32>, %y: !ncore.tile<hbm, 128x64xf32>) {
+  %a = ncore.alloc offset 0 : !ncore.tile<sbuf, 128x64xf32>
+  %c = ncore.alloc offset 256 : !ncore.tile<sbuf, 128x64xf32>
+  %b = ncore.alloc offset 128 : !ncore.tile<sbuf, 128x32xf32>
+  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  // CHECK: ncore.activation exp
+  // CHECK-NEXT: ncore.sem_signal 2 on scalar
+  ncore.activation exp %c, %a : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+  // CHECK: ncore.sem_wait 2 ge 1 on dma
+  // CHECK-NEXT: ncore.dma_copy
+  %xv = ncore.view %x offsets affine_map<() -> (0, 0)> : !ncore.tile<hbm, 128x64xf32> to !ncore.tile<hbm, 128x32xf32>
+  ncore.dma_copy %b, %xv : !ncore.tile<sbuf, 128x32xf32>, !ncore.tile<hbm, 128x32xf32>
+}
+
 // STATS: ncore-schedule
 // STATS: 2 engine-moves
 // STATS: 3 loop-carried-waits
