@@ -1,8 +1,8 @@
 //===- Fft.cpp - 1-D DFT kernels as Tensor Engine matmuls -----------------===//
 //
 // N <= 128: one DFT matmul over a batch of rows (the 128-point DFT of the
-// FNet source: the rows are loaded transposed, one column per row, and the
-// DFT matrix is stationary, so up to 512 rows share one matmul).
+// FNet source: rows become columns through TE transposes and the DFT matrix
+// is stationary, so up to 512 rows share one matmul).
 // N > 128: the four-step decomposition N = N1 x N2 (FftCommon.h), one row
 // per loop iteration. Sizes that need three factors are not built (yet).
 // N = 256, 512 with config variant = "radix2": the FNet source's algorithm
@@ -90,55 +90,77 @@ std::optional<std::pair<int64_t, int64_t>> seam::fftFactors(int64_t n) {
   return std::nullopt;
 }
 
-/// N <= 128: Y[k, r] = sum_n F[n, k] X[n, r] for a chunk of rows r.
+/// N <= 128: Y[k, r] = sum_n F[n, k] X[n, r] for a chunk of up to 512 rows
+/// r (one matmul per DFT matrix). Rows arrive by contiguous DMA, 128 at a
+/// time, and are turned into columns by Tensor-engine transposes (and back
+/// for the result), as an NKI kernel does: no per-row DMA.
 static void buildSingleDft(KernelBuilder &kb, const FftParams &p, Value in,
                            Value out) {
   int64_t n = p.n;
-  int64_t chunk = 1;
-  for (int64_t c = std::min<int64_t>(p.batch, kMatmulMaxN); c >= 1; --c)
+  // `sub` rows per transpose (<= 128), `chunk` rows per matmul (<= 512).
+  int64_t sub = 1, chunk = 1;
+  for (int64_t c = std::min<int64_t>(p.batch, 128); c >= 1; --c)
     if (p.batch % c == 0) {
-      chunk = c;
+      sub = chunk = c;
       break;
     }
+  if (sub == 128)
+    for (int64_t c = 4; c >= 1; --c)
+      if (p.batch % (128 * c) == 0) {
+        chunk = 128 * c;
+        break;
+      }
+  int64_t nsub = chunk / sub;
+  Type f32 = kb.f32();
   double scale = p.inverse ? 1.0 / double(n) : 1.0;
   DftMatrices m = DftMatrices::load(kb, n, p.inverse, scale, p.dtype);
+  int64_t inParts = p.complexInput ? 2 : 1;
+  Value xin = kb.sbuf({sub, n, inParts}, p.dtype);
   Value xr = kb.sbuf({n, chunk}, p.dtype);
   Value xi = p.complexInput ? kb.sbuf({n, chunk}, p.dtype) : Value();
+  Value tp = kb.psum({128, 128});
   Value yr = kb.psum({n, chunk}), yi = kb.psum({n, chunk});
+  Value yrs = kb.sbuf({n, chunk}, f32), yis = kb.sbuf({n, chunk}, f32);
   int64_t parts = p.realOutput ? 1 : 2;
-  Value o = kb.sbuf({n, chunk, parts}, kb.f32());
+  Value o = kb.sbuf({sub, n, parts}, f32);
+  Value tpIn = kb.view(tp, {n, sub}, {0, 0});
+  Value tpOut = kb.view(tp, {sub, n}, {0, 0});
   kb.loop(p.batch / chunk, [&](Ix c) {
-    // Transposed load: row r of the batch becomes column r.
-    kb.loop(chunk, [&](Ix r) {
-      Ix row = c * chunk + r;
-      if (p.complexInput) {
-        kb.dma(kb.view(xr, {n, 1}, {0, r}),
-               kb.view(in, {1, n, 1}, {row, 0, 0}));
-        kb.dma(kb.view(xi, {n, 1}, {0, r}),
-               kb.view(in, {1, n, 1}, {row, 0, 1}));
-      } else {
-        kb.dma(kb.view(xr, {n, 1}, {0, r}), kb.view(in, {1, n}, {row, 0}));
+    for (int64_t s = 0; s < nsub; ++s) {
+      Ix row = c * chunk + s * sub;
+      if (p.complexInput)
+        kb.dma(xin, kb.view(in, {sub, n, 2}, {row, 0, 0}));
+      else
+        kb.dma(xin, kb.view(in, {sub, n}, {row, 0}));
+      kb.transpose(tpIn, kb.view(xin, {sub, n, 1}, {0, 0, 0}));
+      kb.copy(kb.view(xr, {n, sub}, {0, s * sub}), tpIn);
+      if (xi) {
+        kb.transpose(tpIn, kb.view(xin, {sub, n, 1}, {0, 0, 1}));
+        kb.copy(kb.view(xi, {n, sub}, {0, s * sub}), tpIn);
       }
-    });
+    }
     kb.matmul(yr, m.c, xr);
     if (xi)
       kb.matmul(yr, m.ns, xi, /*accumulate=*/true);
-    kb.copy(kb.view(o, {n, chunk, 1}, {0, 0, 0}), yr);
+    kb.copy(yrs, yr);
     if (!p.realOutput) {
       kb.matmul(yi, m.s, xr);
       if (xi)
         kb.matmul(yi, m.c, xi, /*accumulate=*/true);
-      kb.copy(kb.view(o, {n, chunk, 1}, {0, 0, 1}), yi);
+      kb.copy(yis, yi);
     }
-    kb.loop(chunk, [&](Ix r) {
-      Ix row = c * chunk + r;
-      if (p.realOutput)
-        kb.dma(kb.view(out, {1, n}, {row, 0}),
-               kb.view(o, {n, 1, 1}, {0, r, 0}));
-      else
-        kb.dma(kb.view(out, {1, n, 2}, {row, 0, 0}),
-               kb.view(o, {n, 1, 2}, {0, r, 0}));
-    });
+    for (int64_t s = 0; s < nsub; ++s) {
+      Ix row = c * chunk + s * sub;
+      kb.transpose(tpOut, kb.view(yrs, {n, sub}, {0, s * sub}));
+      kb.copy(kb.view(o, {sub, n, 1}, {0, 0, 0}), tpOut);
+      if (!p.realOutput) {
+        kb.transpose(tpOut, kb.view(yis, {n, sub}, {0, s * sub}));
+        kb.copy(kb.view(o, {sub, n, 1}, {0, 0, 1}), tpOut);
+        kb.dma(kb.view(out, {sub, n, 2}, {row, 0, 0}), o);
+      } else {
+        kb.dma(kb.view(out, {sub, n}, {row, 0}), o);
+      }
+    }
   });
 }
 

@@ -326,7 +326,7 @@ bool useSequentialEmitter() {
 
 RunResult runProgram(ProgramOp prog,
                      const std::map<unsigned, std::vector<float>> &inputs,
-                     rt::ExecMode mode) {
+                     rt::ExecMode mode, rt::Target target) {
   RunResult r;
   if (failed(mlir::verify(prog))) {
     r.error = "program does not verify";
@@ -335,7 +335,7 @@ RunResult runProgram(ProgramOp prog,
   rt::Program p;
   std::vector<std::string> names(prog.getNumArguments());
   if (useSequentialEmitter()) {
-    p = emitSequential(prog, rt::Target::Trn1, r.error);
+    p = emitSequential(prog, target, r.error);
     for (unsigned i = 0; i < names.size(); ++i)
       names[i] = "a" + std::to_string(i);
   } else {
@@ -351,7 +351,7 @@ RunResult runProgram(ProgramOp prog,
           arg, ::mlir::seam::kConstantAttrName);
       return a ? ::mlir::seam::constantValues(a) : std::vector<float>();
     };
-    auto compiled = compileNcoreProgram(prog, rt::Target::Trn1, opts);
+    auto compiled = compileNcoreProgram(prog, target, opts);
     if (failed(compiled))
       r.error = "compileNcoreProgram failed: " + diags;
     else
@@ -390,6 +390,9 @@ RunResult runProgram(ProgramOp prog,
   }
   r.nonFinite = res->nonFiniteWrites;
   r.deviceNs = res->deviceNs;
+  if (!res->timeline.cores.empty())
+    r.tensorBusyNs =
+        res->timeline.cores[0].busyNs[unsigned(rt::Engine::Tensor)];
   for (unsigned i = 0; i < prog.getNumArguments(); ++i)
     if (prog.getArgRole(i) == "output" && !res->outputs.empty())
       r.outputs[i] = res->outputs[0].at(names[i]).data;

@@ -39,14 +39,16 @@ struct RunResult {
   std::map<unsigned, std::vector<float>> outputs;
   uint64_t nonFinite = 0;
   size_t instructions = 0;
-  double deviceNs = 0;
+  double deviceNs = 0;      ///< Simulated device time of the launch.
+  double tensorBusyNs = 0;  ///< Tensor engine busy time (core 0).
 };
 
-/// Verifies, emits and runs `prog` functionally on one trn1 core with
-/// `inputs` (by program argument index).
+/// Verifies, compiles and runs `prog` on one core of `target` with `inputs`
+/// (by program argument index; none needed in timing-only mode).
 RunResult runProgram(mlir::ncore::ProgramOp prog,
                      const std::map<unsigned, std::vector<float>> &inputs,
-                     rt::ExecMode mode = rt::ExecMode::Functional);
+                     rt::ExecMode mode = rt::ExecMode::Functional,
+                     rt::Target target = rt::Target::Trn1);
 
 /// A context with the seam and ncore dialects and an empty module.
 struct KernelEnv {
