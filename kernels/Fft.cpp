@@ -4,7 +4,9 @@
 // FNet source: rows become columns through TE transposes and the DFT matrix
 // is stationary, so up to 512 rows share one matmul).
 // N > 128: the four-step decomposition N = N1 x N2 (FftCommon.h), one row
-// per loop iteration. Sizes that need three factors are not built (yet).
+// per loop iteration. Sizes that need three factors (e.g. 2197 = 13^3,
+// 16383 = 127 x 129): N = N1 x (N2 x N3), the inner factor per row through
+// an HBM scratch.
 // N = 256, 512 with config variant = "radix2": the FNet source's algorithm
 // (groups of 128-point DFT matmuls + radix-2 butterfly levels).
 //
@@ -301,6 +303,85 @@ static void buildRadix2(KernelBuilder &kb, const FftParams &p, Value in,
   });
 }
 
+/// N = N1 x M with M = N2 x N3 > 128 (three DFT factors, each <= 128):
+///   1: B[k1, m] = sum_n1 F_N1[n1, k1] A[n1, m], A[n1, m] = x[M n1 + m]
+///      (the DFT matrix stationary, m in chunks of 512)
+///   2: C[k1, m] = B[k1, m] W_N^(k1 m)
+///   3: for each k1, the M-point four-step DFT of row C[k1, :], which
+///      lands at X[k1 + N1 k'] (a strided HBM window).
+/// Rows of C go through an HBM scratch to be spread over N2 partitions
+/// (an SBUF row cannot be indexed by a loop: partition offsets are static).
+static void buildThreeFactor(KernelBuilder &kb, const FftParams &p,
+                             int64_t n1, int64_t mm, Value in, Value out) {
+  int64_t n = p.n;
+  auto f2 = *fftFactors(mm);
+  int64_t n2 = f2.first, n3 = f2.second;
+  Type f32 = kb.f32();
+  double sigma = p.inverse ? 1.0 : -1.0;
+  double scale = p.inverse ? 1.0 / double(n) : 1.0;
+  DftMatrices m1 = DftMatrices::load(kb, n1, p.inverse, 1.0, p.dtype);
+  FourStepDft inner(kb, n2, n3, p.inverse, scale, p.dtype);
+  Value twr = kb.sbuf({n1, mm}, f32), twi = kb.sbuf({n1, mm}, f32);
+  kb.dma(twr, kb.constant(ConstantSpec::cos(n1, mm, n), f32));
+  kb.dma(twi, kb.constant(ConstantSpec::sin(n1, mm, n, sigma), f32));
+  Value ar = kb.sbuf({n1, mm}, p.dtype);
+  Value ai = p.complexInput ? kb.sbuf({n1, mm}, p.dtype) : Value();
+  Value br = kb.psum({n1, 512}), bi = kb.psum({n1, 512});
+  Value c = kb.sbuf({n1, mm, 2}, f32);
+  Value t1 = kb.sbuf({n1, 512}, f32), t2 = kb.sbuf({n1, 512}, f32);
+  Value scratch = kb.hbmScratch({n1, mm, 2}, f32, "fft_rows");
+  Value a2r = kb.sbuf({n2, n3}, f32), a2i = kb.sbuf({n2, n3}, f32);
+  Value a2rc = p.dtype == f32 ? a2r : kb.sbuf({n2, n3}, p.dtype);
+  Value a2ic = p.dtype == f32 ? a2i : kb.sbuf({n2, n3}, p.dtype);
+  int64_t parts = p.realOutput ? 1 : 2;
+  Value o = kb.sbuf({n3, n2, parts}, f32);
+  kb.loop(p.batch, [&](Ix b) {
+    if (p.complexInput) {
+      kb.dma(ar, kb.view(in, {1, n, 1}, {b, 0, 0}));
+      kb.dma(ai, kb.view(in, {1, n, 1}, {b, 0, 1}));
+    } else {
+      kb.dma(ar, kb.view(in, {1, n}, {b, 0}));
+    }
+    for (int64_t m0 = 0; m0 < mm; m0 += 512) {
+      int64_t w = std::min<int64_t>(512, mm - m0);
+      Value pr = kb.view(br, {n1, w}, {0, 0}), pi = kb.view(bi, {n1, w}, {0, 0});
+      auto col = [&](Value t) { return kb.view(t, {n1, w}, {0, m0}); };
+      kb.matmul(pr, m1.c, col(ar));
+      if (ai)
+        kb.matmul(pr, m1.ns, col(ai), true);
+      kb.matmul(pi, m1.s, col(ar));
+      if (ai)
+        kb.matmul(pi, m1.c, col(ai), true);
+      Value u1 = kb.view(t1, {n1, w}, {0, 0}), u2 = kb.view(t2, {n1, w}, {0, 0});
+      Value cr = kb.view(c, {n1, w, 1}, {0, m0, 0});
+      Value ci = kb.view(c, {n1, w, 1}, {0, m0, 1});
+      kb.tensorTensor(AluOp::Multiply, u1, pr, col(twr));
+      kb.tensorTensor(AluOp::Multiply, u2, pi, col(twi));
+      kb.tensorTensor(AluOp::Subtract, cr, u1, u2);
+      kb.tensorTensor(AluOp::Multiply, u1, pr, col(twi));
+      kb.tensorTensor(AluOp::Multiply, u2, pi, col(twr));
+      kb.tensorTensor(AluOp::Add, ci, u1, u2);
+    }
+    kb.dma(scratch, c);
+    kb.loop(n1, [&](Ix k1) {
+      kb.dma(a2r, kb.view(scratch, {1, mm, 1}, {k1, 0, 0}));
+      kb.dma(a2i, kb.view(scratch, {1, mm, 1}, {k1, 0, 1}));
+      if (a2rc != a2r) {
+        kb.copy(a2rc, a2r);
+        kb.copy(a2ic, a2i);
+      }
+      inner.run(a2rc, a2ic);
+      kb.copy(kb.view(o, {n3, n2, 1}, {0, 0, 0}), inner.dr);
+      if (!p.realOutput) {
+        kb.copy(kb.view(o, {n3, n2, 1}, {0, 0, 1}), inner.di);
+        kb.dma(kb.view(out, {1, mm, 2}, {b, k1, 0}, {1, n1, 1}), o);
+      } else {
+        kb.dma(kb.view(out, {1, mm}, {b, k1}, {1, n1}), o);
+      }
+    });
+  });
+}
+
 /// N = N1 x N2: one row per iteration through FourStepDft.
 static void buildFourStep(KernelBuilder &kb, const FftParams &p, int64_t n1,
                           int64_t n2, Value in, Value out) {
@@ -337,10 +418,17 @@ FailureOr<ProgramOp> seam::buildFftProgram(OpBuilder &b, ModuleOp module,
   if (p.complexInput && dtype != f32)
     return module.emitError() << "fft kernel: complex input is f32 only";
   auto factors = fftFactors(p.n);
+  // Three factors: N = N1 x M with N1 <= 128 as large as possible and M a
+  // two-factor size.
+  std::optional<std::pair<int64_t, int64_t>> three;
   if (!factors)
-    return module.emitError()
-           << "fft kernel: size " << p.n
-           << " needs three DFT factors, which the kernel does not build yet";
+    for (int64_t a = 128; a >= 2 && !three; --a)
+      if (p.n % a == 0 && fftFactors(p.n / a))
+        three = std::make_pair(a, p.n / a);
+  if (!factors && !three)
+    return module.emitError() << "fft kernel: size " << p.n
+                              << " does not factor into at most three DFTs "
+                                 "of <= 128 points";
   SmallVector<int64_t> inShape = {p.batch, p.n}, outShape = {p.batch, p.n};
   if (p.complexInput)
     inShape.push_back(2);
@@ -359,6 +447,9 @@ FailureOr<ProgramOp> seam::buildFftProgram(OpBuilder &b, ModuleOp module,
                                    "source's 256/512-point algorithm, not "
                                 << p.n;
     buildRadix2(kb, q, kb.arg(0), kb.arg(1));
+  } else if (three) {
+    buildThreeFactor(kb, q, three->first, three->second, kb.arg(0),
+                     kb.arg(1));
   } else if (p.n <= 128)
     buildSingleDft(kb, q, kb.arg(0), kb.arg(1));
   else

@@ -54,6 +54,13 @@ Value KernelBuilder::sbuf(ArrayRef<int64_t> shape, Type dtype) {
       loc, TileType::get(ctx(), MemSpace::Sbuf, shape, dtype, 0));
 }
 
+Value KernelBuilder::hbmScratch(ArrayRef<int64_t> shape, Type dtype,
+                                StringRef name) {
+  return b.create<AllocOp>(
+      loc, TileType::get(ctx(), MemSpace::Hbm, shape, dtype, 0), IntegerAttr(),
+      b.getStringAttr(name));
+}
+
 Value KernelBuilder::psum(ArrayRef<int64_t> shape) {
   return b.create<AllocOp>(
       loc, TileType::get(ctx(), MemSpace::Psum, shape, f32(), 0));

@@ -66,6 +66,8 @@ public:
 
   // Memory.
   Value sbuf(ArrayRef<int64_t> shape, Type dtype);
+  /// An HBM scratch tensor of the kernel (an `ncore.alloc` in HBM).
+  Value hbmScratch(ArrayRef<int64_t> shape, Type dtype, StringRef name);
   /// A PSUM accumulator (always f32).
   Value psum(ArrayRef<int64_t> shape);
   /// The window `shape` of `src` at `offsets` (one per dim), `strides`

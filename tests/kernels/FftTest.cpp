@@ -219,14 +219,57 @@ TEST(FftKernel, SourceRadix2Variant) {
   }
 }
 
-TEST(FftKernel, ThreeFactorSizeIsReported) {
+/// Sizes with no two-factor split into DFTs of <= 128 points.
+TEST(FftKernel, ThreeFactorSizes) {
+  for (int64_t n : {1859, 2197, 16383}) {
+    int64_t batch = n > 4096 ? 1 : 2;
+    KernelEnv env;
+    auto x = randomValues(batch * n * 2, 31 + n);
+    auto r = runFft(env, n, batch, true, env.f32(), x);
+    ASSERT_TRUE(r.ok) << r.error;
+    std::vector<std::vector<cd>> want;
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<cd> row(n);
+      for (int64_t i = 0; i < n; ++i)
+        row[i] = {x[(b * n + i) * 2], x[(b * n + i) * 2 + 1]};
+      want.push_back(dft(row, false));
+    }
+    double err = relL2(r.outputs[1], flatten(want));
+    std::cout << "[fft three-factor] n=" << n << " complex fp32 rel-L2 "
+              << err << "\n";
+    EXPECT_LE(err, 1e-5);
+  }
   KernelEnv env;
-  // 16383 = 3 x 43 x 127 needs three factors; the build says so.
+  int64_t n = 2197;
+  auto x = randomValues(2 * n, 37);
+  for (float &v : x)
+    v = toBf16(v);
+  auto r = runFft(env, n, 2, false, env.bf16(), x);
+  ASSERT_TRUE(r.ok) << r.error;
+  std::vector<std::vector<cd>> want;
+  for (int64_t b = 0; b < 2; ++b)
+    want.push_back(
+        dft(std::vector<cd>(x.begin() + b * n, x.begin() + (b + 1) * n),
+            false));
+  double err = relL2(r.outputs[1], flatten(want));
+  std::cout << "[fft three-factor] n=2197 real bf16 rel-L2 " << err << "\n";
+  EXPECT_LE(err, 1e-2);
+}
+
+TEST(FftKernel, UnfactorableSizeIsReported) {
+  KernelEnv env;
+  // 131 is prime and > 128: no DFT of <= 128 points divides it.
   mlir::seam::FftParams p;
-  p.n = 16383;
+  p.n = 131;
   p.dtype = env.f32();
-  ScopedDiagnosticHandler h(&env.ctx, [](Diagnostic &) { return success(); });
-  EXPECT_TRUE(failed(mlir::seam::buildFftProgram(env.builder, *env.module, "f", p)));
+  std::string msg;
+  ScopedDiagnosticHandler h(&env.ctx, [&](Diagnostic &d) {
+    msg = d.str();
+    return success();
+  });
+  EXPECT_TRUE(
+      failed(mlir::seam::buildFftProgram(env.builder, *env.module, "f", p)));
+  EXPECT_NE(msg.find("does not factor"), std::string::npos) << msg;
 }
 
 } // namespace

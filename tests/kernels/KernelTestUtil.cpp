@@ -106,7 +106,10 @@ private:
       if (psumTop > kPsumPartitionBytes)
         fail(a, "PSUM exhausted");
     } else {
-      fail(a, "HBM scratch allocs are not supported by the test emitter");
+      bindings[a] = pb.addBinding(
+          "s" + std::to_string(bindings.size()),
+          std::vector<int64_t>(t.getShape().begin(), t.getShape().end()),
+          dtypeOf(t.getElementType()), rt::BindingRole::Scratch);
     }
   }
 
