@@ -6,7 +6,8 @@
 // same bytes. Everything else is a strided DMA between HBM tensors: a slice
 // or concat is one DMA per operand with N-d windows; a transpose that keeps
 // the last dim is a loop of DMAs over the outer result dims, each moving a
-// [n, cols] block whose source window has the same row-major order. A
+// [n, cols] block whose source window has the same row-major order; a swap
+// of the last two dims is 128 x 128 Tensor-engine transposes. A
 // source in SBUF is first written to HBM (a `relayoutN` scratch).
 //
 //===----------------------------------------------------------------------===//
@@ -143,6 +144,51 @@ static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
   return success();
 }
 
+/// [..., A, B] -> [..., B, A]: 128 x 128 blocks transposed on the Tensor
+/// engine (SBUF -> PSUM -> SBUF), loops over the batch and both block axes.
+static LogicalResult lowerSwapLastTwo(ProgramLowering &pl, TransposeOp op,
+                                      const Placement &x,
+                                      ArrayRef<int64_t> in) {
+  unsigned rank = in.size();
+  int64_t a = in[rank - 2], b = in[rank - 1];
+  int64_t batch = 1;
+  for (unsigned d = 0; d + 2 < rank; ++d)
+    batch *= in[d];
+  // Batches start at rows k * A (source) and k * B (result).
+  auto aligned = [&](const Placement &p, int64_t stride) -> Placement {
+    if (ProgramLowering::rowAligned(p, stride))
+      return p;
+    ++pl.statistics().relayouts;
+    Placement h = pl.hbmScratch(p.shape, p.elementType, "relayout");
+    pl.copyInto(h, p);
+    return h;
+  };
+  Placement src = aligned(x, a);
+  Placement y = pl.placeResult(op.getResult());
+  Placement ya = ProgramLowering::rowAligned(y, b)
+                     ? y
+                     : pl.hbmScratch(y.shape, y.elementType, "relayout");
+  Value tp = pl.alloc(MemSpace::Psum, {std::min<int64_t>(b, 128),
+                                       std::min<int64_t>(a, 128)},
+                      pl.builder().getF32Type());
+  auto zero = pl.cst(0);
+  pl.forRange(batch, [&](Index k) {
+    pl.forEachChunk(a, 128, [&](Index a0, int64_t pa, bool) {
+      pl.forEachChunk(b, 128, [&](Index b0, int64_t pb, bool) {
+        Value blk = pl.load(src, k * a + a0, pa, b0, pb);
+        Value t = pl.view(tp, {pb, pa}, {zero, zero});
+        pl.create<ncore::TransposeOp>(t, blk, ncore::EngineAttr());
+        Value out = pl.outTile(ya, k * b + b0, pb, a0, pa);
+        pl.create<ncore::TensorCopyOp>(out, t, ncore::EngineAttr());
+        pl.storeOut(ya, k * b + b0, pb, a0, pa, out);
+      });
+    });
+  });
+  if (ya.root != y.root)
+    pl.copyInto(y, ya);
+  return success();
+}
+
 static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
   auto op = cast<TransposeOp>(o);
   auto x = pl.get(op.getInput(), op);
@@ -155,12 +201,22 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     pl.bind(op.getResult(), ProgramLowering::withShape(*x, res));
     return success();
   }
-  if (perm.back() != int64_t(rank) - 1)
-    return op.emitOpError()
-           << "convert-seam-to-ncore: a transpose that moves the last "
-              "dimension (perm ["
-           << llvm::make_range(perm.begin(), perm.end()).begin()[0]
-           << ", ...]) is not lowered; only permutations of the outer dims";
+  if (perm.back() != int64_t(rank) - 1) {
+    bool swapLast = rank >= 2 && perm[rank - 1] == int64_t(rank) - 2 &&
+                    perm[rank - 2] == int64_t(rank) - 1;
+    for (unsigned d = 0; d + 2 < rank; ++d)
+      swapLast &= perm[d] == int64_t(d);
+    if (!swapLast) {
+      std::string str;
+      llvm::raw_string_ostream os(str);
+      llvm::interleaveComma(perm, os);
+      return op.emitOpError()
+             << "convert-seam-to-ncore: transpose perm [" << str
+             << "] moves the last dimension elsewhere than a swap of the "
+                "last two (not lowered)";
+    }
+    return lowerSwapLastTwo(pl, op, *x, in);
+  }
   // Outer result dims [0, rank - 2) become loops (size-1 dims skipped).
   SmallVector<unsigned> loopDims;
   for (unsigned d = 0; d + 2 < rank; ++d)

@@ -43,10 +43,10 @@ func.func private @causal_cross(%q: tensor<1x1x128x64xf32>, %k: tensor<1x1x256x6
 
 // -----
 
-func.func private @last_dim_transpose(%x: tensor<64x32xf32>) -> tensor<32x64xf32> attributes {seam.program} {
-  // expected-error @+1 {{a transpose that moves the last dimension}}
-  %t = seam.transpose %x perm [1, 0] : tensor<64x32xf32> -> tensor<32x64xf32>
-  return %t : tensor<32x64xf32>
+func.func private @last_dim_transpose(%x: tensor<4x64x32xf32>) -> tensor<32x4x64xf32> attributes {seam.program} {
+  // expected-error @+1 {{transpose perm [2, 0, 1] moves the last dimension elsewhere than a swap of the last two}}
+  %t = seam.transpose %x perm [2, 0, 1] : tensor<4x64x32xf32> -> tensor<32x4x64xf32>
+  return %t : tensor<32x4x64xf32>
 }
 
 // -----

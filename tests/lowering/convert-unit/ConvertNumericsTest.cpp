@@ -377,6 +377,38 @@ TEST(ConvertShape, HeadsTransposeAfterLinear) {
   }
 }
 
+TEST(ConvertShape, SwapLastTwoOnTensorEngine) {
+  // [2, A, B] -> [2, B, A] with partial blocks (A = 200), from HBM and from
+  // an SBUF intermediate (A = 256).
+  for (int64_t a : {200, 256}) {
+    for (bool bf : {false, true}) {
+      const int64_t bsz = 2, b = 96;
+      std::string t = dt(bf);
+      std::string in = "tensor<2x" + std::to_string(a) + "x96x" + t + ">",
+                  out = "tensor<2x96x" + std::to_string(a) + "x" + t + ">";
+      std::string src = "func.func private @p(%x: " + in + ") -> " + out +
+                        " attributes {seam.program} {\n  %s = seam.silu %x : " +
+                        in + "\n  %y = seam.transpose %s perm [0, 2, 1] : " +
+                        in + " -> " + out + "\n  return %y : " + out + "\n}\n";
+      auto x = randomValues(bsz * a * b, 18, bf);
+      ConvRun r = convertAndRun(src, "p", {x});
+      ASSERT_TRUE(r.ok) << r.error;
+      std::vector<double> want(x.size());
+      for (int64_t k = 0; k < bsz; ++k)
+        for (int64_t i = 0; i < a; ++i)
+          for (int64_t j = 0; j < b; ++j) {
+            double v = x[(k * a + i) * b + j];
+            v = v / (1.0 + std::exp(-v));
+            want[(k * b + j) * a + i] = bf ? toBf16(float(v)) : v;
+          }
+      double err = relL2(r.outputs[0], want);
+      std::cout << "[convert] silu+transpose[0,2,1] A=" << a << " "
+                << dt(bf) << " rel-L2 " << err << "\n";
+      EXPECT_LE(err, bf ? 1e-2 : 1e-4);
+    }
+  }
+}
+
 TEST(ConvertRope, RotateHalf) {
   const int64_t heads = 2, s = 256, d = 64;
   for (bool bf : {false, true}) {
