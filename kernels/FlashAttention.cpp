@@ -65,7 +65,8 @@ static FailureOr<ProgramOp> buildFlash(OpBuilder &b, ModuleOp module,
     kb.transpose(kb.view(tp, {dd, blk}, {0, 0}), qn);
     kb.copy(qT, kb.view(tp, {dd, blk}, {0, 0}));
     kb.memset(l, 0.0f);
-    kb.memset(acc, 0.0f);
+    if (stable)
+      kb.memset(acc, 0.0f);
     if (stable)
       kb.memset(m, -3.0e38f);
     kb.loop(sk / blk, [&](Ix kj) {
@@ -93,11 +94,16 @@ static FailureOr<ProgramOp> buildFlash(OpBuilder &b, ModuleOp module,
       }
       kb.transpose(tp, p);
       kb.copy(pT, tp);
-      kb.matmul(pv, pT, vn);
-      kb.tensorTensor(AluOp::Add, acc, acc, pv);
+      if (!stable) {
+        // The source: O accumulates in PSUM over the K blocks.
+        kb.matmulAccumulateOver(pv, pT, vn, kj);
+      } else {
+        kb.matmul(pv, pT, vn);
+        kb.tensorTensor(AluOp::Add, acc, acc, pv);
+      }
     });
     kb.reciprocal(rs, l);
-    kb.tensorScalar(AluOp::Multiply, ob, acc, rs);
+    kb.tensorScalar(AluOp::Multiply, ob, stable ? acc : pv, rs);
     kb.dma(kb.view(oH, {1, 1, blk, dd}, {bi, h, qi * blk, 0}), ob);
   };
   if (!stable) {

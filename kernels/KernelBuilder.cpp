@@ -118,6 +118,16 @@ void KernelBuilder::matmul(Value dst, Value stationary, Value moving,
   b.create<MatmulOp>(loc, dst, stationary, moving, accumulate, EngineAttr());
 }
 
+void KernelBuilder::matmulAccumulateOver(Value dst, Value stationary,
+                                         Value moving, const Ix &loopIndex) {
+  assert(loopIndex.terms.size() == 1 && "an ncore.loop index");
+  auto iv = cast<BlockArgument>(loopIndex.terms.front().first);
+  auto loop = cast<LoopOp>(iv.getOwner()->getParentOp());
+  auto mm = b.create<MatmulOp>(loc, dst, stationary, moving, true,
+                               EngineAttr());
+  mm->setAttr("start_level", b.getI64IntegerAttr(loop.getDepth() - 1));
+}
+
 void KernelBuilder::transpose(Value dst, Value src) {
   b.create<TransposeOp>(loc, dst, src, EngineAttr());
 }

@@ -89,6 +89,11 @@ public:
   void dma(Value dst, Value src);
   void matmul(Value psumDst, Value stationary, Value moving,
               bool accumulate = false);
+  /// matmul accumulating over the iterations of the ncore.loop of `loopIndex`
+  /// (NKI's start flag: its iteration 0 overwrites PSUM, the others add; the
+  /// emitter's `start_level`), so a reduction loop stays a loop.
+  void matmulAccumulateOver(Value psumDst, Value stationary, Value moving,
+                            const Ix &loopIndex);
   void transpose(Value psumDst, Value src);
   void activation(ncore::ActFunc func, Value dst, Value src,
                   float scale = 1.0f, float bias = 0.0f,

@@ -98,6 +98,7 @@ TEST_P(AttentionSeq, StableLargeLogitsFp32) {
             << err << "\n";
   EXPECT_LE(err, 1e-4);
   EXPECT_EQ(run.r.nonFinite, 0u);
+  EXPECT_EQ(run.r.nonFiniteOutput, 0u);
 }
 
 TEST_P(AttentionSeq, SourceSmallLogitsFp32) {
@@ -118,8 +119,10 @@ TEST_P(AttentionSeq, SourceOverflowIsReported) {
   auto run = runAttention("flash-attn", s, /*bf=*/false, 12.0f);
   ASSERT_TRUE(run.r.ok) << run.r.error;
   std::cout << "[flash-attn] S=" << s << " large logits: " << run.r.nonFinite
-            << " non-finite values written\n";
+            << " non-finite values written, " << run.r.nonFiniteOutput
+            << " of them in the output\n";
   EXPECT_GT(run.r.nonFinite, 0u);
+  EXPECT_GT(run.r.nonFiniteOutput, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, AttentionSeq,

@@ -59,6 +59,7 @@ private:
   DenseMap<Value, uint32_t> bindings;
   DenseMap<Value, int64_t> allocOffset;
   DenseMap<Value, int64_t> ivValue;
+  SmallVector<LoopOp> loopStack;
   int64_t sbufTop = 0, psumTop = 0;
   uint32_t count = 0;
   std::string err;
@@ -79,10 +80,12 @@ private:
       if (auto a = dyn_cast<AllocOp>(op)) {
         place(a);
       } else if (auto l = dyn_cast<LoopOp>(op)) {
+        loopStack.push_back(l);
         for (int64_t i = 0; i < int64_t(l.getTrips()); ++i) {
           ivValue[l.getInductionVar()] = i;
           walk(*l.getBodyBlock());
         }
+        loopStack.pop_back();
       } else if (isa<InstructionOpInterface>(op)) {
         emit(&op);
       }
@@ -263,6 +266,11 @@ private:
       ok = set(S::Dst, o.getDst()) && set(S::Src0, o.getStationary()) &&
            set(S::Src1, o.getMoving());
       inst.accumulate = o.getAccumulate();
+      // start_level: iteration 0 of that enclosing loop overwrites.
+      if (auto lvl = o->getAttrOfType<IntegerAttr>("start_level"))
+        if (lvl.getInt() < int64_t(loopStack.size()) &&
+            ivValue.lookup(loopStack[lvl.getInt()].getInductionVar()) == 0)
+          inst.accumulate = false;
     } else if (auto o = dyn_cast<TransposeOp>(op)) {
       ok = set(S::Dst, o.getDst()) && set(S::Src0, o.getSrc());
     } else if (auto o = dyn_cast<ActivationOp>(op)) {
@@ -392,6 +400,8 @@ RunResult runProgram(ProgramOp prog,
     return r;
   }
   r.nonFinite = res->nonFiniteWrites;
+  for (auto &[name, count] : res->nonFiniteOutputs)
+    r.nonFiniteOutput += count;
   r.deviceNs = res->deviceNs;
   if (!res->timeline.cores.empty())
     r.tensorBusyNs =

@@ -37,7 +37,8 @@ struct RunResult {
   std::string error;
   /// Output arguments by program argument index.
   std::map<unsigned, std::vector<float>> outputs;
-  uint64_t nonFinite = 0;
+  uint64_t nonFinite = 0;       ///< NaN/Inf stores anywhere in the run.
+  uint64_t nonFiniteOutput = 0; ///< NaN/Inf values in the outputs.
   size_t instructions = 0;
   double deviceNs = 0;      ///< Simulated device time of the launch.
   double tensorBusyNs = 0;  ///< Tensor engine busy time (core 0).
