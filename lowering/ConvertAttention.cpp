@@ -106,7 +106,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
         b.getF32FloatAttr(kMaskedScore), ncore::EngineAttr());
   }
   Value kt = pl.alloc(MemSpace::Sbuf, {dp, sk}, et);
-  Value tpsum = pl.alloc(MemSpace::Psum, {128, 128}, f32);
+  Value tpsum = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
 
   auto loadRoped = [&](const Placement &src, Index row, Index pos, int64_t p)
       -> Value {
@@ -130,16 +130,23 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     });
     pl.forRange(group, [&](Index g) {
       Index head = bk * group + g;
-      pl.forEachRowTile(sq, [&](Index q0, int64_t p) {
-        Index qrow = head * sq + q0;
-        // Q^T [D, p].
-        Value qr = loadRoped(qa, qrow, q0, p);
-        Value qtp = pl.view(tpsum, {d, p}, {zero, zero});
+      // Query tiles go in pairs: both tiles' scores (Tensor engine), then
+      // both softmaxes (Vector/Scalar), then both P V products, so that one
+      // tile's softmax overlaps the other's matmuls.
+      struct Slot {
+        Index q0;
+        int64_t p;
+        Value scores, probs, rcp;
+      };
+      auto scoresPhase = [&](Slot &s) {
+        int64_t p = s.p;
+        Value qr = loadRoped(qa, head * sq + s.q0, s.q0, p);
+        Value qtp = pl.alloc(MemSpace::Psum, {dp, p}, f32);
         pl.create<ncore::TransposeOp>(qtp, qr, ncore::EngineAttr());
         Value qt = pl.alloc(MemSpace::Sbuf, {dp, p}, et);
         pl.create<ncore::TensorCopyOp>(qt, qtp, ncore::EngineAttr());
         // Scores, scaled, fp32.
-        Value scores = pl.alloc(MemSpace::Sbuf, {p, sk}, f32);
+        s.scores = pl.alloc(MemSpace::Sbuf, {p, sk}, f32);
         int64_t chunk = std::min<int64_t>(sk, ncore::kMatmulMaxN);
         Value sps = pl.alloc(MemSpace::Psum, {p, chunk}, f32);
         pl.forEachChunk(sk, chunk, [&](Index c0, int64_t nc, bool) {
@@ -147,35 +154,44 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
           pl.create<ncore::MatmulOp>(acc, qt, pl.view(kt, {dp, nc}, {zero, c0}),
                                      /*accumulate=*/false, ncore::EngineAttr());
           pl.activation(ncore::ActFunc::Identity,
-                        pl.view(scores, {p, nc}, {zero, c0}), acc, Value(),
+                        pl.view(s.scores, {p, nc}, {zero, c0}), acc, Value(),
                         Value(), op.getScale().convertToDouble());
         });
         if (causal) {
           Value m = pl.view(mask, {p, sk},
-                            {zero, pl.cst((qTiles - 1) * 128) - q0});
-          pl.create<ncore::TensorTensorOp>(scores, scores, m, ncore::AluOp::Add,
+                            {zero, pl.cst((qTiles - 1) * 128) - s.q0});
+          pl.create<ncore::TensorTensorOp>(s.scores, s.scores, m,
+                                           ncore::AluOp::Add,
                                            ncore::EngineAttr());
         }
+      };
+      auto softmaxPhase = [&](Slot &s) {
         // Stable softmax (unnormalised P; 1 / sum applied to O).
+        int64_t p = s.p;
         Value mx = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
         Value sum = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
-        Value rcp = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
-        pl.create<ncore::TensorReduceOp>(mx, scores, ncore::AluOp::Max,
+        s.rcp = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
+        pl.create<ncore::TensorReduceOp>(mx, s.scores, ncore::AluOp::Max,
                                          ncore::EngineAttr());
         pl.tensorScalar(ncore::AluOp::Multiply, mx, mx, Value(), -1.0);
-        Value probs = pl.alloc(MemSpace::Sbuf, {p, sk}, et);
-        pl.activation(ncore::ActFunc::Exp, probs, scores, mx, sum);
-        pl.create<ncore::ReciprocalOp>(rcp, sum, ncore::EngineAttr());
+        s.probs = pl.alloc(MemSpace::Sbuf, {p, sk}, et);
+        pl.activation(ncore::ActFunc::Exp, s.probs, s.scores, mx, sum);
+        pl.create<ncore::ReciprocalOp>(s.rcp, sum, ncore::EngineAttr());
+      };
+      auto outputPhase = [&](Slot &s) {
         // O = P V over 128-key blocks.
+        int64_t p = s.p;
         Value ops = pl.alloc(MemSpace::Psum, {p, d}, f32);
         Value pt = pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(sk, 128), p}, et);
-        Value ptp = pl.alloc(MemSpace::Psum, {std::min<int64_t>(sk, 128), p}, f32);
+        Value ptp =
+            pl.alloc(MemSpace::Psum, {std::min<int64_t>(sk, 128), p}, f32);
         pl.forEachChunk(
             sk, 128,
             [&](Index k0, int64_t nk, bool first) {
               Value ptpv = pl.view(ptp, {nk, p}, {zero, zero});
               pl.create<ncore::TransposeOp>(
-                  ptpv, pl.view(probs, {p, nk}, {zero, k0}), ncore::EngineAttr());
+                  ptpv, pl.view(s.probs, {p, nk}, {zero, k0}),
+                  ncore::EngineAttr());
               Value ptv = pl.view(pt, {nk, p}, {zero, zero});
               pl.create<ncore::TensorCopyOp>(ptv, ptpv, ncore::EngineAttr());
               Value vt = pl.load(va, bk * sk + k0, nk, zero, d);
@@ -183,10 +199,33 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
                                          ncore::EngineAttr());
             },
             /*peelFirst=*/true);
+        Index qrow = head * sq + s.q0;
         Value out = pl.outTile(ya, qrow, p, zero, d);
-        pl.tensorScalar(ncore::AluOp::Multiply, out, ops, rcp);
+        pl.tensorScalar(ncore::AluOp::Multiply, out, ops, s.rcp);
         pl.storeOut(ya, qrow, p, zero, d, out);
+      };
+      auto run = [&](MutableArrayRef<Slot> slots) {
+        for (Slot &s : slots)
+          scoresPhase(s);
+        for (Slot &s : slots)
+          softmaxPhase(s);
+        for (Slot &s : slots)
+          outputPhase(s);
+      };
+      int64_t full = sq / 128, rem = sq % 128;
+      pl.forRange(full / 2, [&](Index i) {
+        Slot pair[2] = {{i * 256, 128, {}, {}, {}},
+                        {i * 256 + 128, 128, {}, {}, {}}};
+        run(pair);
       });
+      if (full % 2) {
+        Slot one[1] = {{pl.cst((full - 1) * 128), 128, {}, {}, {}}};
+        run(one);
+      }
+      if (rem) {
+        Slot last[1] = {{pl.cst(full * 128), rem, {}, {}, {}}};
+        run(last);
+      }
     });
   });
   if (ya.root != y.root)

@@ -1,10 +1,12 @@
 // RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
 
 // Causal GQA attention with fused rope, 4 query heads over 2 kv heads, 768
-// positions: loops over kv heads (2), query groups (2) and query tiles (6);
-// K^T built once per kv head; the causal mask is one affine_select before
-// the loops, read at a column that moves with the query tile; stable softmax;
-// P V accumulated in PSUM over a loop of key blocks.
+// positions: loops over kv heads (2), query groups (2) and pairs of query
+// tiles (3); K^T built once per kv head; the causal mask is one
+// affine_select before the loops, read at a column that moves with the query
+// tile; the two tiles of a pair are interleaved phase by phase (both Q K^T,
+// both softmaxes, both P V) so the engines overlap; stable softmax; P V
+// accumulated in PSUM over a loop of key blocks.
 
 // CHECK-LABEL: ncore.program @prog_attn
 // CHECK: %[[MASK:.+]] = ncore.alloc : <sbuf, 128x1408xf32>
@@ -19,17 +21,22 @@
 // CHECK:     ncore.tensor_copy
 // CHECK:   }
 // CHECK:   ncore.loop %[[G:.+]] trips 2 {
-// CHECK:     ncore.loop %[[QT:.+]] trips 6 {
+// CHECK:     ncore.loop %[[QT:.+]] trips 3 {
+// First tile of the pair: scores.
 // CHECK:       ncore.transpose
 // CHECK:       ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x512xf32>, <sbuf, 128x128xbf16>, <sbuf, 128x512xbf16>
 // CHECK:       ncore.activation identity %{{.+}}, %{{.+}} {scale = 0.0879
 // CHECK:       ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x256xf32>
 // CHECK:       %[[M:.+]] = ncore.view %[[MASK]][%[[KV]], %[[G]], %[[QT]]] offsets #{{.+}} : <sbuf, 128x1408xf32> to <sbuf, 128x768xf32>
 // CHECK:       ncore.tensor_tensor add %[[S:.+]], %[[S]], %[[M]]
+// Second tile: scores before the first tile's softmax.
+// CHECK:       ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x512xf32>
+// CHECK:       ncore.tensor_tensor add %[[S2:.+]], %[[S2]], %{{.+}}
 // CHECK:       ncore.tensor_reduce max %[[MX:.+]], %[[S]]
 // CHECK:       ncore.tensor_scalar multiply %[[MX]], %[[MX]] imm -1.0
 // CHECK:       ncore.activation exp %[[P:.+]], %[[S]] bias %[[MX]] reduce %[[SUM:[^ ]+]] :
 // CHECK:       ncore.reciprocal %[[R:.+]], %[[SUM]]
+// CHECK:       ncore.tensor_reduce max %{{.+}}, %[[S2]]
 // CHECK:       ncore.matmul %[[O:.+]], %{{.+}}, %{{.+}} : <psum, 128x128xf32>
 // CHECK:       ncore.loop %{{.+}} trips 5 {
 // CHECK:         ncore.transpose
@@ -37,6 +44,7 @@
 // CHECK:       }
 // CHECK:       ncore.tensor_scalar multiply %{{.+}}, %[[O]], %[[R]]
 // CHECK:       ncore.dma_copy
+// CHECK:       ncore.loop %{{.+}} trips 5 {
 func.func private @prog_attn(%q: tensor<1x4x768x128xbf16>, %k: tensor<1x2x768x128xbf16>, %v: tensor<1x2x768x128xbf16>, %c: tensor<768x128xbf16>, %s: tensor<768x128xbf16>) -> tensor<1x4x768x128xbf16> attributes {seam.program} {
   %o = seam.attention %q, %k, %v rope(%c, %s) {scale = 0.088 : f64, causal} : (tensor<1x4x768x128xbf16>, tensor<1x2x768x128xbf16>, tensor<1x2x768x128xbf16>, tensor<768x128xbf16>, tensor<768x128xbf16>) -> tensor<1x4x768x128xbf16>
   return %o : tensor<1x4x768x128xbf16>
