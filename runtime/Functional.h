@@ -52,7 +52,7 @@ public:
                     uint64_t count);
   std::vector<float> readBinding(unsigned core, uint32_t binding) const;
 
-  uint64_t nonFiniteWrites() const { return nonFinite; }
+  uint64_t nonFiniteWrites() const override { return nonFinite; }
   void resetCounters() { nonFinite = 0; }
 
   std::string execute(unsigned core, const Instruction &inst,

@@ -87,6 +87,9 @@ struct LaunchResult {
   double hostEndNs = 0;
   uint64_t h2dBytes = 0, d2hBytes = 0;
   uint64_t nonFiniteWrites = 0;                  ///< NaN/Inf stored.
+  /// The first instruction that stored NaN/Inf: program, core, engine,
+  /// instruction (Fault::str() formats it); execution went on.
+  std::optional<Fault> firstNonFinite;
   std::map<std::string, uint64_t> nonFiniteOutputs; ///< Per output binding.
   bool ok() const { return !fault; }
 };

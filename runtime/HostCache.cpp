@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +31,24 @@ template <typename T> T get(const uint8_t *p) {
   T v;
   std::memcpy(&v, p, sizeof(T));
   return v;
+}
+} // namespace
+
+namespace {
+/// Removes `<dir>/<prefix><pid>-<n>` temporaries of writers that died before
+/// their rename (killed, crashed): their pid no longer exists. A live
+/// writer's file is left alone.
+void removeStaleTemps(const std::string &dir, const std::string &prefix) {
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      ::unlink(it->path().c_str());
+  }
 }
 } // namespace
 
@@ -132,8 +151,10 @@ Status CompileCache::write(const std::string &key, uint32_t kind,
   // Temp file in the same directory, then rename: readers never see a
   // partial entry, and concurrent writers of one key both leave a whole one.
   static std::atomic<uint64_t> counter{0};
-  std::string tmp = dir + "/.tmp-" + key + "-" + std::to_string(::getpid()) +
-                    "-" + std::to_string(counter++);
+  std::string prefix = ".tmp-" + key + "-";
+  removeStaleTemps(dir, prefix);
+  std::string tmp = dir + "/" + prefix + std::to_string(::getpid()) + "-" +
+                    std::to_string(counter++);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0)
     return Status::failure("compile cache: cannot create " + tmp + ": " +

@@ -193,6 +193,7 @@ Expected<LaunchResult> Device::launch(ProgramId id,
   SimulationResult sim = simulate(progs, prof, machine.get(), simOpts);
   res.timeline = std::move(sim.timeline);
   res.fault = sim.fault;
+  res.firstNonFinite = sim.firstNonFinite;
   res.deviceStartNs = std::max(hostClock, deviceFree);
   res.deviceNs = res.timeline.totalNs;
   deviceFree = res.deviceStartNs + res.deviceNs;

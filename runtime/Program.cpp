@@ -3,6 +3,8 @@
 #include "runtime/Program.h"
 #include "runtime/Numerics.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 
@@ -415,6 +417,27 @@ std::string checkAccess(const Program &program, const AccessPattern &ap,
     }
     capacity = ap.space == MemSpace::Sbuf ? limits.sbufPartitionBytes
                                           : limits.psumPartitionBytes;
+  }
+  // Elements are bounded too, not only the byte span: a stride-0 (broadcast)
+  // dim can name 2^40 elements within a few bytes, and the functional model
+  // sizes its per-element tables from this count. A real access has at most
+  // one element per byte of the memory it reads or writes.
+  __int128 perRow = 1; // saturated: four uint32 sizes overflow 64 bits
+  for (unsigned d = 0; d < ap.numDims; ++d)
+    perRow = std::min<__int128>(perRow * ap.dims[d].size, __int128(1) << 64);
+  __int128 elements =
+      ap.space == MemSpace::Hbm ? perRow * ap.partitions : perRow;
+  if (elements > capacity) {
+    os << "has "
+       << static_cast<unsigned long long>(
+              std::min<__int128>(elements, UINT64_MAX))
+       << " elements"
+       << (ap.space == MemSpace::Hbm ? "" : " per partition")
+       << ", more than the " << static_cast<long long>(capacity) << " bytes of "
+       << (ap.space == MemSpace::Hbm
+               ? "binding '" + program.bindings[ap.binding].name + "'"
+               : std::string(name(ap.space)) + " per partition");
+    return os.str();
   }
   if (r.lo < 0 || r.hi > capacity) {
     os << name(ap.space) << " access out of bounds: bytes ["

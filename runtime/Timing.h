@@ -109,6 +109,9 @@ public:
   executeCollective(const std::vector<const Instruction *> &insts,
                     const std::vector<std::array<uint32_t, kMaxLoopDepth>>
                         &iters) = 0;
+  /// NaN/Inf values stored so far (the simulator attributes new ones to the
+  /// instruction that stored them).
+  virtual uint64_t nonFiniteWrites() const { return 0; }
 };
 
 struct SimulationOptions {
@@ -118,6 +121,9 @@ struct SimulationOptions {
 struct SimulationResult {
   Timeline timeline;
   std::optional<Fault> fault;
+  /// The first instruction that stored NaN/Inf (execution goes on: this is a
+  /// report, not a fault); its message says how many values it stored.
+  std::optional<Fault> firstNonFinite;
 };
 
 /// Runs `programs[r]` on core r (cores [k*coresPerChip, (k+1)*coresPerChip)

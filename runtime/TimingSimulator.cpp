@@ -188,6 +188,11 @@ private:
 
   void setFault(unsigned core, unsigned engine, uint32_t index,
                 const std::string &message) {
+    result.fault = makeFault(core, engine, index, message);
+  }
+
+  Fault makeFault(unsigned core, unsigned engine, uint32_t index,
+                  const std::string &message) const {
     Fault f;
     f.program = cores[core].program->name;
     f.core = core;
@@ -198,7 +203,7 @@ private:
                      ? std::string(mnemonic(stream[index].op))
                      : std::string("-");
     f.message = message;
-    result.fault = f;
+    return f;
   }
 
   bool waitsHold(const CoreState &core, const EngineState &s,
@@ -288,9 +293,18 @@ private:
       return true;
     const EngineState &s = cores[c].engines[e];
     auto it = iterations(s);
+    uint64_t nonFiniteBefore = executor->nonFiniteWrites();
     std::string err = executor->execute(c, inst, it.data(), s.depth);
-    if (err.empty())
+    if (err.empty()) {
+      uint64_t stored = executor->nonFiniteWrites() - nonFiniteBefore;
+      if (stored && !result.firstNonFinite)
+        result.firstNonFinite = makeFault(
+            c, e, index,
+            std::to_string(stored) + " NaN/Inf value(s) stored in " +
+                std::string(name(inst.ap(Instruction::Dst).space)) +
+                " (first non-finite result of the launch)");
       return true;
+    }
     setFault(c, e, index, err);
     return false;
   }
