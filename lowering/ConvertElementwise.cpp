@@ -3,8 +3,7 @@
 // Unary ops are one Scalar-engine activation per tile. Binary ops are one
 // Vector-engine tensor_tensor per tile; an operand broadcast over all rows
 // (a [1, 1, D] modulation vector, a [D] bias) is replicated onto the
-// partitions once, before the row loop (stride-0 DMA from HBM, or a
-// ones-matmul when it lives in SBUF).
+// partitions once, before the row loop (a ones-matmul on the Tensor engine).
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/ConvertSeamToNcore.h"

@@ -318,19 +318,17 @@ Value ProgramLowering::broadcastRow(const Placement &vec, Index col, int64_t n,
                                     int64_t p) {
   Type et = vec.elementType;
   Value tile = alloc(MemSpace::Sbuf, {p, n}, et);
-  if (!vec.inSbuf()) {
-    Value src = view(vec.root, {p, n},
-                     {cst(vec.rowOffset), col + vec.colOffset}, {0, 1});
-    create<ncore::DmaCopyOp>(tile, src, ncore::EngineAttr());
-    return tile;
-  }
-  // ones[1, p]^T x row[1, n] = row on every partition (exact).
+  // The row in SBUF (one partition): the placement itself, or one DMA.
+  Value row = load(vec, cst(0), 1, col, n);
+  // ones[1, p]^T x row[1, n] = row on every partition (exact). (A stride-0
+  // DMA from HBM would also do, but the runtime's access patterns have no
+  // row stride 0.)
   Value ones = memset(alloc(MemSpace::Sbuf, {1, p}, et), 1.0);
   int64_t chunk = std::min<int64_t>(n, ncore::kMatmulMaxN);
   Value acc = alloc(MemSpace::Psum, {p, chunk}, b.getF32Type());
   forEachChunk(n, chunk, [&](Index c0, int64_t nc, bool) {
     Value accv = view(acc, {p, nc}, {cst(0), cst(0)});
-    create<ncore::MatmulOp>(accv, ones, window(vec, cst(0), 1, col + c0, nc),
+    create<ncore::MatmulOp>(accv, ones, view(row, {1, nc}, {cst(0), c0}),
                             /*accumulate=*/false, ncore::EngineAttr());
     create<ncore::TensorCopyOp>(view(tile, {p, nc}, {cst(0), c0}), accv,
                                 ncore::EngineAttr());

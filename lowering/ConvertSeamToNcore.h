@@ -194,8 +194,8 @@ public:
   void storeOut(const Placement &t, Index row0, int64_t p, Index col,
                 int64_t n, Value tile);
   /// A [p, n] SBUF tile holding row 0 of `vec` (cols [col, col + n)) on
-  /// every partition: a stride-0 DMA from HBM, or a ones-matmul on the
-  /// Tensor engine from SBUF.
+  /// every partition: the row (DMA'd in when in HBM) times a ones column on
+  /// the Tensor engine, in 512-column blocks.
   Value broadcastRow(const Placement &vec, Index col, int64_t n, int64_t p);
   /// Copies the whole of `src` into `dst` (same rows x cols).
   void copyInto(const Placement &dst, const Placement &src);

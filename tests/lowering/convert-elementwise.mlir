@@ -2,7 +2,8 @@
 
 // adaLN modulation: every intermediate stays in SBUF (one [128, 2 x 3072]
 // tile each, rows on partitions); the [1, 1, 3072] vectors are broadcast onto
-// the partitions once by a stride-0 DMA, before the row loop.
+// the partitions once, before the row loop: the row is DMA'd to one
+// partition and multiplied by a ones column on the Tensor engine.
 
 // CHECK-LABEL: ncore.program @prog_mod
 // CHECK-SAME: seam.spills = 0
@@ -12,8 +13,14 @@
 // CHECK: }
 // CHECK: %[[M:.+]] = ncore.alloc : <sbuf, 128x6144xbf16>
 // CHECK: %[[S:.+]] = ncore.alloc : <sbuf, 128x3072xbf16>
-// CHECK: %[[SV:.+]] = ncore.view %{{.+}} offsets #{{.+}} strides [0, 1] : <hbm, 1x3072xbf16> to <hbm, 128x3072xbf16>
-// CHECK: ncore.dma_copy %[[S]], %[[SV]]
+// CHECK: %[[ROW:.+]] = ncore.alloc : <sbuf, 1x3072xbf16>
+// CHECK: ncore.dma_copy %[[ROW]], %{{.+}} : <sbuf, 1x3072xbf16>, <hbm, 1x3072xbf16>
+// CHECK: %[[ONES:.+]] = ncore.alloc : <sbuf, 1x128xbf16>
+// CHECK: ncore.memset %[[ONES]], 1.0
+// CHECK: ncore.loop %{{.+}} trips 6 {
+// CHECK:   ncore.matmul %{{.+}}, %[[ONES]], %{{.+}} : <psum, 128x512xf32>, <sbuf, 1x128xbf16>, <sbuf, 1x512xbf16>
+// CHECK:   ncore.tensor_copy
+// CHECK: }
 // CHECK: ncore.loop %[[I:.+]] trips 2 {
 // CHECK:   %[[NV:.+]] = ncore.view %[[N]][%[[I]]] offsets #{{.+}} : <sbuf, 128x6144xbf16> to <sbuf, 128x3072xbf16>
 // CHECK:   %[[MV:.+]] = ncore.view %[[M]][%[[I]]]

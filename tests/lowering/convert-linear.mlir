@@ -54,7 +54,8 @@ func.func @forward(%x: tensor<1x768x3072xbf16>) -> tensor<1x768x768xbf16> {
 // CHECK: %[[H:.+]] = ncore.alloc : <sbuf, 128x128xf32>
 // CHECK: ncore.transpose %{{.+}}, %{{.+}} : <psum, 64x128xf32>, <sbuf, 128x64xf32>
 // CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x64xf32>, <sbuf, 64x128xf32>, <sbuf, 64x64xf32>
-// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x64xf32>, <hbm, 128x64xf32>
+// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 1x64xf32>, <hbm, 1x64xf32>
+// CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x64xf32>, <sbuf, 1x128xf32>, <sbuf, 1x64xf32>
 // CHECK: ncore.tensor_tensor add %{{.+}}, %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<psum, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
 // CHECK: ncore.transpose %{{.+}}, %{{.+}} : <psum, 64x72xf32>, <sbuf, 72x64xf32>
 // The second linear reads the SBUF intermediate through views.

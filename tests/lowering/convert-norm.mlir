@@ -7,8 +7,8 @@
 // CHECK-LABEL: ncore.program @prog_ln
 // CHECK-SAME: {ncore.role = "param"}
 // CHECK-SAME: {ncore.role = "param"}
-// CHECK: ncore.view %{{.+}} offsets #{{.+}} strides [0, 1] : <hbm, 1x96xf32> to <hbm, 128x96xf32>
-// CHECK: ncore.view %{{.+}} offsets #{{.+}} strides [0, 1] : <hbm, 1x96xf32> to <hbm, 128x96xf32>
+// CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x96xf32>, <sbuf, 1x128xf32>, <sbuf, 1x96xf32>
+// CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x96xf32>, <sbuf, 1x128xf32>, <sbuf, 1x96xf32>
 // CHECK: ncore.loop %{{.+}} trips 2 {
 // CHECK:   ncore.tensor_reduce add %[[S1:.+]], %[[X:.+]] : <sbuf, 128x1xf32>, <sbuf, 128x96xf32>
 // CHECK:   ncore.tensor_scalar multiply %[[S1]], %[[S1]] imm -0.010416
