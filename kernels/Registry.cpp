@@ -6,7 +6,7 @@
 //    {64, 128}, seq <= 512, heads per rank <= 16, layout [B, H, S, D].
 //  - flash-attn / flash-attn-stable: BLOCK_Q = BLOCK_K = 128, so both
 //    sequence lengths are multiples of 128; head_dim <= 128 (one partition
-//    tile); no fused RoPE inside the kernel.
+//    tile); no fused RoPE inside the kernel; no causal mask.
 //  - fftconv (hyena-dna csrc/fftconv): fft_size a power of two in
 //    [16, 16384], L <= fft_size / 2; fp16 FFT only for head_dim 8 (we have no
 //    fp16 path, so head_dim must be 1).
@@ -172,6 +172,8 @@ std::optional<std::string> flashCheck(const KernelSignature &sig) {
                               k.getDimSize(2), kFlashBlock));
   if (q.getDimSize(1) != k.getDimSize(1))
     return fail("grouped-query attention is not supported by the kernel");
+  if (hasConfig(sig, "causal"))
+    return fail("causal: the kernel has no mask (as the source's)");
   return std::nullopt;
 }
 

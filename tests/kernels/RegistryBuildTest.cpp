@@ -50,6 +50,19 @@ TEST(KernelRegistry, ViolatedConstraintsAndUnknownKernelsFail) {
   EXPECT_NE(msg.find("unknown kernel"), std::string::npos) << msg;
 }
 
+TEST(KernelRegistry, FlashAttentionHasNoCausalMask) {
+  KernelEnv env;
+  auto t4 = env.tensor({1, 2, 256, 64});
+  mlir::seam::KernelSignature sig{{t4, t4, t4}, {t4},
+                                  env.builder.getDictionaryAttr({
+                                      env.builder.getNamedAttr(
+                                          "causal", env.builder.getUnitAttr()),
+                                  })};
+  auto why = mlir::seam::lookupKernel("flash-attn-stable")->check(sig);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("causal"), std::string::npos);
+}
+
 /// Every kernel's program for a representative site verifies, and its
 /// constants carry generator descriptions.
 TEST(KernelRegistry, EveryKernelBuilds) {
