@@ -2,6 +2,7 @@
 #include "lowering/NcoreEmit.h"
 
 #include "dialect/ncore/NcoreAccess.h"
+#include "kernels/Constants.h"
 #include "runtime/Numerics.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -631,10 +632,14 @@ FailureOr<rt::Program> ProgramEmitter::run() {
                                                  type.getShape().end()),
                             *dtype, role->second);
     bindingOf[arg] = b;
-    if (options.constantValues &&
-        (role->second == rt::BindingRole::Constant ||
-         role->second == rt::BindingRole::Param)) {
-      std::vector<float> values = options.constantValues(program, i);
+    if (role->second == rt::BindingRole::Constant ||
+        role->second == rt::BindingRole::Param) {
+      std::vector<float> values;
+      if (options.constantValues)
+        values = options.constantValues(program, i);
+      else if (auto spec = program.getArgAttrOfType<DictionaryAttr>(
+                   i, ::mlir::seam::kConstantAttrName))
+        values = ::mlir::seam::constantValues(spec);
       if (!values.empty()) {
         if (values.size() != prog.bindings[b].numElements())
           return program.emitOpError()

@@ -13,6 +13,13 @@
 // right after an instruction of the same engine becomes that instruction's
 // completion signal (a standalone SemSignal instruction otherwise).
 //
+// Conventions read from the IR: argument attributes `ncore.role` (binding
+// role), `ncore.name` (binding name; "arg<i>" otherwise) and `seam.constant`
+// (contents of a constant, kernels/Constants.h); HBM allocs become scratch
+// bindings named by their `name`; a matmul's discardable `start_level = d`
+// (i64) sets the runtime's start flag: iteration 0 of enclosing loop level d
+// overwrites PSUM instead of accumulating (K loops stay loops).
+//
 // `ncore.call_kernel` of a program defined in the same module is inlined
 // behind a full barrier: every engine's last instruction before the call
 // signals, every engine waits for all of them before its next instruction
@@ -35,9 +42,10 @@
 namespace mlir::ncore {
 
 struct EmitOptions {
-  /// Contents of argument `arg` of `program` when it is a constant (for
-  /// instance kernels' `seam.constant` descriptions); an empty vector
-  /// leaves the binding without contents. Unset: constants are not filled.
+  /// Contents of argument `arg` of `program` when it is a constant or a
+  /// param; an empty vector leaves the binding without contents. Unset: the
+  /// kernels' `seam.constant` description of the argument, if it has one
+  /// (kernels/Constants.h).
   std::function<std::vector<float>(ProgramOp program, unsigned arg)>
       constantValues;
 };

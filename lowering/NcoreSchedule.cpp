@@ -308,27 +308,81 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   if (bad)
     return failure();
 
+  llvm::DenseMap<Operation *, unsigned> indexOf;
+  for (auto [i, inst] : llvm::enumerate(insts))
+    indexOf[inst.op] = i;
+
   // 3. Dependencies: for each consumer, the producers it must wait for.
+  // Candidates are scanned latest first. Before the consumer in program
+  // order, the latest conflicting instruction of an engine dominates the
+  // earlier ones of that engine, and an earlier write in the same loop body
+  // that covers the whole footprint ends the scan: it already waited for
+  // everything before it that touched those bytes. After the consumer
+  // (previous iterations), only instructions of a loop around it count.
+  llvm::DenseMap<Operation *, int64_t> loopEnd;
+  program.walk([&](LoopOp loop) {
+    int64_t end = 0;
+    loop.getBody().walk([&](Operation *op) {
+      auto it = indexOf.find(op);
+      if (it != indexOf.end())
+        end = std::max<int64_t>(end, it->second);
+    });
+    loopEnd[loop] = end;
+  });
   std::vector<std::vector<Edge>> edges(insts.size());
   for (unsigned c = 0; c < insts.size(); ++c) {
     Inst &C = insts[c];
     llvm::SmallDenseSet<unsigned, 8> producers;
-    for (const Footprint &fc : C.footprints)
-      for (auto [p, k] : byRoot[fc.root]) {
+    int64_t lastCarried =
+        C.loops.empty() ? -1 : loopEnd.lookup(C.loops.front());
+    for (const Footprint &fc : C.footprints) {
+      auto &list = byRoot[fc.root];
+      auto consider = [&](unsigned p, unsigned k) {
         const Inst &P = insts[p];
-        if (P.epoch != C.epoch)
-          continue;
         if (P.engine == C.engine &&
             C.engine != static_cast<unsigned>(Engine::Dma))
-          continue;
+          return false;
         if (!conflicts(fc, P.footprints[k]))
-          continue;
+          return false;
         // The same instruction in a loop: only its previous iterations.
         if (p == c && &fc == &P.footprints[k] && C.loops.size() == 1 &&
             disjointAcrossIterations(fc, C.loops[0]))
-          continue;
+          return false;
         producers.insert(p);
+        return true;
+      };
+      // Index of the first entry after the consumer.
+      auto split = std::upper_bound(
+          list.begin(), list.end(), c,
+          [](unsigned v, const std::pair<unsigned, unsigned> &e) {
+            return v < e.first;
+          });
+      // Later instructions of the loops around C: previous iterations.
+      for (auto it = split; it != list.end() &&
+                            static_cast<int64_t>(it->first) <= lastCarried;
+           ++it)
+        consider(it->first, it->second);
+      std::array<bool, kEngines> found{};
+      for (auto it = std::make_reverse_iterator(split); it != list.rend();
+           ++it) {
+        auto [p, k] = *it;
+        const Inst &P = insts[p];
+        if (P.epoch != C.epoch)
+          break;
+        const Footprint &fp = P.footprints[k];
+        if (p == c) {
+          consider(p, k);
+          continue;
+        }
+        if (!found[P.engine] && consider(p, k))
+          found[P.engine] = true;
+        if (fp.write && P.loops == C.loops && fp.pLo <= fc.pLo &&
+            fp.pHi >= fc.pHi && fp.lo <= fc.lo && fp.hi >= fc.hi)
+          break;
+        if (llvm::all_of(found, [](bool f) { return f; }))
+          break;
       }
+    }
     for (unsigned p : producers) {
       Inst &P = insts[p];
       unsigned shared = 0;
@@ -346,9 +400,6 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   // 4. Counts: base(P) and perIter(L) per engine, by a walk that keeps the
   // signals of each engine with every loop in its first iteration.
   std::array<int64_t, kEngines> cnt{};
-  llvm::DenseMap<Operation *, unsigned> indexOf;
-  for (auto [i, inst] : llvm::enumerate(insts))
-    indexOf[inst.op] = i;
   llvm::DenseMap<Operation *, std::array<int64_t, kEngines>> perIter;
   std::function<void(Block &)> count = [&](Block &block) {
     for (Operation &op : block) {
@@ -426,7 +477,9 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       for (unsigned d = 0; d < r.shared; ++d)
         steps[d] = perIter[C.loops[d]][r.engine];
       bool implied = false;
-      for (const Done &q : done[C.engine]) {
+      auto &prior = done[C.engine];
+      for (size_t qi = prior.size(); qi-- > 0 && prior.size() - qi <= 32;) {
+        const Done &q = prior[qi];
         if (q.producer != r.engine || r.value > q.value ||
             q.loops.size() > C.loops.size())
           continue;
