@@ -118,6 +118,15 @@ Placement ProgramLowering::placeResultInHbm(Value v, StringRef prefix) {
   return p;
 }
 
+bool ProgramLowering::fitsSbuf(Value v) const {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (outputs.count(v))
+    return false;
+  auto [rows, cols] = matrixOf(type.getShape());
+  int64_t bytes = (rows + 127) / 128 * cols * elementBytes(type.getElementType());
+  return used + bytes <= tgt.sbufPartitionBytes - tgt.workingBytes;
+}
+
 Placement ProgramLowering::placeResult(Value v) {
   auto type = cast<RankedTensorType>(v.getType());
   if (outputs.count(v))

@@ -138,6 +138,9 @@ public:
   /// Places the result `v` of the op being lowered: the output binding if
   /// `v` is returned, else SBUF when it fits the budget, else an HBM spill.
   Placement placeResult(Value v);
+  /// True when placeResult(v) would put `v` in SBUF (not an output, and
+  /// within the budget).
+  bool fitsSbuf(Value v) const;
   /// An HBM placement for `v` (output binding or a named scratch).
   Placement placeResultInHbm(Value v, StringRef scratchPrefix);
   /// A placement over a fresh HBM scratch [rows, cols].

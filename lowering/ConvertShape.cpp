@@ -122,10 +122,71 @@ static LogicalResult lowerSlice(ProgramLowering &pl, Operation *o) {
   return success();
 }
 
+/// Copies rows [srcRow0, + p) of `src` to rows [dstRow0, + p) of `dst`
+/// (whole rows of equal width): tensor_copy on chip, else one DMA.
+static void copyRows(ProgramLowering &pl, const Placement &dst, Index dstRow0,
+                     const Placement &src, Index srcRow0, int64_t p) {
+  Value d = pl.window(dst, dstRow0, p, pl.cst(0), dst.cols);
+  Value s = pl.window(src, srcRow0, p, pl.cst(0), src.cols);
+  if (dst.inSbuf() && src.inSbuf())
+    pl.create<ncore::TensorCopyOp>(d, s, ncore::EngineAttr());
+  else
+    pl.create<ncore::DmaCopyOp>(d, s, ncore::EngineAttr());
+}
+
+/// Concatenation along the row dim (dim rank - 2) into SBUF: per outer
+/// index, each operand is a block of whole rows of the result, copied by row
+/// tiles. Taken when the result fits SBUF and every block starts on a
+/// 128-row boundary (false: nothing emitted, use the HBM path).
+static bool lowerRowConcat(ProgramLowering &pl, ConcatOp op,
+                           ArrayRef<int64_t> res) {
+  unsigned rank = res.size();
+  int64_t dim = op.getDim();
+  if (rank < 2 || dim != int64_t(rank) - 2)
+    return false;
+  int64_t outer = 1;
+  for (unsigned d = 0; d + 2 < rank; ++d)
+    outer *= res[d];
+  SmallVector<Placement> ins;
+  SmallVector<int64_t> offsets;
+  bool blocksAligned = outer == 1 || res[dim] % 128 == 0;
+  int64_t at = 0;
+  for (Value input : op.getInputs()) {
+    auto x = pl.get(input, op);
+    if (failed(x))
+      return false;
+    int64_t rows = shapeOf(input)[dim];
+    // An SBUF operand is read in windows starting at o * rows.
+    if (outer > 1 && x->inSbuf() && rows % 128)
+      return false;
+    blocksAligned &= at % 128 == 0;
+    ins.push_back(*x);
+    offsets.push_back(at);
+    at += rows;
+  }
+  // SBUF result windows start at o * R + offset: 128-row aligned blocks
+  // only. An HBM result is better served by one N-d DMA per operand.
+  if (!blocksAligned || !pl.fitsSbuf(op.getResult()))
+    return false;
+  Placement y = pl.placeResult(op.getResult());
+  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+    int64_t rows = shapeOf(input)[dim], off = offsets[i];
+    const Placement &x = ins[i];
+    pl.forRange(outer, [&](Index o) {
+      pl.forEachRowTile(rows, [&](Index r0, int64_t p) {
+        copyRows(pl, y, o * res[dim] + off + r0, x, o * rows + r0, p);
+      });
+    });
+  }
+  return true;
+}
+
 static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
   auto op = cast<ConcatOp>(o);
   SmallVector<int64_t> res = shapeOf(op.getResult());
   int64_t dim = op.getDim();
+  if (lowerRowConcat(pl, op, res))
+    return success();
   Placement out;
   Value dst = resultHbm(pl, op.getResult(), out);
   int64_t at = 0;
@@ -226,9 +287,21 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     return op.emitOpError() << "convert-seam-to-ncore: transpose needs "
                             << loopDims.size() << " nested loops (max "
                             << ncore::kMaxLoopDepth << ")";
-  Placement out;
-  Value dst = resultHbm(pl, op.getResult(), out);
+  int64_t outer = 1;
+  for (unsigned d = 0; d + 2 < rank; ++d)
+    outer *= res[d];
+  int64_t n = res[rank - 2], cols = res[rank - 1];
+  // Into SBUF (row tiles of the result, DMA'd from HBM windows) when the
+  // result fits and each outer index starts a 128-row tile; else HBM.
+  bool toSbuf = (outer == 1 || n % 128 == 0) && pl.fitsSbuf(op.getResult()) &&
+                loopDims.size() < ncore::kMaxLoopDepth;
   Value src = pl.contiguousHbm(*x, op);
+  Placement out;
+  Value dst;
+  if (toSbuf)
+    out = pl.placeResult(op.getResult());
+  else
+    dst = resultHbm(pl, op.getResult(), out);
   SmallVector<Index> idx(rank, pl.cst(0));
   std::function<void(unsigned)> emit = [&](unsigned level) {
     if (level < loopDims.size()) {
@@ -238,16 +311,34 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
       });
       return;
     }
-    SmallVector<int64_t> dstSizes(rank, 1), srcSizes(rank, 1);
-    dstSizes[rank - 2] = res[rank - 2];
-    dstSizes[rank - 1] = res[rank - 1];
-    srcSizes[perm[rank - 2]] = res[rank - 2];
-    srcSizes[rank - 1] = res[rank - 1];
-    SmallVector<Index> dstOff(rank, pl.cst(0)), srcOff(rank, pl.cst(0));
-    for (unsigned d = 0; d + 2 < rank; ++d) {
-      dstOff[d] = idx[d];
+    SmallVector<Index> srcOff(rank, pl.cst(0));
+    for (unsigned d = 0; d + 2 < rank; ++d)
       srcOff[perm[d]] = idx[d];
+    if (toSbuf) {
+      Index flat = pl.cst(0);
+      for (unsigned d = 0; d + 2 < rank; ++d)
+        flat = flat * res[d] + idx[d];
+      pl.forEachRowTile(n, [&](Index r0, int64_t p) {
+        SmallVector<int64_t> srcSizes(rank, 1);
+        srcSizes[perm[rank - 2]] = p;
+        srcSizes[rank - 1] = cols;
+        SmallVector<Index> off = srcOff;
+        off[perm[rank - 2]] = r0;
+        pl.create<ncore::DmaCopyOp>(pl.window(out, flat * n + r0, p,
+                                              pl.cst(0), cols),
+                                    pl.view(src, srcSizes, off),
+                                    ncore::EngineAttr());
+      });
+      return;
     }
+    SmallVector<int64_t> dstSizes(rank, 1), srcSizes(rank, 1);
+    dstSizes[rank - 2] = n;
+    dstSizes[rank - 1] = cols;
+    srcSizes[perm[rank - 2]] = n;
+    srcSizes[rank - 1] = cols;
+    SmallVector<Index> dstOff(rank, pl.cst(0));
+    for (unsigned d = 0; d + 2 < rank; ++d)
+      dstOff[d] = idx[d];
     pl.create<ncore::DmaCopyOp>(pl.view(dst, dstSizes, dstOff),
                                 pl.view(src, srcSizes, srcOff),
                                 ncore::EngineAttr());

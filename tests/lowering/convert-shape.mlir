@@ -45,3 +45,24 @@ func.func private @prog_concat(%a: tensor<1x6x512x128xbf16>, %b: tensor<1x6x256x
   %g = seam.gelu %r : tensor<1x256x64xf32>
   return %c, %g : tensor<1x6x768x128xbf16>, tensor<1x256x64xf32>
 }
+
+// -----
+
+// Concat of SBUF intermediates along the rows (per-head blocks aligned to
+// 128 rows) stays in SBUF: row-tile copies on the Vector engine.
+
+// CHECK-LABEL: ncore.program @prog_rows
+// CHECK: %[[C:.+]] = ncore.alloc : <sbuf, 128x384xf32>
+// CHECK: ncore.loop %[[H:.+]] trips 2 {
+// CHECK:   ncore.loop %{{.+}} trips 2 {
+// CHECK:     ncore.tensor_copy %{{.+}}, %{{.+}} : <sbuf, 128x64xf32>, <sbuf, 128x64xf32>
+// CHECK: ncore.loop %{{.+}} trips 2 {
+// CHECK:   ncore.tensor_copy %{{.+}}, %{{.+}} : <sbuf, 128x64xf32>, <sbuf, 128x64xf32>
+// CHECK-NOT: relayout
+func.func private @prog_rows(%a: tensor<1x2x256x64xf32>, %b: tensor<1x2x128x64xf32>) -> tensor<1x2x384x64xf32> attributes {seam.program} {
+  %ga = seam.gelu %a : tensor<1x2x256x64xf32>
+  %gb = seam.gelu %b : tensor<1x2x128x64xf32>
+  %c = seam.concat %ga, %gb dim 2 : (tensor<1x2x256x64xf32>, tensor<1x2x128x64xf32>) -> tensor<1x2x384x64xf32>
+  %y = seam.silu %c : tensor<1x2x384x64xf32>
+  return %y : tensor<1x2x384x64xf32>
+}
