@@ -36,6 +36,11 @@ std::pair<int64_t, int64_t> conversion::matrixOf(ArrayRef<int64_t> shape) {
 
 static int64_t elementBytes(Type t) { return t.isBF16() ? 2 : 4; }
 
+/// Tensors of fewer rows than this and more bytes per partition than
+/// kNarrowBytes are placed in HBM (see placeResult).
+static constexpr int64_t kNarrowRows = 32;
+static constexpr int64_t kNarrowBytes = 4096;
+
 static SmallVector<int64_t> hbmShape(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return {1};
@@ -124,6 +129,8 @@ bool ProgramLowering::fitsSbuf(Value v) const {
     return false;
   auto [rows, cols] = matrixOf(type.getShape());
   int64_t bytes = (rows + 127) / 128 * cols * elementBytes(type.getElementType());
+  if (rows < kNarrowRows && bytes > kNarrowBytes)
+    return false;
   return used + bytes <= tgt.sbufPartitionBytes - tgt.workingBytes;
 }
 
@@ -136,6 +143,15 @@ Placement ProgramLowering::placeResult(Value v) {
   int64_t tiles = (rows + 127) / 128;
   int64_t bytes = tiles * cols * elementBytes(et);
   int64_t budget = tgt.sbufPartitionBytes - tgt.workingBytes;
+  // A few long rows (a [1, 18432] modulation vector) would reserve their
+  // bytes on all 128 partitions for a handful of lanes: keep them in HBM,
+  // where their readers DMA (and broadcast) the columns they need.
+  if (rows < kNarrowRows && bytes > kNarrowBytes) {
+    ++stats.narrowInHbm;
+    Placement p = hbmScratch(type.getShape(), et, "narrow");
+    placements[v] = p;
+    return p;
+  }
   if (used + bytes > budget) {
     ++stats.spills;
     stats.spillBytes += rows * cols * elementBytes(et);
@@ -485,6 +501,8 @@ static PassCounter numRelayouts{"convert-seam-to-ncore", "relayouts",
                                 "Copies to HBM for a layout change"};
 static PassCounter numKernelCalls{"convert-seam-to-ncore", "kernel-calls",
                                   "Kernel calls inside programs"};
+static PassCounter numNarrow{"convert-seam-to-ncore", "narrow-in-hbm",
+                             "Tensors of few long rows placed in HBM"};
 static PassCounter numResident{"convert-seam-to-ncore", "sbuf-resident",
                                "Intermediates kept in SBUF"};
 
@@ -720,4 +738,5 @@ void ConvertSeamToNcorePass::runOnOperation() {
   numRelayouts += stats.relayouts;
   numKernelCalls += stats.kernelCalls;
   numResident += stats.sbufResident;
+  numNarrow += stats.narrowInHbm;
 }

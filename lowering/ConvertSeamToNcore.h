@@ -79,7 +79,7 @@ struct TargetInfo {
 /// Counters of one conversion (printed with -mlir-pass-statistics).
 struct ConversionStats {
   int64_t programs = 0, spills = 0, spillBytes = 0, relayouts = 0,
-          kernelCalls = 0, sbufResident = 0;
+          kernelCalls = 0, sbufResident = 0, narrowInHbm = 0;
 };
 
 class ProgramLowering;
