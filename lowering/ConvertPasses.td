@@ -10,23 +10,33 @@ def ConvertSeamToNcore : Pass<"convert-seam-to-ncore", "ModuleOp"> {
   let description = [{
     Every `func.func` tagged `seam.program` becomes an `ncore.program` of the
     same name inside a nested `module @ncore` (the seam func stays: the step
-    function still calls it, and the host plan reads it). Program arguments:
-    one HBM tile per func argument, in order (`ncore.role` = "param" when
-    every call site passes a `seam.param` or a load-time expression of
-    params, else "input"), then one HBM tile per func result ("output").
-    The func gets `seam.ncore_program = @ncore::@<name>`.
+    function still calls it by name, and the host plan reads it). The func
+    gets `seam.ncore_program = @ncore::@<name>`.
+
+    Program arguments, in order (all HBM tiles of the tensors' shapes):
+      1. one per func argument = per call operand (`ncore.role` "param" when
+         every call site passes a `seam.param` or a load-time expression of
+         params such as the concatenated q/k/v weight, else "input");
+      2. one per func result = per call result ("output");
+      3. the constants that called kernels need ("constant", with the
+         kernel's `seam.constant` description), one per distinct constant.
 
     Intermediates stay in SBUF (rows on partitions) while the per-partition
-    budget allows, else they spill to HBM scratch (`name = "spillN"`); the
-    program carries `seam.spills` and `seam.sbuf_peak_bytes`. Loops stay
-    loops: K accumulation, row tiles, heads and key blocks are `ncore.loop`s.
+    budget (target SBUF minus a third for working tiles) allows, else they
+    spill to HBM scratch (`name = "spillN"`); tensors of few long rows stay in
+    HBM (`narrowN`); layout changes that move rows across partitions go
+    through HBM (`relayoutN`). The program carries `seam.spills` and
+    `seam.sbuf_peak_bytes`. Loops stay loops: token tiles, K accumulation, N
+    blocks, heads and key blocks are `ncore.loop`s.
 
-    A `seam.kernel_call` inside a program becomes `ncore.call_kernel` of a
-    declaration `ncore.program private @kernel_<name>_<n>` (one per distinct
-    kernel, signature and config; arguments = call operands then results, all
-    HBM) tagged `seam.kernel` and `seam.config`; its operands and results go
-    through HBM. Top-level kernel calls (eager mode) get the same declarations
-    and a `seam.ncore_program` attribute.
+    A `seam.kernel_call` inside a program becomes `ncore.call_kernel` of the
+    kernel's program, built by the kernels library
+    (`getOrBuildKernelProgram`: `@kernel_<name>_<hash>`, shared by calls with
+    the same signature; arguments = call operands, results, constants), or a
+    private declaration `@kernel_<name>_<n>` tagged `seam.kernel` /
+    `seam.config` for a kernel without a builder. Operands and results cross
+    the call through HBM. Top-level kernel calls (eager mode) get the same
+    programs and a `seam.ncore_program` attribute naming them.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"trn1\"",
