@@ -16,6 +16,7 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
   if (!program->hasAttr(kScheduledAttrName)) {
     PassManager pm(program->getContext(), ProgramOp::getOperationName());
     std::string t(rt::name(target));
+    pm.addPass(createNcoreDoubleBuffer(NcoreDoubleBufferOptions{t}));
     pm.addPass(createNcoreAllocate(NcoreAllocateOptions{t}));
     pm.addPass(createNcoreSchedule(NcoreScheduleOptions{t}));
     if (failed(pm.run(program)))

@@ -1,6 +1,7 @@
 //===- NcoreCodegen.h - ncore program -> runtime program, for tools -*- C++ -*-===//
 //
-// The codegen half of lowering as one call: ncore-allocate and ncore-schedule
+// The codegen half of lowering as one call: ncore-double-buffer,
+// ncore-allocate and ncore-schedule
 // (in place, on the program and every program it calls, each once), then
 // emission. seam-run and the benchmarks call this.
 //
@@ -18,8 +19,8 @@ namespace mlir::ncore {
 /// Name of the unit attribute ncore-schedule leaves on a scheduled program.
 constexpr llvm::StringLiteral kScheduledAttrName = "ncore.scheduled";
 
-/// Allocates and schedules `program` (and the programs it calls) in place,
-/// unless already done, for `target`.
+/// Double-buffers, allocates and schedules `program` (and the programs it
+/// calls) in place, unless already scheduled, for `target`.
 LogicalResult prepareNcoreProgram(ProgramOp program, ::seam::rt::Target target);
 
 /// prepareNcoreProgram + emitProgram. Errors are emitted as diagnostics on

@@ -33,6 +33,26 @@ def NcoreAllocate : Pass<"ncore-allocate"> {
   ];
 }
 
+def NcoreDoubleBuffer : Pass<"ncore-double-buffer"> {
+  let summary = "Give DMA-refilled loop tiles a second buffer (unroll by 2)";
+  let description = [{
+    Before allocation: an innermost `ncore.loop` whose body refills an SBUF
+    tile by DMA every iteration (the DMA writes all of it before anything in
+    the body reads it; nothing outside the loop uses it) is unrolled by two
+    and the second copy of the body uses a second tile, so the DMA of the
+    next iteration overlaps the compute of this one once ncore-schedule has
+    placed its semaphores. An odd trip count keeps one copy of the body
+    after the loop. A matmul start flag of the loop's level stays on the
+    first copy only. Second tiles are only added while they fit in the SBUF
+    left by the program's peak (`seam.sbuf_peak_bytes` when the converter
+    recorded it, else every SBUF tile at once).
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"trn1\"",
+           "Hardware profile (trn1 or trn2) for the SBUF capacity">
+  ];
+}
+
 def NcoreSchedule : Pass<"ncore-schedule"> {
   let summary = "Assign engines and synchronise them with semaphores";
   let description = [{

@@ -1,0 +1,59 @@
+// RUN: seam-opt %s -split-input-file -ncore-double-buffer | FileCheck %s
+// RUN: seam-opt %s -split-input-file -ncore-double-buffer -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+
+// A K loop refilling one weight tile by DMA: unrolled by two, the second
+// copy on a second tile; the odd fifth iteration follows the loop; the start
+// flag stays on the first copy only.
+// CHECK-LABEL: ncore.program @k_loop
+// CHECK: %[[W0:.+]] = ncore.alloc : <sbuf, 128x128xbf16>
+// CHECK-NEXT: %[[W1:.+]] = ncore.alloc : <sbuf, 128x128xbf16>
+// CHECK: ncore.loop %[[I:.+]] trips 2 {
+// CHECK-NEXT: ncore.view %{{.+}}[%[[I]]] offsets #[[M0:.+]] :
+// CHECK-NEXT: ncore.dma_copy %[[W0]]
+// CHECK-NEXT: ncore.matmul %{{.+}}, %[[W0]], %{{.+}} accumulate {start_level = 0 : i64}
+// CHECK-NEXT: ncore.view %{{.+}}[%[[I]]] offsets #[[M1:.+]] :
+// CHECK-NEXT: ncore.dma_copy %[[W1]]
+// CHECK-NEXT: ncore.matmul %{{.+}}, %[[W1]], %{{.+}} accumulate :
+// CHECK-NEXT: }
+// CHECK-NEXT: ncore.view %{{.+}} offsets #[[M2:.+]] :
+// CHECK-NEXT: ncore.dma_copy %[[W0]]
+// CHECK-NEXT: ncore.matmul %{{.+}}, %[[W0]], %{{.+}} accumulate :
+ncore.program @k_loop(%w: !ncore.tile<hbm, 640x128xbf16> {ncore.role = "input", ncore.name = "w"},
+                  %x: !ncore.tile<hbm, 128x256xbf16> {ncore.role = "input", ncore.name = "x"},
+                  %y: !ncore.tile<hbm, 128x256xf32> {ncore.role = "output", ncore.name = "y"}) {
+  %xt = ncore.alloc : !ncore.tile<sbuf, 128x256xbf16>
+  %wt = ncore.alloc : !ncore.tile<sbuf, 128x128xbf16>
+  %acc = ncore.alloc : !ncore.tile<psum, 128x256xf32>
+  %o = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  ncore.dma_copy %xt, %x : !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<hbm, 128x256xbf16>
+  ncore.loop %k trips 5 {
+    %wv = ncore.view %w[%k] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 640x128xbf16> to !ncore.tile<hbm, 128x128xbf16>
+    ncore.dma_copy %wt, %wv : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<hbm, 128x128xbf16>
+    ncore.matmul %acc, %wt, %xt accumulate {start_level = 0 : i64} : !ncore.tile<psum, 128x256xf32>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x256xbf16>
+  }
+  ncore.tensor_copy %o, %acc : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<psum, 128x256xf32>
+  ncore.dma_copy %y, %o : !ncore.tile<hbm, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+}
+
+// -----
+
+// A tile read before the DMA refills it carries a value across iterations:
+// not double-buffered.
+// CHECK-LABEL: ncore.program @carried
+// CHECK: ncore.loop %{{.+}} trips 4 {
+// CHECK-NOT: ncore.loop
+ncore.program @carried(%x: !ncore.tile<hbm, 512x64xf32>, %y: !ncore.tile<hbm, 128x64xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>
+  %s = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>
+  ncore.memset %s, 0.0 : !ncore.tile<sbuf, 128x64xf32>
+  ncore.loop %i trips 4 {
+    ncore.tensor_tensor add %s, %s, %t : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+    %xv = ncore.view %x[%i] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x64xf32> to !ncore.tile<hbm, 128x64xf32>
+    ncore.dma_copy %t, %xv : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  }
+  ncore.dma_copy %y, %s : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+}
+
+// STATS: ncore-double-buffer
+// STATS: 1 loops
+// STATS: 1 tiles
