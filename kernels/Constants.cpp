@@ -78,7 +78,8 @@ seam::kernelConstants(ncore::ProgramOp program) {
   std::map<unsigned, std::vector<float>> out;
   for (unsigned i = 0, e = program.getNumArguments(); i < e; ++i)
     if (program.getArgRole(i) == "constant")
-      if (auto a = program.getArgAttrOfType<DictionaryAttr>(i, kConstantAttrName))
+      if (auto a =
+              program.getArgAttrOfType<DictionaryAttr>(i, kConstantAttrName))
         out[i] = constantValues(a);
   return out;
 }

@@ -1,4 +1,5 @@
-//===- Constants.h - constant matrices a kernel ships with -------*- C++ -*-===//
+//===- Constants.h - constant matrices a kernel ships with -------*- C++
+//-*-===//
 //
 // How constants travel: a kernel's constant matrices (DFT cos/sin, twiddles,
 // identity) are HBM arguments of its ncore.program with `ncore.role =
@@ -60,7 +61,8 @@ constexpr llvm::StringLiteral kConstantAttrName = "seam.constant";
 std::vector<float> constantValues(DictionaryAttr attr);
 
 /// For each constant argument of `program`: its index and values.
-std::map<unsigned, std::vector<float>> kernelConstants(ncore::ProgramOp program);
+std::map<unsigned, std::vector<float>>
+kernelConstants(ncore::ProgramOp program);
 
 } // namespace mlir::seam
 

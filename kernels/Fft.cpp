@@ -311,8 +311,8 @@ static void buildRadix2(KernelBuilder &kb, const FftParams &p, Value in,
 ///      lands at X[k1 + N1 k'] (a strided HBM window).
 /// Rows of C go through an HBM scratch to be spread over N2 partitions
 /// (an SBUF row cannot be indexed by a loop: partition offsets are static).
-static void buildThreeFactor(KernelBuilder &kb, const FftParams &p,
-                             int64_t n1, int64_t mm, Value in, Value out) {
+static void buildThreeFactor(KernelBuilder &kb, const FftParams &p, int64_t n1,
+                             int64_t mm, Value in, Value out) {
   int64_t n = p.n;
   auto f2 = *fftFactors(mm);
   int64_t n2 = f2.first, n3 = f2.second;
@@ -344,7 +344,8 @@ static void buildThreeFactor(KernelBuilder &kb, const FftParams &p,
     }
     for (int64_t m0 = 0; m0 < mm; m0 += 512) {
       int64_t w = std::min<int64_t>(512, mm - m0);
-      Value pr = kb.view(br, {n1, w}, {0, 0}), pi = kb.view(bi, {n1, w}, {0, 0});
+      Value pr = kb.view(br, {n1, w}, {0, 0}),
+            pi = kb.view(bi, {n1, w}, {0, 0});
       auto col = [&](Value t) { return kb.view(t, {n1, w}, {0, m0}); };
       kb.matmul(pr, m1.c, col(ar));
       if (ai)
@@ -352,7 +353,8 @@ static void buildThreeFactor(KernelBuilder &kb, const FftParams &p,
       kb.matmul(pi, m1.s, col(ar));
       if (ai)
         kb.matmul(pi, m1.c, col(ai), true);
-      Value u1 = kb.view(t1, {n1, w}, {0, 0}), u2 = kb.view(t2, {n1, w}, {0, 0});
+      Value u1 = kb.view(t1, {n1, w}, {0, 0}),
+            u2 = kb.view(t2, {n1, w}, {0, 0});
       Value cr = kb.view(c, {n1, w, 1}, {0, m0, 0});
       Value ci = kb.view(c, {n1, w, 1}, {0, m0, 1});
       kb.tensorTensor(AluOp::Multiply, u1, pr, col(twr));
@@ -448,13 +450,11 @@ FailureOr<ProgramOp> seam::buildFftProgram(OpBuilder &b, ModuleOp module,
                                 << p.n;
     buildRadix2(kb, q, kb.arg(0), kb.arg(1));
   } else if (three) {
-    buildThreeFactor(kb, q, three->first, three->second, kb.arg(0),
-                     kb.arg(1));
+    buildThreeFactor(kb, q, three->first, three->second, kb.arg(0), kb.arg(1));
   } else if (p.n <= 128)
     buildSingleDft(kb, q, kb.arg(0), kb.arg(1));
   else
-    buildFourStep(kb, q, factors->first, factors->second, kb.arg(0),
-                  kb.arg(1));
+    buildFourStep(kb, q, factors->first, factors->second, kb.arg(0), kb.arg(1));
   return prog;
 }
 

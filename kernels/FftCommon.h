@@ -1,4 +1,5 @@
-//===- FftCommon.h - DFT matmul stages shared by the FFT kernels -*- C++ -*-===//
+//===- FftCommon.h - DFT matmul stages shared by the FFT kernels -*- C++
+//-*-===//
 //
 // The four-step DFT of one length-N sequence, N = N1 x N2 (both <= 128), as
 // Tensor Engine matmuls with no transposes: the data is the *stationary*

@@ -25,8 +25,7 @@ namespace {
 /// DMA between the first `len` elements (row-major) of on-chip `tile`
 /// [rows, cols] and the HBM window `hbmAt(offset, count)`.
 void movePrefix(KernelBuilder &kb, Value tile, int64_t cols, int64_t len,
-                llvm::function_ref<Value(int64_t, int64_t)> hbmAt,
-                bool toHbm) {
+                llvm::function_ref<Value(int64_t, int64_t)> hbmAt, bool toHbm) {
   int64_t full = len / cols, rem = len % cols;
   auto mv = [&](Value t, Value h) { toHbm ? kb.dma(h, t) : kb.dma(t, h); };
   if (full > 0)
@@ -93,8 +92,11 @@ FailureOr<ProgramOp> seam::buildFftconvKernel(OpBuilder &b, ModuleOp module,
   Value pr = kb.sbuf({n2, n1}, f32), pi = kb.sbuf({n2, n1}, f32);
   Value t1 = kb.sbuf({n2, n1}, f32), t2 = kb.sbuf({n2, n1}, f32);
   Value y = kb.sbuf({n1, n2}, f32);
-  Value dcol = kb.sbuf({n1, 1}, f32);
-  Value mcol = maskIdx >= 0 ? kb.sbuf({n1, 1}, f32) : Value();
+  // D and the dropout mask on every partition: per-partition scalars of
+  // the channel are column views.
+  Value dall = kb.broadcastToPartitions(dH, n1);
+  Value mall =
+      maskIdx >= 0 ? kb.broadcastToPartitions(kb.arg(maskIdx), n1) : Value();
   // Padding stays zero: only the first L (Lk) elements are ever written.
   kb.memset(ka, 0.0f);
   kb.memset(ua, 0.0f);
@@ -105,13 +107,16 @@ FailureOr<ProgramOp> seam::buildFftconvKernel(OpBuilder &b, ModuleOp module,
 
   kb.loop(nh, [&](Ix h) {
     // Filter spectrum K = DFT_n(k[h]), kept in SBUF for every batch.
-    movePrefix(kb, ka, n2, lk, [&](int64_t off, int64_t cnt) {
-      return kb.view(kH, {1, cnt}, {h, off});
-    }, false);
+    movePrefix(
+        kb, ka, n2, lk,
+        [&](int64_t off, int64_t cnt) {
+          return kb.view(kH, {1, cnt}, {h, off});
+        },
+        false);
     fwd.run(ka, Value());
     kb.copy(kr, fwd.dr);
     kb.copy(ki, fwd.di);
-    kb.dma(dcol, kb.view(dH, {n1}, {h}, {0}));
+    Value dcol = kb.view(dall, {n1, 1}, {0, h});
     kb.loop(nb, [&](Ix bi) {
       auto seqAt = [&](Value hbm) {
         return [&, hbm](int64_t off, int64_t cnt) {
@@ -139,10 +144,9 @@ FailureOr<ProgramOp> seam::buildFftconvKernel(OpBuilder &b, ModuleOp module,
       kb.tensorTensor(AluOp::Add, y, y, inv.dr);
       if (has("gelu"))
         kb.activation(ActFunc::Gelu, y, y);
-      if (mcol) {
-        kb.dma(mcol, kb.view(kb.arg(maskIdx), {1, n1}, {bi, h}, {1, 0}));
-        kb.tensorScalar(AluOp::Multiply, y, y, mcol);
-      }
+      if (mall)
+        kb.tensorScalar(AluOp::Multiply, y, y,
+                        kb.view(mall, {n1, 1}, {0, bi * nh + h}));
       if (qa) {
         movePrefix(kb, qa, n2, len, seqAt(kb.arg(qIdx)), false);
         if (has("gelu_q"))

@@ -41,8 +41,8 @@ static FailureOr<ProgramOp> buildFlash(OpBuilder &b, ModuleOp module,
   for (RankedTensorType t : sig.args)
     ins.push_back(*hbmTileFor(t));
   OpBuilder::InsertionGuard g(b);
-  ProgramOp prog = createKernelProgram(b, module, name, ins,
-                                       {*hbmTileFor(sig.results[0])});
+  ProgramOp prog =
+      createKernelProgram(b, module, name, ins, {*hbmTileFor(sig.results[0])});
   KernelBuilder kb(b, module.getLoc(), prog);
   Value qH = kb.arg(0), kH = kb.arg(1), vH = kb.arg(2), oH = kb.arg(3);
   Type f32 = kb.f32();
@@ -116,9 +116,8 @@ static FailureOr<ProgramOp> buildFlash(OpBuilder &b, ModuleOp module,
   } else {
     // Heads interleaved: the head loop is innermost.
     kb.loop(nb, [&](Ix bi) {
-      kb.loop(sq / blk, [&](Ix qi) {
-        kb.loop(nh, [&](Ix h) { block(bi, h, qi); });
-      });
+      kb.loop(sq / blk,
+              [&](Ix qi) { kb.loop(nh, [&](Ix h) { block(bi, h, qi); }); });
     });
   }
   return prog;

@@ -37,8 +37,8 @@ Value KernelBuilder::constant(const ConstantSpec &spec, Type dtype) {
   for (auto &[a, v] : constants)
     if (a == attr && tile(v).getElementType() == dtype)
       return v;
-  auto type = TileType::get(ctx(), MemSpace::Hbm, {spec.rows, spec.cols},
-                            dtype, 0);
+  auto type =
+      TileType::get(ctx(), MemSpace::Hbm, {spec.rows, spec.cols}, dtype, 0);
   unsigned idx = prog.getNumArguments();
   auto fn = cast<FunctionOpInterface>(prog.getOperation());
   fn.insertArgument(idx, type, b.getDictionaryAttr({}), loc);
@@ -56,9 +56,9 @@ Value KernelBuilder::sbuf(ArrayRef<int64_t> shape, Type dtype) {
 
 Value KernelBuilder::hbmScratch(ArrayRef<int64_t> shape, Type dtype,
                                 StringRef name) {
-  return b.create<AllocOp>(
-      loc, TileType::get(ctx(), MemSpace::Hbm, shape, dtype, 0), IntegerAttr(),
-      b.getStringAttr(name));
+  return b.create<AllocOp>(loc,
+                           TileType::get(ctx(), MemSpace::Hbm, shape, dtype, 0),
+                           IntegerAttr(), b.getStringAttr(name));
 }
 
 Value KernelBuilder::psum(ArrayRef<int64_t> shape) {
@@ -85,10 +85,11 @@ Value KernelBuilder::view(Value src, ArrayRef<int64_t> shape,
   int64_t start = st.getStartPartition();
   if (st.isOnChip())
     start += offsets[0].c;
-  auto rt = TileType::get(ctx(), st.getSpace(), shape, st.getElementType(),
-                          start);
+  auto rt =
+      TileType::get(ctx(), st.getSpace(), shape, st.getElementType(), start);
   DenseI64ArrayAttr strideAttr;
-  if (!strides.empty() && llvm::any_of(strides, [](int64_t s) { return s != 1; }))
+  if (!strides.empty() &&
+      llvm::any_of(strides, [](int64_t s) { return s != 1; }))
     strideAttr = b.getDenseI64ArrayAttr(strides);
   return b.create<ViewOp>(loc, rt, src, ivs, AffineMapAttr::get(map),
                           strideAttr);
@@ -96,10 +97,30 @@ Value KernelBuilder::view(Value src, ArrayRef<int64_t> shape,
 
 Value KernelBuilder::reshape(Value src, ArrayRef<int64_t> shape) {
   TileType st = tile(src);
-  return b.create<ReshapeOp>(
-      loc, TileType::get(ctx(), st.getSpace(), shape, st.getElementType(),
-                         st.getStartPartition()),
-      src);
+  return b.create<ReshapeOp>(loc,
+                             TileType::get(ctx(), st.getSpace(), shape,
+                                           st.getElementType(),
+                                           st.getStartPartition()),
+                             src);
+}
+
+Value KernelBuilder::broadcastToPartitions(Value src, int64_t partitions) {
+  TileType st = tile(src);
+  Type dtype = st.getElementType();
+  int64_t n = st.getNumElements();
+  Value row = sbuf({1, n}, dtype);
+  dma(row, src);
+  Value ones = sbuf({1, partitions}, dtype);
+  memset(ones, 1.0f);
+  Value out = sbuf({partitions, n}, dtype);
+  Value acc = psum({partitions, std::min<int64_t>(n, kMatmulMaxN)});
+  for (int64_t c = 0; c < n; c += kMatmulMaxN) {
+    int64_t w = std::min<int64_t>(kMatmulMaxN, n - c);
+    Value a = view(acc, {partitions, w}, {0, 0});
+    matmul(a, ones, view(row, {1, w}, {0, c}));
+    copy(view(out, {partitions, w}, {0, c}), a);
+  }
+  return out;
 }
 
 void KernelBuilder::loop(int64_t trips, llvm::function_ref<void(Ix)> body) {
@@ -123,8 +144,8 @@ void KernelBuilder::matmulAccumulateOver(Value dst, Value stationary,
   assert(loopIndex.terms.size() == 1 && "an ncore.loop index");
   auto iv = cast<BlockArgument>(loopIndex.terms.front().first);
   auto loop = cast<LoopOp>(iv.getOwner()->getParentOp());
-  auto mm = b.create<MatmulOp>(loc, dst, stationary, moving, true,
-                               EngineAttr());
+  auto mm =
+      b.create<MatmulOp>(loc, dst, stationary, moving, true, EngineAttr());
   mm->setAttr("start_level", b.getI64IntegerAttr(loop.getDepth() - 1));
 }
 
@@ -134,10 +155,9 @@ void KernelBuilder::transpose(Value dst, Value src) {
 
 void KernelBuilder::activation(ActFunc func, Value dst, Value src, float scale,
                                float bias, Value biasTile, Value reduce) {
-  b.create<ActivationOp>(loc, dst, src, biasTile, reduce,
-                         ActFuncAttr::get(ctx(), func),
-                         b.getF32FloatAttr(scale), b.getF32FloatAttr(bias),
-                         EngineAttr());
+  b.create<ActivationOp>(
+      loc, dst, src, biasTile, reduce, ActFuncAttr::get(ctx(), func),
+      b.getF32FloatAttr(scale), b.getF32FloatAttr(bias), EngineAttr());
 }
 
 void KernelBuilder::tensorTensor(AluOp op, Value dst, Value lhs, Value rhs) {

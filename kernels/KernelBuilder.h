@@ -1,4 +1,5 @@
-//===- KernelBuilder.h - write ncore kernels the way NKI kernels read -*- C++ -*-===//
+//===- KernelBuilder.h - write ncore kernels the way NKI kernels read -*- C++
+//-*-===//
 //
 // A kernel is written against this builder the way an NKI kernel is written
 // against nki.isa: allocate SBUF/PSUM tiles, open loops, take windows of
@@ -81,6 +82,13 @@ public:
     return cast<ncore::TileType>(v.getType());
   }
 
+  /// The `n` elements of `src` (HBM, any shape) on every one of
+  /// `partitions` partitions: SBUF [partitions, n] in the dtype of `src`.
+  /// DMA reads each element once; the Tensor engine broadcasts across
+  /// partitions with a rank-1 matmul ones^T x row (exact: one product per
+  /// output).
+  Value broadcastToPartitions(Value src, int64_t partitions);
+
   // Control.
   /// An ncore.loop of `trips` iterations; `body` gets the index.
   void loop(int64_t trips, llvm::function_ref<void(Ix)> body);
@@ -95,9 +103,9 @@ public:
   void matmulAccumulateOver(Value psumDst, Value stationary, Value moving,
                             const Ix &loopIndex);
   void transpose(Value psumDst, Value src);
-  void activation(ncore::ActFunc func, Value dst, Value src,
-                  float scale = 1.0f, float bias = 0.0f,
-                  Value biasTile = nullptr, Value reduce = nullptr);
+  void activation(ncore::ActFunc func, Value dst, Value src, float scale = 1.0f,
+                  float bias = 0.0f, Value biasTile = nullptr,
+                  Value reduce = nullptr);
   void tensorTensor(ncore::AluOp op, Value dst, Value lhs, Value rhs);
   void tensorScalar(ncore::AluOp op, Value dst, Value src, float imm,
                     bool reverse = false);

@@ -48,8 +48,7 @@ struct FftParams {
 /// Builds the FFT program for explicit parameters. Input and output HBM
 /// types: real [batch, n] x dtype, complex [batch, n, 2] x f32.
 FailureOr<ncore::ProgramOp> buildFftProgram(OpBuilder &b, ModuleOp module,
-                                            StringRef name,
-                                            const FftParams &p);
+                                            StringRef name, const FftParams &p);
 
 /// N = n1 * n2 with both factors <= 128 (n1 as large as possible); nullopt
 /// when two factors do not suffice.

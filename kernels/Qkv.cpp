@@ -4,7 +4,7 @@
 // output): one matmul nest instead of three. x [..., K] is taken as M rows;
 // each 128-row block is transposed on the Tensor engine (x^T is the
 // stationary operand), W streams in [128, <=512] tiles, the K loop
-// accumulates in fp32 PSUM, the bias is a broadcast row.
+// accumulates in fp32 PSUM, the bias is a row broadcast to every partition.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/KernelBuilder.h"
@@ -27,8 +27,8 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
   for (RankedTensorType t : sig.args)
     ins.push_back(*hbmTileFor(t));
   OpBuilder::InsertionGuard g(b);
-  ProgramOp prog = createKernelProgram(b, module, name, ins,
-                                       {*hbmTileFor(sig.results[0])});
+  ProgramOp prog =
+      createKernelProgram(b, module, name, ins, {*hbmTileFor(sig.results[0])});
   KernelBuilder kb(b, module.getLoc(), prog);
   Value xH = kb.reshape(kb.arg(0), {mdim, kdim});
   Value wH = kb.arg(1);
@@ -41,12 +41,7 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
   Value tp = kb.psum({128, 128});
   Value acc = kb.psum({128, 512});
   Value yt = kb.sbuf({128, ndim}, dtype);
-  Value brow;
-  if (hasBias) {
-    brow = kb.sbuf({128, ndim}, dtype);
-    Value b2 = kb.reshape(kb.arg(2), {1, ndim});
-    kb.dma(brow, kb.view(b2, {128, ndim}, {0, 0}, {0, 1}));
-  }
+  Value brow = hasBias ? kb.broadcastToPartitions(kb.arg(2), 128) : Value();
   for (int64_t m0 = 0; m0 < mdim; m0 += 128) {
     int64_t mw = std::min<int64_t>(128, mdim - m0);
     kb.dma(kb.view(xt, {mw, kdim}, {0, 0}), kb.view(xH, {mw, kdim}, {m0, 0}));

@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/xxhash.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -134,8 +135,8 @@ std::optional<std::string> ropeCheck(const KernelSignature &sig) {
   if (s > kRopeMaxSeq)
     return fail(llvm::formatv("seq {0} > {1}", s, kRopeMaxSeq));
   if (h > kRopeMaxHeadsPerRank)
-    return fail(llvm::formatv("heads per rank {0} > {1}", h,
-                              kRopeMaxHeadsPerRank));
+    return fail(
+        llvm::formatv("heads per rank {0} > {1}", h, kRopeMaxHeadsPerRank));
   return std::nullopt;
 }
 
@@ -162,8 +163,8 @@ std::optional<std::string> flashCheck(const KernelSignature &sig) {
   if (q.getRank() != 4 || k.getRank() != 4)
     return fail("q, k, v must be [B, H, S, D]");
   if (q.getDimSize(3) > kPartitions)
-    return fail(llvm::formatv("head_dim {0} > {1}", q.getDimSize(3),
-                              kPartitions));
+    return fail(
+        llvm::formatv("head_dim {0} > {1}", q.getDimSize(3), kPartitions));
   if (q.getDimSize(2) % kFlashBlock != 0)
     return fail(llvm::formatv("q seq {0} is not a multiple of BLOCK_Q = {1}",
                               q.getDimSize(2), kFlashBlock));
@@ -212,7 +213,8 @@ std::optional<std::string> fourierCheck(const KernelSignature &sig) {
   for (int64_t d : dims.asArrayRef()) {
     if (d < 0 || d >= x.getRank())
       return fail(llvm::formatv("dim {0} out of range", d));
-    if (auto e = checkDftSize(x.getDimSize(d), llvm::formatv("dim {0} size", d).str()))
+    if (auto e = checkDftSize(x.getDimSize(d),
+                              llvm::formatv("dim {0} size", d).str()))
       return e;
   }
   return std::nullopt;
@@ -323,27 +325,28 @@ std::string seam::signatureKey(StringRef kernel, const KernelSignature &sig) {
   return s;
 }
 
-FailureOr<StringAttr> seam::getOrBuildKernelProgram(ModuleOp module,
-                                                    StringRef kernel,
-                                                    const KernelSignature &sig) {
+FailureOr<StringAttr>
+seam::getOrBuildKernelProgram(ModuleOp module, StringRef kernel,
+                              const KernelSignature &sig) {
   const KernelInfo *k = lookupKernel(kernel);
   if (!k)
-    return module.emitError() << "unknown kernel '" << kernel
-                              << "'; registered kernels: "
-                              << knownKernelNames();
+    return module.emitError()
+           << "unknown kernel '" << kernel
+           << "'; registered kernels: " << knownKernelNames();
   if (auto why = k->check(sig))
-    return module.emitError() << "kernel '" << kernel
-                              << "' constraint violated: " << *why;
+    return module.emitError()
+           << "kernel '" << kernel << "' constraint violated: " << *why;
   constexpr StringLiteral kKeyAttr = "seam.kernel_signature";
   std::string key = signatureKey(kernel, sig);
   for (auto prog : module.getOps<ncore::ProgramOp>())
     if (auto a = prog->getAttrOfType<StringAttr>(kKeyAttr))
       if (a.getValue() == key)
         return prog.getSymNameAttr();
-  // kernel_<name>_<hash of the key>, made unique in the module.
+  // kernel_<name>_<hash of the key>, made unique in the module. xxh3 is
+  // stable across processes, so names (and compile-cache keys) are too.
   std::string base = "kernel_" + kernel.str();
   std::replace(base.begin(), base.end(), '-', '_');
-  base += "_" + llvm::utohexstr(llvm::hash_value(key) & 0xffffffffu,
+  base += "_" + llvm::utohexstr(llvm::xxh3_64bits(key) & 0xffffffffu,
                                 /*LowerCase=*/true);
   std::string name = base;
   SymbolTable symbols(module);

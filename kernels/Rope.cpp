@@ -26,8 +26,8 @@ FailureOr<ProgramOp> seam::buildRopeKernel(OpBuilder &b, ModuleOp module,
   for (RankedTensorType t : sig.args)
     ins.push_back(*hbmTileFor(t));
   OpBuilder::InsertionGuard g(b);
-  ProgramOp prog = createKernelProgram(b, module, name, ins,
-                                       {*hbmTileFor(sig.results[0])});
+  ProgramOp prog =
+      createKernelProgram(b, module, name, ins, {*hbmTileFor(sig.results[0])});
   KernelBuilder kb(b, module.getLoc(), prog);
   Value xH = kb.arg(0), cH = kb.arg(1), sH = kb.arg(2), yH = kb.arg(3);
   Type f32 = kb.f32();
@@ -36,8 +36,10 @@ FailureOr<ProgramOp> seam::buildRopeKernel(OpBuilder &b, ModuleOp module,
   Value st = kb.sbuf({rows, nsc, d}, sig.args[2].getElementType());
   for (int64_t c = 0; c < nsc; ++c) {
     int64_t w = std::min<int64_t>(128, s - c * 128);
-    kb.dma(kb.view(ct, {w, 1, d}, {0, c, 0}), kb.view(cH, {w, d}, {c * 128, 0}));
-    kb.dma(kb.view(st, {w, 1, d}, {0, c, 0}), kb.view(sH, {w, d}, {c * 128, 0}));
+    kb.dma(kb.view(ct, {w, 1, d}, {0, c, 0}),
+           kb.view(cH, {w, d}, {c * 128, 0}));
+    kb.dma(kb.view(st, {w, 1, d}, {0, c, 0}),
+           kb.view(sH, {w, d}, {c * 128, 0}));
   }
   Value xt = kb.sbuf({rows, d}, dtype), yt = kb.sbuf({rows, d}, dtype);
   Value t1 = kb.sbuf({rows, d}, f32), t2 = kb.sbuf({rows, d}, f32);

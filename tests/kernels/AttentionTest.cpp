@@ -56,8 +56,8 @@ Run runAttention(const char *kernel, int64_t s, bool bf, float magnitude) {
   auto t = env.tensor({kB, kH, s, kD}, elt);
   sig.args = {t, t, t};
   sig.results = {t};
-  sig.config = env.builder.getDictionaryAttr({env.builder.getNamedAttr(
-      "scale", env.builder.getF64FloatAttr(scale))});
+  sig.config = env.builder.getDictionaryAttr(
+      {env.builder.getNamedAttr("scale", env.builder.getF64FloatAttr(scale))});
   Run run;
   auto prog = env.build(kernel, sig);
   if (!prog) {

@@ -31,8 +31,7 @@ void runCase(int64_t l, int64_t nb, int64_t nh, Opts o) {
   auto &bld = env.builder;
   int64_t n = fftSizeFor(l);
   mlir::seam::KernelSignature sig;
-  sig.args = {env.tensor({nb, nh, l}), env.tensor({nh, l}),
-              env.tensor({nh})};
+  sig.args = {env.tensor({nb, nh, l}), env.tensor({nh, l}), env.tensor({nh})};
   if (o.v)
     sig.args.push_back(env.tensor({nb, nh, l}));
   if (o.q)

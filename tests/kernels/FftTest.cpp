@@ -51,8 +51,8 @@ RunResult runFft(KernelEnv &env, int64_t n, int64_t batch, bool complexIn,
   SmallVector<NamedAttribute> cfg = {
       env.builder.getNamedAttr("axis", env.builder.getI64IntegerAttr(1))};
   if (variant)
-    cfg.push_back(env.builder.getNamedAttr(
-        "variant", env.builder.getStringAttr(variant)));
+    cfg.push_back(env.builder.getNamedAttr("variant",
+                                           env.builder.getStringAttr(variant)));
   sig.config = env.builder.getDictionaryAttr(cfg);
   auto prog = env.build(inverse ? "ifft" : "fft", sig);
   if (!prog)
@@ -86,9 +86,8 @@ TEST_P(FftSizes, ComplexFp32) {
     want.push_back(dft(row, false));
   }
   double err = relL2(r.outputs[1], flatten(want));
-  std::cout << "[fft] n=" << n << " batch=" << batch
-            << " complex fp32 rel-L2 " << err << " (" << r.instructions
-            << " instructions)\n";
+  std::cout << "[fft] n=" << n << " batch=" << batch << " complex fp32 rel-L2 "
+            << err << " (" << r.instructions << " instructions)\n";
   RecordProperty("rel_l2", std::to_string(err));
   EXPECT_LE(err, 1e-5);
 }
@@ -171,8 +170,8 @@ TEST_P(FftSizes, InverseComplexFp32) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, FftSizes,
-                         ::testing::Values(128, 256, 512, 768, 1024, 2048,
-                                           4096, 16384),
+                         ::testing::Values(128, 256, 512, 768, 1024, 2048, 4096,
+                                           16384),
                          [](const auto &info) {
                            return "N" + std::to_string(info.param);
                          });
@@ -209,12 +208,10 @@ TEST(FftKernel, SourceRadix2Variant) {
     ASSERT_TRUE(r.ok) << r.error;
     std::vector<std::vector<cd>> want;
     for (int64_t b = 0; b < 4; ++b)
-      want.push_back(dft(std::vector<cd>(x.begin() + b * n,
-                                         x.begin() + (b + 1) * n),
-                         false));
+      want.push_back(dft(
+          std::vector<cd>(x.begin() + b * n, x.begin() + (b + 1) * n), false));
     double err = relL2(r.outputs[1], flatten(want));
-    std::cout << "[fft radix2] n=" << n << " real bf16 rel-L2 " << err
-              << "\n";
+    std::cout << "[fft radix2] n=" << n << " real bf16 rel-L2 " << err << "\n";
     EXPECT_LE(err, 1e-2);
   }
 }
@@ -235,8 +232,8 @@ TEST(FftKernel, ThreeFactorSizes) {
       want.push_back(dft(row, false));
     }
     double err = relL2(r.outputs[1], flatten(want));
-    std::cout << "[fft three-factor] n=" << n << " complex fp32 rel-L2 "
-              << err << "\n";
+    std::cout << "[fft three-factor] n=" << n << " complex fp32 rel-L2 " << err
+              << "\n";
     EXPECT_LE(err, 1e-5);
   }
   KernelEnv env;
@@ -248,9 +245,8 @@ TEST(FftKernel, ThreeFactorSizes) {
   ASSERT_TRUE(r.ok) << r.error;
   std::vector<std::vector<cd>> want;
   for (int64_t b = 0; b < 2; ++b)
-    want.push_back(
-        dft(std::vector<cd>(x.begin() + b * n, x.begin() + (b + 1) * n),
-            false));
+    want.push_back(dft(
+        std::vector<cd>(x.begin() + b * n, x.begin() + (b + 1) * n), false));
   double err = relL2(r.outputs[1], flatten(want));
   std::cout << "[fft three-factor] n=2197 real bf16 rel-L2 " << err << "\n";
   EXPECT_LE(err, 1e-2);

@@ -71,9 +71,9 @@ TEST_P(FourierMixRows, Fp32AndBf16) {
       want.insert(want.end(), z.begin(), z.end());
     }
     double err = relL2(r.outputs[1], want);
-    std::cout << "[fourier-mix] (B, S, D) = (" << row.b << ", " << row.s
-              << ", " << row.d << ") " << (bf ? "bf16" : "fp32") << " rel-L2 "
-              << err << "\n";
+    std::cout << "[fourier-mix] (B, S, D) = (" << row.b << ", " << row.s << ", "
+              << row.d << ") " << (bf ? "bf16" : "fp32") << " rel-L2 " << err
+              << "\n";
     EXPECT_LE(err, bf ? 1e-2 : 1e-5);
   }
 }

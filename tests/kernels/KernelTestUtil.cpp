@@ -39,11 +39,10 @@ public:
                           : role == "param"    ? rt::BindingRole::Param
                           : role == "scratch"  ? rt::BindingRole::Scratch
                                                : rt::BindingRole::Input;
-      uint32_t b =
-          pb.addBinding("a" + std::to_string(i),
-                        std::vector<int64_t>(t.getShape().begin(),
-                                             t.getShape().end()),
-                        dtypeOf(t.getElementType()), r);
+      uint32_t b = pb.addBinding(
+          "a" + std::to_string(i),
+          std::vector<int64_t>(t.getShape().begin(), t.getShape().end()),
+          dtypeOf(t.getElementType()), r);
       bindings[prog.getBody().getArgument(i)] = b;
     }
     for (auto &[i, vals] : ::mlir::seam::kernelConstants(prog))
@@ -180,8 +179,7 @@ private:
     for (unsigned d = 0; d < sizes.size(); ++d) {
       if (sizes[d] == 1)
         continue;
-      if (!dims.empty() &&
-          dims.back().stride == strides[d] * sizes[d]) {
+      if (!dims.empty() && dims.back().stride == strides[d] * sizes[d]) {
         dims.back().size *= sizes[d];
         dims.back().stride = strides[d];
         continue;

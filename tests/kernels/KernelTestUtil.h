@@ -16,9 +16,9 @@
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Constants.h"
 #include "kernels/Kernels.h"
-#include "runtime/Host.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "runtime/Host.h"
 
 #include <complex>
 #include <gtest/gtest.h>
@@ -40,8 +40,8 @@ struct RunResult {
   uint64_t nonFinite = 0;       ///< NaN/Inf stores anywhere in the run.
   uint64_t nonFiniteOutput = 0; ///< NaN/Inf values in the outputs.
   size_t instructions = 0;
-  double deviceNs = 0;      ///< Simulated device time of the launch.
-  double tensorBusyNs = 0;  ///< Tensor engine busy time (core 0).
+  double deviceNs = 0;     ///< Simulated device time of the launch.
+  double tensorBusyNs = 0; ///< Tensor engine busy time (core 0).
 };
 
 /// Verifies, compiles and runs `prog` on one core of `target` with `inputs`

@@ -32,8 +32,8 @@ TEST(KernelTiming, Dft128TensorEngineUtilization) {
     p.n = 128;
     p.batch = batch;
     p.dtype = bf ? env.bf16() : env.f32();
-    auto prog = mlir::seam::buildFftProgram(env.builder, *env.module,
-                                            "dft128", p);
+    auto prog =
+        mlir::seam::buildFftProgram(env.builder, *env.module, "dft128", p);
     ASSERT_TRUE(succeeded(prog));
     auto r = runProgram(*prog, {}, rt::ExecMode::TimingOnly, rt::Target::Trn2);
     ASSERT_TRUE(r.ok) << r.error;
@@ -57,15 +57,14 @@ TEST(KernelTiming, FftSizes) {
     p.batch = 8;
     p.complexInput = true;
     p.dtype = env.f32();
-    auto prog =
-        mlir::seam::buildFftProgram(env.builder, *env.module, "fft", p);
+    auto prog = mlir::seam::buildFftProgram(env.builder, *env.module, "fft", p);
     ASSERT_TRUE(succeeded(prog));
     auto r = runProgram(*prog, {}, rt::ExecMode::TimingOnly, rt::Target::Trn2);
     ASSERT_TRUE(r.ok) << r.error;
     std::cout << "[timing] fft n=" << n << " x8 complex fp32: device "
               << r.deviceNs / 1e3 << " us, TE busy "
-              << 100.0 * r.tensorBusyNs / r.deviceNs << "% ("
-              << r.instructions << " instructions)\n";
+              << 100.0 * r.tensorBusyNs / r.deviceNs << "% (" << r.instructions
+              << " instructions)\n";
   }
 }
 

@@ -42,8 +42,8 @@ TEST(KernelRegistry, ViolatedConstraintsAndUnknownKernelsFail) {
     msg = d.str();
     return success();
   });
-  EXPECT_TRUE(failed(mlir::seam::getOrBuildKernelProgram(
-      *env.module, "rope", ropeSig(env, 768))));
+  EXPECT_TRUE(failed(mlir::seam::getOrBuildKernelProgram(*env.module, "rope",
+                                                         ropeSig(env, 768))));
   EXPECT_NE(msg.find("seq 768 > 512"), std::string::npos) << msg;
   EXPECT_TRUE(failed(mlir::seam::getOrBuildKernelProgram(
       *env.module, "no-such-kernel", ropeSig(env, 128))));
@@ -53,11 +53,12 @@ TEST(KernelRegistry, ViolatedConstraintsAndUnknownKernelsFail) {
 TEST(KernelRegistry, FlashAttentionHasNoCausalMask) {
   KernelEnv env;
   auto t4 = env.tensor({1, 2, 256, 64});
-  mlir::seam::KernelSignature sig{{t4, t4, t4}, {t4},
-                                  env.builder.getDictionaryAttr({
-                                      env.builder.getNamedAttr(
-                                          "causal", env.builder.getUnitAttr()),
-                                  })};
+  mlir::seam::KernelSignature sig{
+      {t4, t4, t4},
+      {t4},
+      env.builder.getDictionaryAttr({
+          env.builder.getNamedAttr("causal", env.builder.getUnitAttr()),
+      })};
   auto why = mlir::seam::lookupKernel("flash-attn-stable")->check(sig);
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("causal"), std::string::npos);
