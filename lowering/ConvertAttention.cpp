@@ -16,8 +16,8 @@
 //    accumulated in PSUM against the V tiles; O * (1 / sum) on evacuation.
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
+#include "lowering/ConvertSeamToNcore.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -50,9 +50,9 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
                             << " exceeds 128 (the contraction of Q K^T runs "
                                "over partitions)";
   if (kvHeads == 0 || heads % kvHeads)
-    return op.emitOpError() << "convert-seam-to-ncore: " << heads
-                            << " query heads are not a multiple of " << kvHeads
-                            << " kv heads";
+    return op.emitOpError()
+           << "convert-seam-to-ncore: " << heads
+           << " query heads are not a multiple of " << kvHeads << " kv heads";
   if (rope && d % 2)
     return op.emitOpError() << "convert-seam-to-ncore: rope needs an even "
                                "head dim, got "
@@ -94,26 +94,27 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   Value mask;
   if (causal) {
     int64_t width = sk + (qTiles - 1) * 128;
-    mask = pl.memset(pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(sq, 128), width},
-                              f32),
-                     0.0);
+    mask = pl.memset(
+        pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(sq, 128), width}, f32),
+        0.0);
     OpBuilder &b = pl.builder();
     // keep where (qTiles - 1) * 128 + p - j >= 0.
     pl.create<ncore::AffineSelectOp>(
         mask, mask, ncore::AluOpAttr::get(pl.context(), ncore::AluOp::IsGe),
-        b.getF32FloatAttr((qTiles - 1) * 128),
-        b.getF32FloatAttr(1.0f), b.getF32FloatAttr(-1.0f),
-        b.getF32FloatAttr(kMaskedScore), ncore::EngineAttr());
+        b.getF32FloatAttr((qTiles - 1) * 128), b.getF32FloatAttr(1.0f),
+        b.getF32FloatAttr(-1.0f), b.getF32FloatAttr(kMaskedScore),
+        ncore::EngineAttr());
   }
   Value kt = pl.alloc(MemSpace::Sbuf, {dp, sk}, et);
   Value tpsum = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
 
-  auto loadRoped = [&](const Placement &src, Index row, Index pos, int64_t p)
-      -> Value {
+  auto loadRoped = [&](const Placement &src, Index row, Index pos,
+                       int64_t p) -> Value {
     Value t = pl.load(src, row, p, zero, d);
     if (!rope)
       return t;
-    Value c = pl.load(*cosP, pos, p, zero, d), s = pl.load(*sinP, pos, p, zero, d);
+    Value c = pl.load(*cosP, pos, p, zero, d),
+          s = pl.load(*sinP, pos, p, zero, d);
     Value r = pl.alloc(MemSpace::Sbuf, {p, d}, et);
     emitRopeTile(pl, r, t, c, s, p, d);
     return r;
@@ -158,11 +159,10 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
                         Value(), op.getScale().convertToDouble());
         });
         if (causal) {
-          Value m = pl.view(mask, {p, sk},
-                            {zero, pl.cst((qTiles - 1) * 128) - s.q0});
-          pl.create<ncore::TensorTensorOp>(s.scores, s.scores, m,
-                                           ncore::AluOp::Add,
-                                           ncore::EngineAttr());
+          Value m =
+              pl.view(mask, {p, sk}, {zero, pl.cst((qTiles - 1) * 128) - s.q0});
+          pl.create<ncore::TensorTensorOp>(
+              s.scores, s.scores, m, ncore::AluOp::Add, ncore::EngineAttr());
         }
       };
       auto softmaxPhase = [&](Slot &s) {
@@ -182,7 +182,8 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
         // O = P V over 128-key blocks.
         int64_t p = s.p;
         Value ops = pl.alloc(MemSpace::Psum, {p, d}, f32);
-        Value pt = pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(sk, 128), p}, et);
+        Value pt =
+            pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(sk, 128), p}, et);
         Value ptp =
             pl.alloc(MemSpace::Psum, {std::min<int64_t>(sk, 128), p}, f32);
         pl.forEachChunk(

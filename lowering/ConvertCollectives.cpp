@@ -8,8 +8,8 @@
 // gathered [ranks, ...] tensor is scattered into place by one DMA per rank.
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
+#include "lowering/ConvertSeamToNcore.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -31,8 +31,7 @@ static LogicalResult lowerAllReduce(ProgramLowering &pl, Operation *o) {
   Placement out = pl.placeResultInHbm(op.getResult(), "cc");
   Value dst = pl.reshape(out.root, shapeOf(op.getResult()));
   pl.create<ncore::AllReduceOp>(dst, src, ncore::AluOp::Add,
-                                uint64_t(op.getRanks()),
-                                ncore::EngineAttr());
+                                uint64_t(op.getRanks()), ncore::EngineAttr());
   return success();
 }
 
@@ -42,11 +41,12 @@ static LogicalResult lowerAllGather(ProgramLowering &pl, Operation *o) {
   if (failed(x))
     return failure();
   int64_t ranks = op.getRanks(), dim = op.getDim();
-  SmallVector<int64_t> in = shapeOf(op.getInput()), res = shapeOf(op.getResult());
+  SmallVector<int64_t> in = shapeOf(op.getInput()),
+                       res = shapeOf(op.getResult());
   if (ranks < 1 || in[dim] * ranks != res[dim])
-    return op.emitOpError() << "convert-seam-to-ncore: all_gather of " << ranks
-                            << " ranks along dim " << dim
-                            << " does not match the result shape";
+    return op.emitOpError()
+           << "convert-seam-to-ncore: all_gather of " << ranks
+           << " ranks along dim " << dim << " does not match the result shape";
   Value src = pl.contiguousHbm(*x, op);
   Placement out = pl.placeResultInHbm(op.getResult(), "cc");
   Value dst = pl.reshape(out.root, res);
@@ -73,7 +73,8 @@ static LogicalResult lowerAllGather(ProgramLowering &pl, Operation *o) {
     Value part = pl.reshape(pl.view(all, one, offs), in);
     SmallVector<Index> at(res.size(), pl.cst(0));
     at[dim] = pl.cst(r * in[dim]);
-    pl.create<ncore::DmaCopyOp>(pl.view(dst, in, at), part, ncore::EngineAttr());
+    pl.create<ncore::DmaCopyOp>(pl.view(dst, in, at), part,
+                                ncore::EngineAttr());
   }
   return success();
 }

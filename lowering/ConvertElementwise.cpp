@@ -6,8 +6,8 @@
 // partitions once, before the row loop (a ones-matmul on the Tensor engine).
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
+#include "lowering/ConvertSeamToNcore.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -17,7 +17,8 @@ using namespace mlir::seam::conversion;
 static constexpr int64_t kStageChunk = 2048;
 
 static int64_t chunkFor(ArrayRef<Placement> ps) {
-  bool allSbuf = llvm::all_of(ps, [](const Placement &p) { return p.inSbuf(); });
+  bool allSbuf =
+      llvm::all_of(ps, [](const Placement &p) { return p.inSbuf(); });
   return allSbuf ? ps.front().cols : std::min(ps.front().cols, kStageChunk);
 }
 

@@ -9,8 +9,8 @@
 // "constant" arguments of the calling program, forwarded to the call.
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
+#include "lowering/ConvertSeamToNcore.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -28,9 +28,9 @@ static LogicalResult lowerKernelCall(ProgramLowering &pl, Operation *o) {
   for (Value r : op.getResults()) {
     Placement out = pl.placeResultInHbm(r, "kernel");
     auto shape = cast<RankedTensorType>(r.getType()).getShape();
-    operands.push_back(pl.reshape(
-        out.root, shape.empty() ? SmallVector<int64_t>{1}
-                                : SmallVector<int64_t>(shape)));
+    operands.push_back(pl.reshape(out.root, shape.empty()
+                                                ? SmallVector<int64_t>{1}
+                                                : SmallVector<int64_t>(shape)));
   }
   FailureOr<ncore::ProgramOp> callee = pl.kernelDecls().getOrCreate(op);
   if (failed(callee))

@@ -10,8 +10,8 @@
 // Token tiles, N blocks and K blocks are loops: nothing is unrolled.
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
+#include "lowering/ConvertSeamToNcore.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -53,8 +53,8 @@ static LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
 
   pl.forEachRowTile(rows, [&](Index r0, int64_t p) {
     // 1. X^T blocks: block kb at free offset kb * p, K rows on partitions.
-    Value xt = pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(k, 128), kBlocks * p},
-                        et);
+    Value xt =
+        pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(k, 128), kBlocks * p}, et);
     Value tp = pl.alloc(MemSpace::Psum, {std::min<int64_t>(k, 128), p}, f32);
     pl.forEachChunk(k, 128, [&](Index k0, int64_t kc, bool) {
       Value xs = pl.load(*x, r0, p, k0, kc);

@@ -1,4 +1,5 @@
-//===- ConvertNorm.cpp - layer_norm and rms_norm ---------------------------===//
+//===- ConvertNorm.cpp - layer_norm and rms_norm
+//---------------------------===//
 //
 // Per row tile (rows on partitions, the normalised dim on the free axis):
 //   layer_norm: sum x (tensor_reduce), -mean (tensor_scalar), x - mean
@@ -11,8 +12,8 @@
 // Statistics stay fp32; the centred row is fp32 (two-pass variance).
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
+#include "lowering/ConvertSeamToNcore.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -78,17 +79,19 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     Value normed = affine ? w : out;
     pl.tensorScalar(ncore::AluOp::Multiply, normed, src, r);
     if (scale && bias) {
-      pl.create<ncore::TensorTensorOp>(w, w, pl.view(gamma, {p, d}, {zero, zero}),
-                                       ncore::AluOp::Multiply,
-                                       ncore::EngineAttr());
-      pl.create<ncore::TensorTensorOp>(out, w, pl.view(beta, {p, d}, {zero, zero}),
+      pl.create<ncore::TensorTensorOp>(
+          w, w, pl.view(gamma, {p, d}, {zero, zero}), ncore::AluOp::Multiply,
+          ncore::EngineAttr());
+      pl.create<ncore::TensorTensorOp>(out, w,
+                                       pl.view(beta, {p, d}, {zero, zero}),
                                        ncore::AluOp::Add, ncore::EngineAttr());
     } else if (scale) {
-      pl.create<ncore::TensorTensorOp>(out, w, pl.view(gamma, {p, d}, {zero, zero}),
-                                       ncore::AluOp::Multiply,
-                                       ncore::EngineAttr());
+      pl.create<ncore::TensorTensorOp>(
+          out, w, pl.view(gamma, {p, d}, {zero, zero}), ncore::AluOp::Multiply,
+          ncore::EngineAttr());
     } else if (bias) {
-      pl.create<ncore::TensorTensorOp>(out, w, pl.view(beta, {p, d}, {zero, zero}),
+      pl.create<ncore::TensorTensorOp>(out, w,
+                                       pl.view(beta, {p, d}, {zero, zero}),
                                        ncore::AluOp::Add, ncore::EngineAttr());
     }
     pl.storeOut(y, r0, p, zero, d, out);

@@ -1,4 +1,5 @@
-//===- ConvertRope.cpp - rotary position embedding -------------------------===//
+//===- ConvertRope.cpp - rotary position embedding
+//-------------------------===//
 //
 // y = x * cos + rotate_half(x) * sin with rotate_half(x) = concat(-x2, x1):
 //   y1 = x1 * cos1 - x2 * sin1,  y2 = x2 * cos2 + x1 * sin2
@@ -8,8 +9,8 @@
 // position tiles.
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
+#include "lowering/ConvertSeamToNcore.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -43,8 +44,7 @@ static LogicalResult lowerRope(ProgramLowering &pl, Operation *o) {
   if (x->shape.size() != 4)
     return op.emitOpError() << "convert-seam-to-ncore: rope input must be "
                                "[B, H, S, D]";
-  int64_t heads = x->shape[0] * x->shape[1], seq = x->shape[2],
-          d = x->shape[3];
+  int64_t heads = x->shape[0] * x->shape[1], seq = x->shape[2], d = x->shape[3];
   if (d % 2 || d > 4096)
     return op.emitOpError() << "convert-seam-to-ncore: rope head dim " << d
                             << " must be even and at most 4096";

@@ -8,10 +8,10 @@
 #include "lowering/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
-#include "passes/Statistics.h"
-#include "runtime/Profile.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "passes/Statistics.h"
+#include "runtime/Profile.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -128,7 +128,8 @@ bool ProgramLowering::fitsSbuf(Value v) const {
   if (outputs.count(v))
     return false;
   auto [rows, cols] = matrixOf(type.getShape());
-  int64_t bytes = (rows + 127) / 128 * cols * elementBytes(type.getElementType());
+  int64_t bytes =
+      (rows + 127) / 128 * cols * elementBytes(type.getElementType());
   if (rows < kNarrowRows && bytes > kNarrowBytes)
     return false;
   return used + bytes <= tgt.sbufPartitionBytes - tgt.workingBytes;
@@ -165,8 +166,8 @@ Placement ProgramLowering::placeResult(Value v) {
   ++stats.sbufResident;
   Placement p;
   p.space = MemSpace::Sbuf;
-  p.root = alloc(MemSpace::Sbuf, {std::min<int64_t>(rows, 128), tiles * cols},
-                 et);
+  p.root =
+      alloc(MemSpace::Sbuf, {std::min<int64_t>(rows, 128), tiles * cols}, et);
   p.elementType = et;
   p.shape.assign(type.getShape().begin(), type.getShape().end());
   p.rows = rows;
@@ -227,8 +228,7 @@ void ProgramLowering::forEachChunk(
 // ProgramLowering: tiles
 //===----------------------------------------------------------------------===//
 
-Value ProgramLowering::alloc(MemSpace space, ArrayRef<int64_t> shape,
-                             Type et) {
+Value ProgramLowering::alloc(MemSpace space, ArrayRef<int64_t> shape, Type et) {
   OpBuilder::InsertionGuard g(b);
   if (!loops.empty())
     b.setInsertionPoint(loops.front());
@@ -302,9 +302,9 @@ void ProgramLowering::storeOut(const Placement &t, Index row0, int64_t p,
 }
 
 Value ProgramLowering::constantArg(Type type, DictionaryAttr argAttrs) {
-  Attribute key = ArrayAttr::get(context(), {TypeAttr::get(type),
-                                             argAttrs ? Attribute(argAttrs)
-                                                      : b.getUnitAttr()});
+  Attribute key = ArrayAttr::get(
+      context(),
+      {TypeAttr::get(type), argAttrs ? Attribute(argAttrs) : b.getUnitAttr()});
   auto it = constants.find(key);
   if (it != constants.end())
     return it->second;
@@ -324,19 +324,18 @@ Value ProgramLowering::memset(Value tile, double value) {
 void ProgramLowering::activation(ncore::ActFunc func, Value dst, Value src,
                                  Value biasTile, Value reduce, double scale,
                                  double bias) {
-  create<ncore::ActivationOp>(dst, src, biasTile, reduce,
-                              ncore::ActFuncAttr::get(context(), func),
-                              b.getF32FloatAttr(scale), b.getF32FloatAttr(bias),
-                              ncore::EngineAttr());
+  create<ncore::ActivationOp>(
+      dst, src, biasTile, reduce, ncore::ActFuncAttr::get(context(), func),
+      b.getF32FloatAttr(scale), b.getF32FloatAttr(bias), ncore::EngineAttr());
 }
 
 void ProgramLowering::tensorScalar(ncore::AluOp alu, Value dst, Value src,
                                    Value scalarTile,
                                    std::optional<double> imm) {
-  create<ncore::TensorScalarOp>(
-      dst, src, scalarTile, ncore::AluOpAttr::get(context(), alu),
-      imm ? b.getF32FloatAttr(*imm) : FloatAttr(), UnitAttr(),
-      ncore::EngineAttr());
+  create<ncore::TensorScalarOp>(dst, src, scalarTile,
+                                ncore::AluOpAttr::get(context(), alu),
+                                imm ? b.getF32FloatAttr(*imm) : FloatAttr(),
+                                UnitAttr(), ncore::EngineAttr());
 }
 
 Value ProgramLowering::broadcastRow(const Placement &vec, Index col, int64_t n,
@@ -363,9 +362,9 @@ Value ProgramLowering::broadcastRow(const Placement &vec, Index col, int64_t n,
 
 void ProgramLowering::copyInto(const Placement &dst, const Placement &src) {
   if (!dst.inSbuf() && !src.inSbuf()) {
-    create<ncore::DmaCopyOp>(
-        window(dst, cst(0), dst.rows, cst(0), dst.cols),
-        window(src, cst(0), src.rows, cst(0), src.cols), ncore::EngineAttr());
+    create<ncore::DmaCopyOp>(window(dst, cst(0), dst.rows, cst(0), dst.cols),
+                             window(src, cst(0), src.rows, cst(0), src.cols),
+                             ncore::EngineAttr());
     return;
   }
   forEachRowTile(src.rows, [&](Index r, int64_t p) {
@@ -506,10 +505,12 @@ static PassCounter numNarrow{"convert-seam-to-ncore", "narrow-in-hbm",
 static PassCounter numResident{"convert-seam-to-ncore", "sbuf-resident",
                                "Intermediates kept in SBUF"};
 
-LogicalResult ConvertSeamToNcorePass::lowerProgram(
-    func::FuncOp func, ModuleOp programs, const TargetInfo &target,
-    const LoweringTable &table, KernelDeclarations &kernels,
-    ConversionStats &stats) {
+LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
+                                                   ModuleOp programs,
+                                                   const TargetInfo &target,
+                                                   const LoweringTable &table,
+                                                   KernelDeclarations &kernels,
+                                                   ConversionStats &stats) {
   ModuleOp module = getOperation();
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("convert-seam-to-ncore: a program has one block");
@@ -555,12 +556,13 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       b.create<ncore::ProgramOp>(func.getLoc(), func.getSymName(), argTypes);
   unsigned numIn = func.getNumArguments();
   for (unsigned i = 0; i < argTypes.size(); ++i)
-    program.setArgRole(i, i >= numIn ? "output" : isParam[i] ? "param"
-                                                              : "input");
-  func->setAttr("seam.ncore_program",
-                SymbolRefAttr::get(programs.getSymNameAttr(),
-                                   {FlatSymbolRefAttr::get(
-                                       func.getSymNameAttr())}));
+    program.setArgRole(i, i >= numIn   ? "output"
+                          : isParam[i] ? "param"
+                                       : "input");
+  func->setAttr(
+      "seam.ncore_program",
+      SymbolRefAttr::get(programs.getSymNameAttr(),
+                         {FlatSymbolRefAttr::get(func.getSymNameAttr())}));
 
   ProgramLowering pl(program, target, stats, kernels);
   Block &body = func.getBody().front();
@@ -627,10 +629,8 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
           return failure();
     if (failed(it->second(pl, &op)))
       return failure();
-    // Results aliasing another value's bytes belong to its class.
-    for (Value r : op.getResults())
-      if (classOf[r] != r)
-        pl.setOwner(r, classOf[r]);
+    // Views (reshape, slice) never own SBUF bytes: only a class's root is
+    // placed in SBUF, and it is released after the class's last use.
     for (Value cls : dying.lookup(position[&op]))
       pl.release(cls);
   }
@@ -725,10 +725,10 @@ void ConvertSeamToNcorePass::runOnOperation() {
       failedAny = true;
       return;
     }
-    call->setAttr("seam.ncore_program",
-                  SymbolRefAttr::get(programs.getSymNameAttr(),
-                                     {FlatSymbolRefAttr::get(
-                                         decl->getSymNameAttr())}));
+    call->setAttr(
+        "seam.ncore_program",
+        SymbolRefAttr::get(programs.getSymNameAttr(),
+                           {FlatSymbolRefAttr::get(decl->getSymNameAttr())}));
   });
   if (failedAny)
     return signalPassFailure();

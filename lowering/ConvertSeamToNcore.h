@@ -1,4 +1,5 @@
-//===- ConvertSeamToNcore.h - seam -> ncore conversion framework -*- C++ -*-===//
+//===- ConvertSeamToNcore.h - seam -> ncore conversion framework -*- C++
+//-*-===//
 //
 // `convert-seam-to-ncore` turns every `func.func` tagged `seam.program` into
 // an `ncore.program` of the same name (inside a nested `module @ncore`). The
@@ -129,7 +130,8 @@ public:
   KernelDeclarations &kernelDecls() { return kernels; }
   ConversionStats &statistics() { return stats; }
 
-  //===--- values ----------------------------------------------------------===//
+  //===--- values
+  //----------------------------------------------------------===//
   void bind(Value v, const Placement &p) { placements[v] = p; }
   /// The placement of an operand (error at `user` when it has none).
   FailureOr<Placement> get(Value v, Operation *user);
@@ -146,34 +148,30 @@ public:
   /// A placement over a fresh HBM scratch [rows, cols].
   Placement hbmScratch(ArrayRef<int64_t> shape, Type elementType,
                        StringRef prefix);
-  /// Liveness bookkeeping (SBUF budget): `owner` keeps its bytes until
-  /// release(owner).
+  /// Liveness bookkeeping (SBUF budget): the SBUF bytes placed for `owner`
+  /// return to the budget (after the last use of `owner` and its views).
   void release(Value owner);
-  /// The owner whose SBUF bytes a placement of `v` belongs to.
-  void setOwner(Value v, Value owner) { ownerOf[v] = owner; }
-  Value ownerOf_(Value v) const {
-    auto it = ownerOf.find(v);
-    return it == ownerOf.end() ? v : it->second;
-  }
 
-  //===--- loops -----------------------------------------------------------===//
+  //===--- loops
+  //-----------------------------------------------------------===//
   Index cst(int64_t c) { return getAffineConstantExpr(c, context()); }
   /// body(i) for i in [0, trips): an ncore.loop unless trips == 1.
   void forRange(int64_t trips, function_ref<void(Index)> body);
   /// Chunks of `chunk` over [0, n): body(start, size); full chunks in one
   /// loop, the remainder peeled. With `peelFirst`, chunk 0 is emitted on its
   /// own first (`first` = true), e.g. the non-accumulating matmul of a K loop.
-  void forEachChunk(int64_t n, int64_t chunk,
-                    function_ref<void(Index start, int64_t size, bool first)> body,
-                    bool peelFirst = false);
+  void
+  forEachChunk(int64_t n, int64_t chunk,
+               function_ref<void(Index start, int64_t size, bool first)> body,
+               bool peelFirst = false);
   /// Row tiles of 128 rows: body(row0, p).
   void forEachRowTile(int64_t rows,
                       function_ref<void(Index row0, int64_t p)> body) {
-    forEachChunk(rows, 128,
-                 [&](Index r, int64_t p, bool) { body(r, p); });
+    forEachChunk(rows, 128, [&](Index r, int64_t p, bool) { body(r, p); });
   }
 
-  //===--- tiles -----------------------------------------------------------===//
+  //===--- tiles
+  //-----------------------------------------------------------===//
   /// A working tile, allocated outside the open loops.
   Value alloc(MemSpace space, ArrayRef<int64_t> shape, Type elementType);
   /// ncore.view at `offsets` (affine in the open loops' ivs).
@@ -182,8 +180,7 @@ public:
   Value reshape(Value source, ArrayRef<int64_t> shape);
   /// The [p, n] window of rows [row0, row0 + p) and cols [col, col + n).
   /// In SBUF row0 must be a multiple of 128 (see rowAligned).
-  Value window(const Placement &t, Index row0, int64_t p, Index col,
-               int64_t n);
+  Value window(const Placement &t, Index row0, int64_t p, Index col, int64_t n);
   /// True when SBUF windows at rows `k * stride` are expressible.
   static bool rowAligned(const Placement &t, int64_t stride) {
     return !t.inSbuf() || stride % 128 == 0 || t.rows <= stride;
@@ -194,8 +191,8 @@ public:
   /// working tile that storeOut then writes to HBM.
   Value outTile(const Placement &t, Index row0, int64_t p, Index col,
                 int64_t n);
-  void storeOut(const Placement &t, Index row0, int64_t p, Index col,
-                int64_t n, Value tile);
+  void storeOut(const Placement &t, Index row0, int64_t p, Index col, int64_t n,
+                Value tile);
   /// A [p, n] SBUF tile holding row 0 of `vec` (cols [col, col + n)) on
   /// every partition: the row (DMA'd in when in HBM) times a ones column on
   /// the Tensor engine, in 512-column blocks.
@@ -221,8 +218,7 @@ public:
   void tensorScalar(ncore::AluOp alu, Value dst, Value src, Value scalarTile,
                     std::optional<double> imm = std::nullopt);
 
-  template <typename OpTy, typename... Args>
-  OpTy create(Args &&...args) {
+  template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
     return b.create<OpTy>(currentLoc, std::forward<Args>(args)...);
   }
 
@@ -242,7 +238,6 @@ private:
   KernelDeclarations &kernels;
   DenseMap<Value, Placement> placements;
   DenseMap<Value, SmallVector<Value, 1>> outputs;
-  DenseMap<Value, Value> ownerOf;
   DenseMap<Value, int64_t> ownedBytes;
   SmallVector<ncore::LoopOp> loops;
   DenseMap<Attribute, Value> constants;
@@ -252,8 +247,8 @@ private:
 
 /// Lowers rope on one tile: out = x * cos + rotate_half(x) * sin with x, cos,
 /// sin, out all [p, d] SBUF tiles (shared by ConvertRope and ConvertAttention).
-void emitRopeTile(ProgramLowering &pl, Value out, Value x, Value cos,
-                  Value sin, int64_t p, int64_t d);
+void emitRopeTile(ProgramLowering &pl, Value out, Value x, Value cos, Value sin,
+                  int64_t p, int64_t d);
 
 } // namespace conversion
 } // namespace mlir::seam

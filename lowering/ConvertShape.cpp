@@ -11,8 +11,8 @@
 // source in SBUF is first written to HBM (a `relayoutN` scratch).
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
+#include "lowering/ConvertSeamToNcore.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -44,8 +44,8 @@ static LogicalResult lowerReshape(ProgramLowering &pl, Operation *o) {
   }
   if (!x->inSbuf() && x->isContiguous()) {
     Placement p = *x;
-    Value rowsView = pl.view(x->root, {x->rows, x->cols},
-                             {pl.cst(x->rowOffset), pl.cst(0)});
+    Value rowsView =
+        pl.view(x->root, {x->rows, x->cols}, {pl.cst(x->rowOffset), pl.cst(0)});
     p.root = pl.reshape(rowsView, {rows, cols});
     p.rowOffset = 0;
     p.rows = rows;
@@ -73,7 +73,8 @@ static LogicalResult lowerSlice(ProgramLowering &pl, Operation *o) {
   auto x = pl.get(op.getInput(), op);
   if (failed(x))
     return failure();
-  SmallVector<int64_t> in = shapeOf(op.getInput()), res = shapeOf(op.getResult());
+  SmallVector<int64_t> in = shapeOf(op.getInput()),
+                       res = shapeOf(op.getResult());
   ArrayRef<int64_t> offs = op.getOffsets();
   unsigned rank = in.size();
   // Columns only.
@@ -229,8 +230,8 @@ static LogicalResult lowerSwapLastTwo(ProgramLowering &pl, TransposeOp op,
   Placement ya = ProgramLowering::rowAligned(y, b)
                      ? y
                      : pl.hbmScratch(y.shape, y.elementType, "relayout");
-  Value tp = pl.alloc(MemSpace::Psum, {std::min<int64_t>(b, 128),
-                                       std::min<int64_t>(a, 128)},
+  Value tp = pl.alloc(MemSpace::Psum,
+                      {std::min<int64_t>(b, 128), std::min<int64_t>(a, 128)},
                       pl.builder().getF32Type());
   auto zero = pl.cst(0);
   pl.forRange(batch, [&](Index k) {
@@ -256,7 +257,8 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
   if (failed(x))
     return failure();
   ArrayRef<int64_t> perm = op.getPerm();
-  SmallVector<int64_t> in = shapeOf(op.getInput()), res = shapeOf(op.getResult());
+  SmallVector<int64_t> in = shapeOf(op.getInput()),
+                       res = shapeOf(op.getResult());
   unsigned rank = in.size();
   if (llvm::equal(perm, llvm::seq<int64_t>(0, rank))) {
     pl.bind(op.getResult(), ProgramLowering::withShape(*x, res));
@@ -284,9 +286,9 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     if (res[d] > 1)
       loopDims.push_back(d);
   if (loopDims.size() > ncore::kMaxLoopDepth)
-    return op.emitOpError() << "convert-seam-to-ncore: transpose needs "
-                            << loopDims.size() << " nested loops (max "
-                            << ncore::kMaxLoopDepth << ")";
+    return op.emitOpError()
+           << "convert-seam-to-ncore: transpose needs " << loopDims.size()
+           << " nested loops (max " << ncore::kMaxLoopDepth << ")";
   int64_t outer = 1;
   for (unsigned d = 0; d + 2 < rank; ++d)
     outer *= res[d];
@@ -324,10 +326,9 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
         srcSizes[rank - 1] = cols;
         SmallVector<Index> off = srcOff;
         off[perm[rank - 2]] = r0;
-        pl.create<ncore::DmaCopyOp>(pl.window(out, flat * n + r0, p,
-                                              pl.cst(0), cols),
-                                    pl.view(src, srcSizes, off),
-                                    ncore::EngineAttr());
+        pl.create<ncore::DmaCopyOp>(
+            pl.window(out, flat * n + r0, p, pl.cst(0), cols),
+            pl.view(src, srcSizes, off), ncore::EngineAttr());
       });
       return;
     }

@@ -9,11 +9,11 @@
 // silu); bf16 <= 1e-2.
 //
 //===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
 #include "dialect/ncore/NcoreOps.h"
 #include "dialect/seam/SeamOps.h"
 #include "lowering/ConvertSeamToNcore.h"
 #include "lowering/NcoreCodegen.h"
-#include "KernelTestUtil.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -70,11 +70,12 @@ struct ConvRun {
 /// Converts the seam module `source`, compiles program `name` and runs it
 /// with `inputs` (one per func argument, in order).
 ConvRun convertAndRun(const std::string &source, const std::string &name,
-                  const std::vector<std::vector<float>> &inputs,
-                  const std::string &target = "trn1") {
+                      const std::vector<std::vector<float>> &inputs,
+                      const std::string &target = "trn1") {
   ConvRun r;
   MLIRContext ctx;
-  ctx.loadDialect<mlir::seam::SeamDialect, ncore::NcoreDialect, func::FuncDialect>();
+  ctx.loadDialect<mlir::seam::SeamDialect, ncore::NcoreDialect,
+                  func::FuncDialect>();
   std::string diags;
   ScopedDiagnosticHandler h(&ctx, [&](Diagnostic &d) {
     diags += d.str() + "\n";
@@ -130,8 +131,8 @@ void report(const char *what, bool bf, double err) {
 
 std::vector<double> linearRef(const std::vector<float> &x,
                               const std::vector<float> &w,
-                              const std::vector<float> *b, int64_t m,
-                              int64_t k, int64_t n) {
+                              const std::vector<float> *b, int64_t m, int64_t k,
+                              int64_t n) {
   std::vector<double> y(m * n);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -213,13 +214,11 @@ struct LinearCase {
 
 TEST(ConvertLinear, BiasPartialTilesKRemainder) {
   // Partial token tiles, K remainders, N blocks of 512 plus a remainder.
-  for (LinearCase c : {LinearCase{128, 128, 128, false},
-                       LinearCase{128, 128, 128, true},
-                       LinearCase{200, 128, 128, false},
-                       LinearCase{128, 192, 128, false},
-                       LinearCase{128, 384, 128, false},
-                       LinearCase{128, 128, 640, false},
-                       LinearCase{200, 192, 640, true}}) {
+  for (LinearCase c :
+       {LinearCase{128, 128, 128, false}, LinearCase{128, 128, 128, true},
+        LinearCase{200, 128, 128, false}, LinearCase{128, 192, 128, false},
+        LinearCase{128, 384, 128, false}, LinearCase{128, 128, 640, false},
+        LinearCase{200, 192, 640, true}}) {
     for (bool bf : {false, true}) {
       std::string t = dt(bf);
       auto ty = [&](std::initializer_list<int64_t> dims) {
@@ -230,14 +229,15 @@ TEST(ConvertLinear, BiasPartialTilesKRemainder) {
       };
       std::string xt = ty({1, c.m, c.k}), wt = ty({c.k, c.n}), bt = ty({c.n}),
                   yt = ty({1, c.m, c.n});
-      std::string src = "func.func private @p(%x: " + xt + ", %w: " + wt +
-                        (c.bias ? ", %b: " + bt : "") + ") -> " + yt +
-                        " attributes {seam.program} {\n  %y = seam.linear %x, %w" +
-                        (c.bias ? ", %b" : "") + " : (" + xt + ", " + wt +
-                        (c.bias ? ", " + bt : "") + ") -> " + yt +
-                        "\n  return %y : " + yt + "\n}\n";
-      auto x = randomValues(c.m * c.k, 1, bf), w = randomValues(c.k * c.n, 2, bf),
-           b = randomValues(c.n, 3, bf);
+      std::string src =
+          "func.func private @p(%x: " + xt + ", %w: " + wt +
+          (c.bias ? ", %b: " + bt : "") + ") -> " + yt +
+          " attributes {seam.program} {\n  %y = seam.linear %x, %w" +
+          (c.bias ? ", %b" : "") + " : (" + xt + ", " + wt +
+          (c.bias ? ", " + bt : "") + ") -> " + yt + "\n  return %y : " + yt +
+          "\n}\n";
+      auto x = randomValues(c.m * c.k, 1, bf),
+           w = randomValues(c.k * c.n, 2, bf), b = randomValues(c.n, 3, bf);
       std::vector<std::vector<float>> in{x, w};
       if (c.bias)
         in.push_back(b);
@@ -263,20 +263,22 @@ TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
         ">, tensor<3x100x96x" + t +
         ">) attributes {seam.program} {\n"
         "  %y = seam.layer_norm %x scale %g bias %b {epsilon = 1.0e-5 : f64} "
-        ": (tensor<3x100x96x" + t + ">, tensor<96x" + t + ">, tensor<96x" + t +
+        ": (tensor<3x100x96x" +
+        t + ">, tensor<96x" + t + ">, tensor<96x" + t +
         ">) -> tensor<3x100x96x" + t +
         ">\n"
         "  %z = seam.rms_norm %x scale %g {epsilon = 1.0e-6 : f64} : "
-        "(tensor<3x100x96x" + t + ">, tensor<96x" + t +
-        ">) -> tensor<3x100x96x" + t + ">\n  return %y, %z : tensor<3x100x96x" +
-        t + ">, tensor<3x100x96x" + t + ">\n}\n";
+        "(tensor<3x100x96x" +
+        t + ">, tensor<96x" + t + ">) -> tensor<3x100x96x" + t +
+        ">\n  return %y, %z : tensor<3x100x96x" + t + ">, tensor<3x100x96x" +
+        t + ">\n}\n";
     auto x = randomValues(300 * 96, 4, bf, -2.0f, 3.0f),
-         g = randomValues(96, 5, bf, 0.5f, 1.5f),
-         b = randomValues(96, 6, bf);
+         g = randomValues(96, 5, bf, 0.5f, 1.5f), b = randomValues(96, 6, bf);
     ConvRun r = convertAndRun(src, "p", {x, g, b});
     ASSERT_TRUE(r.ok) << r.error;
     double e1 = relL2(r.outputs[0], normRef(x, 300, 96, 1e-5, true, &g, &b));
-    double e2 = relL2(r.outputs[1], normRef(x, 300, 96, 1e-6, false, &g, nullptr));
+    double e2 =
+        relL2(r.outputs[1], normRef(x, 300, 96, 1e-6, false, &g, nullptr));
     report("layer_norm", bf, e1);
     report("rms_norm", bf, e2);
     EXPECT_LE(e1, bf ? 1e-2 : 1e-4);
@@ -289,21 +291,24 @@ TEST(ConvertElementwise, ActivationsAndBroadcast) {
     std::string t = dt(bf);
     std::string ty = "tensor<1x130x96x" + t + ">";
     std::string vec = "tensor<1x1x96x" + t + ">";
-    std::string src =
-        "func.func private @p(%x: " + ty + ", %v: " + vec + ") -> (" + ty +
-        ", " + ty + ", " + ty + ", " + ty +
-        ") attributes {seam.program} {\n"
-        "  %g = seam.gelu %x : " + ty + "\n  %t = seam.gelu_tanh %x : " + ty +
-        "\n  %s = seam.silu %x : " + ty +
-        "\n"
-        "  %vs = seam.silu %v : " + vec +
-        "\n"
-        "  %a = seam.add %x, %v : (" + ty + ", " + vec + ") -> " + ty +
-        "\n"
-        "  %m = seam.mul %a, %vs : (" + ty + ", " + vec + ") -> " + ty +
-        "\n"
-        "  return %g, %t, %s, %m : " + ty + ", " + ty + ", " + ty + ", " + ty +
-        "\n}\n";
+    std::string src = "func.func private @p(%x: " + ty + ", %v: " + vec +
+                      ") -> (" + ty + ", " + ty + ", " + ty + ", " + ty +
+                      ") attributes {seam.program} {\n"
+                      "  %g = seam.gelu %x : " +
+                      ty + "\n  %t = seam.gelu_tanh %x : " + ty +
+                      "\n  %s = seam.silu %x : " + ty +
+                      "\n"
+                      "  %vs = seam.silu %v : " +
+                      vec +
+                      "\n"
+                      "  %a = seam.add %x, %v : (" +
+                      ty + ", " + vec + ") -> " + ty +
+                      "\n"
+                      "  %m = seam.mul %a, %vs : (" +
+                      ty + ", " + vec + ") -> " + ty +
+                      "\n"
+                      "  return %g, %t, %s, %m : " +
+                      ty + ", " + ty + ", " + ty + ", " + ty + "\n}\n";
     const int64_t rows = 130, d = 96;
     auto x = randomValues(rows * d, 7, bf, -3.0f, 3.0f),
          v = randomValues(d, 8, bf);
@@ -314,8 +319,9 @@ TEST(ConvertElementwise, ActivationsAndBroadcast) {
     for (int64_t i = 0; i < rows * d; ++i) {
       double a = x[i];
       g[i] = 0.5 * a * (1.0 + std::erf(a / std::sqrt(2.0)));
-      th[i] = 0.5 * a *
-              (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a * a * a)));
+      th[i] =
+          0.5 * a *
+          (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a * a * a)));
       si[i] = silu(a);
       double vs = silu(v[i % d]);
       if (bf)
@@ -348,18 +354,19 @@ TEST(ConvertShape, HeadsTransposeAfterLinear) {
         "func.func private @p(%x: tensor<1x256x64x" + t +
         ">, %w: tensor<64x384x" + t + ">) -> tensor<1x2x256x64x" + t +
         "> attributes {seam.program} {\n"
-        "  %qkv = seam.linear %x, %w : (tensor<1x256x64x" + t +
-        ">, tensor<64x384x" + t + ">) -> tensor<1x256x384x" + t +
+        "  %qkv = seam.linear %x, %w : (tensor<1x256x64x" +
+        t + ">, tensor<64x384x" + t + ">) -> tensor<1x256x384x" + t +
         ">\n"
-        "  %q = seam.slice %qkv offsets [0, 0, 128] : tensor<1x256x384x" + t +
-        "> -> tensor<1x256x128x" + t +
+        "  %q = seam.slice %qkv offsets [0, 0, 128] : tensor<1x256x384x" +
+        t + "> -> tensor<1x256x128x" + t +
         ">\n"
-        "  %r = seam.reshape %q : tensor<1x256x128x" + t +
-        "> -> tensor<1x256x2x64x" + t +
+        "  %r = seam.reshape %q : tensor<1x256x128x" +
+        t + "> -> tensor<1x256x2x64x" + t +
         ">\n"
-        "  %o = seam.transpose %r perm [0, 2, 1, 3] : tensor<1x256x2x64x" + t +
-        "> -> tensor<1x2x256x64x" + t + ">\n  %a = seam.silu %o : tensor<1x2x256x64x" +
-        t + ">\n  return %a : tensor<1x2x256x64x" + t + ">\n}\n";
+        "  %o = seam.transpose %r perm [0, 2, 1, 3] : tensor<1x256x2x64x" +
+        t + "> -> tensor<1x2x256x64x" + t +
+        ">\n  %a = seam.silu %o : tensor<1x2x256x64x" + t +
+        ">\n  return %a : tensor<1x2x256x64x" + t + ">\n}\n";
     auto x = randomValues(s * k, 9, bf), w = randomValues(k * n, 10, bf);
     ConvRun r = convertAndRun(src, "p", {x, w});
     ASSERT_TRUE(r.ok) << r.error;
@@ -390,10 +397,11 @@ TEST(ConvertShape, SwapLastTwoOnTensorEngine) {
       std::string t = dt(bf);
       std::string in = "tensor<2x" + std::to_string(a) + "x96x" + t + ">",
                   out = "tensor<2x96x" + std::to_string(a) + "x" + t + ">";
-      std::string src = "func.func private @p(%x: " + in + ") -> " + out +
-                        " attributes {seam.program} {\n  %s = seam.silu %x : " +
-                        in + "\n  %y = seam.transpose %s perm [0, 2, 1] : " +
-                        in + " -> " + out + "\n  return %y : " + out + "\n}\n";
+      std::string src =
+          "func.func private @p(%x: " + in + ") -> " + out +
+          " attributes {seam.program} {\n  %s = seam.silu %x : " + in +
+          "\n  %y = seam.transpose %s perm [0, 2, 1] : " + in + " -> " + out +
+          "\n  return %y : " + out + "\n}\n";
       auto x = randomValues(bsz * a * b, 18, bf);
       ConvRun r = convertAndRun(src, "p", {x});
       ASSERT_TRUE(r.ok) << r.error;
@@ -406,8 +414,8 @@ TEST(ConvertShape, SwapLastTwoOnTensorEngine) {
             want[(k * b + j) * a + i] = bf ? toBf16(float(v)) : v;
           }
       double err = relL2(r.outputs[0], want);
-      std::cout << "[convert] silu+transpose[0,2,1] A=" << a << " "
-                << dt(bf) << " rel-L2 " << err << "\n";
+      std::cout << "[convert] silu+transpose[0,2,1] A=" << a << " " << dt(bf)
+                << " rel-L2 " << err << "\n";
       EXPECT_LE(err, bf ? 1e-2 : 1e-4);
     }
   }
@@ -422,9 +430,9 @@ TEST(ConvertRope, RotateHalf) {
     std::string src = "func.func private @p(%x: " + ty + ", %c: " + tab +
                       ", %s: " + tab + ") -> " + ty +
                       " attributes {seam.program} {\n"
-                      "  %y = seam.rope %x, %c, %s : (" + ty + ", " + tab +
-                      ", " + tab + ") -> " + ty + "\n  return %y : " + ty +
-                      "\n}\n";
+                      "  %y = seam.rope %x, %c, %s : (" +
+                      ty + ", " + tab + ", " + tab + ") -> " + ty +
+                      "\n  return %y : " + ty + "\n}\n";
     auto x = randomValues(heads * s * d, 11, bf);
     std::vector<float> c, sn;
     ropeTables(s, d, bf, c, sn);
@@ -457,7 +465,8 @@ TEST(ConvertAttention, StableSoftmaxCausalRopeGqa) {
     double scale = 1.0 / std::sqrt(double(c.d));
     std::string args = "%q: " + sh(c.heads) + ", %k: " + sh(c.kvHeads) +
                        ", %v: " + sh(c.kvHeads);
-    std::string types = sh(c.heads) + ", " + sh(c.kvHeads) + ", " + sh(c.kvHeads);
+    std::string types =
+        sh(c.heads) + ", " + sh(c.kvHeads) + ", " + sh(c.kvHeads);
     std::string ropeOps;
     if (c.rope) {
       args += ", %c: " + tab + ", %s: " + tab;
@@ -466,11 +475,11 @@ TEST(ConvertAttention, StableSoftmaxCausalRopeGqa) {
     }
     std::string src = "func.func private @p(" + args + ") -> " + sh(c.heads) +
                       " attributes {seam.program} {\n"
-                      "  %o = seam.attention %q, %k, %v" + ropeOps +
-                      " {scale = " + std::to_string(scale) + " : f64" +
-                      (c.causal ? ", causal" : "") + "} : (" + types +
-                      ") -> " + sh(c.heads) + "\n  return %o : " + sh(c.heads) +
-                      "\n}\n";
+                      "  %o = seam.attention %q, %k, %v" +
+                      ropeOps + " {scale = " + std::to_string(scale) +
+                      " : f64" + (c.causal ? ", causal" : "") + "} : (" +
+                      types + ") -> " + sh(c.heads) +
+                      "\n  return %o : " + sh(c.heads) + "\n}\n";
     int64_t s = c.seq, d = c.d;
     auto q = randomValues(c.heads * s * d, 12, c.bf, -2.0f, 2.0f),
          k = randomValues(c.kvHeads * s * d, 13, c.bf, -2.0f, 2.0f),
@@ -550,8 +559,9 @@ func.func private @p(%x: tensor<1x256x128xf32>, %w1: tensor<128x256xf32>, %w2: t
   std::vector<float> gf(h.size());
   for (size_t i = 0; i < h.size(); ++i) {
     double a = h[i];
-    gf[i] = float(0.5 * a *
-                  (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a * a * a))));
+    gf[i] = float(
+        0.5 * a *
+        (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a * a * a))));
   }
   auto o = linearRef(gf, w2, nullptr, m, f, d);
   for (size_t i = 0; i < o.size(); ++i)
