@@ -571,4 +571,31 @@ func.func private @p(%x: tensor<1x256x128xf32>, %w1: tensor<128x256xf32>, %w2: t
   EXPECT_LE(err, 1e-4);
 }
 
+TEST(ConvertKernelCall, QkvKernelInsideAProgram) {
+  // gelu -> kernel_call "qkv" (a separately compiled kernel program, called
+  // on HBM tensors) -> silu, f32.
+  const int64_t m = 128, k = 128, n = 384;
+  std::string src = R"(
+func.func private @p(%x: tensor<1x128x128xf32>, %w: tensor<128x384xf32>) -> tensor<1x128x384xf32> attributes {seam.program} {
+  %g = seam.gelu %x : tensor<1x128x128xf32>
+  %y = seam.kernel_call "qkv"(%g, %w) {config = {seam.fused_qkv = ["q", "k", "v"]}} : (tensor<1x128x128xf32>, tensor<128x384xf32>) -> tensor<1x128x384xf32>
+  %s = seam.silu %y : tensor<1x128x384xf32>
+  return %s : tensor<1x128x384xf32>
+}
+)";
+  auto x = randomValues(m * k, 19, false, -2.0f, 2.0f),
+       w = randomValues(k * n, 20, false, -0.2f, 0.2f);
+  ConvRun r = convertAndRun(src, "p", {x, w});
+  ASSERT_TRUE(r.ok) << r.error;
+  std::vector<float> g(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    g[i] = float(0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0))));
+  auto y = linearRef(g, w, nullptr, m, k, n);
+  for (double &v : y)
+    v = v / (1.0 + std::exp(-v));
+  double err = relL2(r.outputs[0], y);
+  report("gelu->kernel qkv->silu", false, err);
+  EXPECT_LE(err, 1e-4);
+}
+
 } // namespace
