@@ -138,6 +138,8 @@ LogicalResult NcoreAllocatePass::place(MemSpace space,
     return a.start != b.start ? a.start < b.start : a.size > b.size;
   });
   std::vector<const Item *> placed;
+  int64_t rover = 0;
+  bool nextFit = space == MemSpace::Sbuf;
   for (Item &it : items) {
     if (it.fixed) {
       placed.push_back(&it);
@@ -151,21 +153,28 @@ LogicalResult NcoreAllocatePass::place(MemSpace space,
     for (const Item &o : items)
       if (o.fixed && o.start > it.start && o.start <= it.end)
         busy.push_back(&o);
-    int64_t cand = 0;
-    while (true) {
-      if (bank > 0 && cand % bank + it.size > bank)
-        cand = alignUp(cand + 1, bank);
-      if (cand + it.size > capacity)
-        break;
-      const Item *hit = nullptr;
-      for (const Item *o : busy)
-        if (o->offset < cand + it.size && cand < o->offset + o->size)
-          if (!hit || o->offset + o->size > hit->offset + hit->size)
-            hit = o;
-      if (!hit)
-        break;
-      cand = alignUp(hit->offset + hit->size, kAlignBytes);
-    }
+    // Next fit: search from just after the previous placement, wrapping
+    // to 0, so freed bytes are not refilled at once (each reuse is a
+    // dependency the scheduler must honour, which costs overlap).
+    auto search = [&](int64_t cand) {
+      while (true) {
+        if (bank > 0 && cand % bank + it.size > bank)
+          cand = alignUp(cand + 1, bank);
+        if (cand + it.size > capacity)
+          return cand;
+        const Item *hit = nullptr;
+        for (const Item *o : busy)
+          if (o->offset < cand + it.size && cand < o->offset + o->size)
+            if (!hit || o->offset + o->size > hit->offset + hit->size)
+              hit = o;
+        if (!hit)
+          return cand;
+        cand = alignUp(hit->offset + hit->size, kAlignBytes);
+      }
+    };
+    int64_t cand = nextFit ? search(rover) : capacity;
+    if (cand + it.size > capacity)
+      cand = search(0);
     if (cand + it.size > capacity) {
       int64_t liveHere = it.size;
       for (const Item *o : busy)
@@ -179,6 +188,7 @@ LogicalResult NcoreAllocatePass::place(MemSpace space,
              << " bytes per partition): spill to HBM before allocation";
     }
     it.offset = cand;
+    rover = alignUp(cand + it.size, kAlignBytes);
     placed.push_back(&it);
   }
   return success();

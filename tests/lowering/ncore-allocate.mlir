@@ -1,20 +1,23 @@
 // RUN: seam-opt %s -split-input-file -ncore-allocate | FileCheck %s
 // RUN: seam-opt %s -split-input-file -ncore-allocate -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
-// Tiles whose live ranges do not overlap share bytes; overlapping ones do not.
+// Placement is next fit: the search starts after the previous tile and
+// wraps, so freed bytes are not refilled at once (every reuse is a
+// dependency the scheduler must honour). When the search wraps, tiles whose
+// live ranges do not overlap share bytes; overlapping ones do not.
 // CHECK-LABEL: ncore.program @reuse
-ncore.program @reuse(%x: !ncore.tile<hbm, 128x512xf32>, %y: !ncore.tile<hbm, 128x512xf32>) {
-  // CHECK: ncore.alloc offset 0 : <sbuf, 128x512xf32>
-  // CHECK: ncore.alloc offset 2048 : <sbuf, 128x512xf32>
-  // CHECK: ncore.alloc offset 0 : <sbuf, 128x512xf32>
-  %a = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
-  %b = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
-  %c = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
-  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<hbm, 128x512xf32>
-  ncore.activation exp %b, %a : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
-  // %a is dead from here on: %c takes its place.
-  ncore.activation exp %c, %b : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
-  ncore.dma_copy %y, %c : !ncore.tile<hbm, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+ncore.program @reuse(%x: !ncore.tile<hbm, 128x20000xf32>, %y: !ncore.tile<hbm, 128x20000xf32>) {
+  // CHECK: ncore.alloc offset 0 : <sbuf, 128x20000xf32>
+  // CHECK: ncore.alloc offset 80000 : <sbuf, 128x20000xf32>
+  // CHECK: ncore.alloc offset 0 : <sbuf, 128x20000xf32>
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x20000xf32>
+  %b = ncore.alloc : !ncore.tile<sbuf, 128x20000xf32>
+  %c = ncore.alloc : !ncore.tile<sbuf, 128x20000xf32>
+  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x20000xf32>, !ncore.tile<hbm, 128x20000xf32>
+  ncore.activation exp %b, %a : !ncore.tile<sbuf, 128x20000xf32>, !ncore.tile<sbuf, 128x20000xf32>
+  // %a is dead from here on: %c wraps around into its bytes.
+  ncore.activation exp %c, %b : !ncore.tile<sbuf, 128x20000xf32>, !ncore.tile<sbuf, 128x20000xf32>
+  ncore.dma_copy %y, %c : !ncore.tile<hbm, 128x20000xf32>, !ncore.tile<sbuf, 128x20000xf32>
 }
 
 // -----
@@ -35,8 +38,8 @@ ncore.program @loop_liveness(%x: !ncore.tile<hbm, 128x256xf32>, %y: !ncore.tile<
   }
   // A tile defined inside the loop body lives within one iteration.
   // CHECK: ncore.loop
-  // CHECK: ncore.alloc offset 0 : <sbuf, 128x256xf32>
-  // CHECK: ncore.alloc offset 1024 : <sbuf, 128x256xf32>
+  // CHECK: ncore.alloc offset 2048 : <sbuf, 128x256xf32>
+  // CHECK: ncore.alloc offset 3072 : <sbuf, 128x256xf32>
   ncore.loop %j trips 2 {
     %t = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
     %u = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
@@ -93,5 +96,5 @@ ncore.program @fixed_and_scratch(%x: !ncore.tile<hbm, 128x64xf32>) {
 
 // STATS: ncore-allocate
 // STATS: 3072 psum-peak-bytes
-// STATS: 4096 sbuf-peak-bytes
+// STATS: 160000 sbuf-peak-bytes
 // STATS: 2 spills

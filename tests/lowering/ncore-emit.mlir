@@ -17,16 +17,21 @@
 // CHECK-NEXT: matmul accumulate (start at i0=0) dst=psum<f32>(p0:128 +0B, [256:1]) src0=sbuf<bf16>(p0:128 +512B, [128:1]) src1=sbuf<bf16>(p0:128 +0B, [256:1]) wait(s4>=3+2*i0) signal(s0+=1)
 // CHECK-NEXT: loop_end
 // CHECK: stream SE
-// The output tile reuses the bytes of the x tiles (dead after the loop):
-// the copy also waits for the last DMA into them.
-// CHECK-NEXT: tensor_copy {{.*}} wait(s0>=4) wait(s4>=9) signal(s2+=1)
+// CHECK-NEXT: tensor_copy {{.*}} wait(s0>=4) signal(s2+=1)
+// Large transfers are spread over DMA queues by partition rows (8 KiB or
+// more per piece): every piece waits, the last one signals.
 // CHECK: stream DMA
 // CHECK-NEXT: sem_signal signal(s4+=1)
 // CHECK-NEXT: loop_begin x4
-// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p0:128 +512B, [128:1]) src0=hbm<bf16>(w +0B, rows 128 x 128, [128:1], loop step B [32768, 0, 0, 0]) wait(s4>=0+2*i0) wait(s0>=0+1*i0) signal(s4+=1)
-// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p0:128 +0B, [256:1]) src0=hbm<bf16>(x +0B, rows 128 x 256, [256:1], loop step B [65536, 0, 0, 0]) wait(s4>=1+2*i0) signal(s4+=1)
+// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p0:32 +512B, [128:1]) src0=hbm<bf16>(w +0B, rows 32 x 128, [128:1], loop step B [32768, 0, 0, 0]) wait(s4>=0+2*i0) wait(s0>=0+1*i0)
+// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p32:64 +512B, [128:1]) src0=hbm<bf16>(w +8192B,
+// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p64:96 +512B, [128:1]) src0=hbm<bf16>(w +16384B,
+// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p96:128 +512B, [128:1]) src0=hbm<bf16>(w +24576B, {{.*}} wait(s4>=0+2*i0) wait(s0>=0+1*i0) signal(s4+=1)
+// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p0:16 +0B, [256:1]) src0=hbm<bf16>(x +0B, rows 16 x 256, [256:1], loop step B [65536, 0, 0, 0]) wait(s4>=1+2*i0)
+// CHECK-COUNT-7: dma_copy dst=sbuf<bf16>(p{{[0-9]+}}:{{[0-9]+}} +0B, [256:1]) src0=hbm<bf16>(x
 // CHECK-NEXT: loop_end
-// CHECK-NEXT: dma_copy dst=hbm<f32>(y +0B, rows 128 x 256, [256:1]) {{.*}} wait(s2>=1)
+// CHECK-NEXT: dma_copy dst=hbm<f32>(y +0B, rows 8 x 256, [256:1]) {{.*}} wait(s2>=1)
+
 ncore.program @mm(%w: !ncore.tile<hbm, 512x128xbf16> {ncore.role = "param", ncore.name = "w"},
                   %x: !ncore.tile<hbm, 512x256xbf16> {ncore.role = "input", ncore.name = "x"},
                   %y: !ncore.tile<hbm, 128x256xf32> {ncore.role = "output", ncore.name = "y"}) {
@@ -62,15 +67,17 @@ ncore.program @mm(%w: !ncore.tile<hbm, 512x128xbf16> {ncore.role = "param", ncor
 // CHECK-NEXT: tensor_scalar multiply 2 {{.*}} wait(s[[CD:[0-9]+]]>=1) signal(s[[CS:[0-9]+]]+=1)
 // CHECK-NEXT: sem_wait wait(s[[CS]]>=1) wait(s[[BD]]>=2)
 // CHECK-NEXT: tensor_scalar add 1 {{.*}} wait(s4>=2)
-// CHECK: stream DMA (8)
-// CHECK-NEXT: dma_copy dst=sbuf<f32>(p0:128 +0B, [64:1]) src0=hbm<f32>(x +0B, rows 128 x 64, [64:1]) signal(s4+=1)
-// CHECK-NEXT: dma_copy dst=hbm<f32>(spill0 +0B, {{.*}} wait(s2>=1) signal(s[[BD]]+=1)
+// CHECK: stream DMA (26)
+// CHECK: dma_copy dst=sbuf<f32>(p96:128 +0B, [64:1]) src0=hbm<f32>(x +24576B, rows 32 x 64, [64:1]) signal(s4+=1)
+// CHECK: dma_copy dst=hbm<f32>(spill0 +24576B, {{.*}} wait(s2>=1) signal(s[[BD]]+=1)
 // CHECK-NEXT: sem_wait wait(s2>=1) wait(s[[BD]]>=1)
-// CHECK-NEXT: dma_copy dst=sbuf<f32>{{.*}} src0=hbm<f32>(spill0 +0B, {{.*}} signal(s[[CD]]+=1)
-// CHECK-NEXT: dma_copy dst=hbm<f32>(scale.tmp +0B, {{.*}} wait(s[[CS]]>=1) signal(s[[CD]]+=1)
-// CHECK-NEXT: dma_copy dst=hbm<f32>(y +16384B, {{.*}} src0=hbm<f32>(scale.tmp +0B, {{.*}} wait(s[[CD]]>=2) signal(s[[BD]]+=1)
+// CHECK-NEXT: dma_copy dst=sbuf<f32>(p0:32 +0B, [64:1]) src0=hbm<f32>(spill0 +0B,
+// CHECK: dma_copy dst=sbuf<f32>(p96:128 +0B, [64:1]) src0=hbm<f32>(spill0 +24576B, {{.*}} signal(s[[CD]]+=1)
+// CHECK-NEXT: dma_copy dst=hbm<f32>(scale.tmp +0B, {{.*}} wait(s[[CS]]>=1)
+// CHECK: dma_copy dst=hbm<f32>(y +16384B, {{.*}} src0=hbm<f32>(scale.tmp +0B, {{.*}} wait(s[[CD]]>=2)
+// CHECK: dma_copy dst=hbm<f32>(y +40960B, {{.*}} src0=hbm<f32>(scale.tmp +24576B, {{.*}} wait(s[[CD]]>=2) signal(s[[BD]]+=1)
 // CHECK-NEXT: sem_wait wait(s[[CS]]>=1) wait(s[[BD]]>=2)
-// CHECK-NEXT: dma_copy dst=sbuf<f32>{{.*}} src0=hbm<f32>(y +16384B, {{.*}} signal(s4+=1)
+// CHECK-NEXT: dma_copy dst=sbuf<f32>(p0:32 +0B, [64:1]) src0=hbm<f32>(y +16384B
 ncore.program private @scale(%i: !ncore.tile<hbm, 128x64xf32> {ncore.name = "in"},
                              %o: !ncore.tile<hbm, 128x64xf32> {ncore.role = "output", ncore.name = "out"}) {
   %t = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>

@@ -158,8 +158,9 @@ void checkMatmul(Codegen &, const rt::LaunchResult &r,
 TEST_F(Codegen, TiledMatmulKLoopF32) {
   auto p = compile(matmulProgram("f32"), "mm");
   ASSERT_TRUE(p) << diagnostics;
-  // The loop stays a loop: one LoopBegin per engine with work inside.
-  EXPECT_LT(p->instructionCount(), 30u);
+  // The loop stays a loop (the count does not grow with K): one LoopBegin
+  // per engine with work inside; DMAs spread over queues in pieces.
+  EXPECT_LT(p->instructionCount(), 160u);
   auto w = randomValues(1024 * 128, 1), x = randomValues(1024 * 256, 2);
   rt::TensorMap in{{"w", {{1024, 128}, w}}, {"x", {{1024, 256}, x}}};
   rt::LaunchResult r = run(*p, in);
