@@ -10,6 +10,8 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::ncore;
 namespace rt = ::seam::rt;
@@ -38,28 +40,6 @@ uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 /// (~1.3 us on trn1) is paid per piece, so pieces stay >= 8 KiB.
 constexpr uint64_t kDmaPieceBytes = 8192;
 
-/// Signals per semaphore over a whole run of `prog` (loop trips multiply).
-std::vector<uint64_t> semaphoreTotals(const rt::Program &prog) {
-  std::vector<uint64_t> totals(rt::kNumSemaphores, 0);
-  for (const auto &stream : prog.streams) {
-    SmallVector<uint64_t, 4> mult{1};
-    for (const rt::Instruction &inst : stream) {
-      if (inst.op == rt::Opcode::LoopBegin) {
-        mult.push_back(mult.back() * inst.tripCount);
-        continue;
-      }
-      if (inst.op == rt::Opcode::LoopEnd) {
-        if (mult.size() > 1)
-          mult.pop_back();
-        continue;
-      }
-      if (inst.signalSem >= 0)
-        totals[inst.signalSem] += mult.back() * inst.signalCount;
-    }
-  }
-  return totals;
-}
-
 class ProgramEmitter {
 public:
   ProgramEmitter(ProgramOp program, rt::Target target,
@@ -71,6 +51,9 @@ public:
   }
 
   FailureOr<rt::Program> run();
+
+  /// Emitted callees, shared by the emitters of one emitProgram call.
+  std::map<Operation *, rt::Program> *calleeCache = nullptr;
 
 private:
   ProgramOp program;
@@ -112,9 +95,29 @@ private:
     return nextSem++;
   }
 
-  void push(rt::Engine e, rt::Instruction inst) {
+  /// Signals per semaphore so far (loop trips multiply), and how often each
+  /// emitted instruction runs: kept as instructions are appended, so
+  /// barriers need no rescans of the program.
+  std::vector<uint64_t> totals = std::vector<uint64_t>(rt::kNumSemaphores, 0);
+  std::array<std::vector<uint64_t>, rt::kNumEngines> runs;
+
+  uint64_t currentRuns() const {
+    uint64_t m = 1;
+    for (LoopOp l : loops)
+      m *= static_cast<uint64_t>(l.getTrips());
+    return m;
+  }
+  void addSignal(unsigned e, size_t index) {
+    const rt::Instruction &inst = prog.streams[e][index];
+    if (inst.signalSem >= 0)
+      totals[inst.signalSem] += runs[e][index] * inst.signalCount;
+  }
+  void push(rt::Engine e, rt::Instruction inst, uint64_t times = 0) {
+    unsigned ei = static_cast<unsigned>(e);
     inst.engine = e;
-    prog.streams[static_cast<unsigned>(e)].push_back(std::move(inst));
+    prog.streams[ei].push_back(std::move(inst));
+    runs[ei].push_back(times ? times : currentRuns());
+    addSignal(ei, prog.streams[ei].size() - 1);
   }
   std::vector<rt::Instruction> &stream(rt::Engine e) {
     return prog.streams[static_cast<unsigned>(e)];
@@ -240,15 +243,16 @@ FailureOr<rt::AccessPattern> ProgramEmitter::access(Value tile,
 }
 
 LogicalResult ProgramEmitter::barrier(Operation *at) {
-  std::vector<uint64_t> totals = semaphoreTotals(prog);
   std::vector<rt::SemWaitSpec> waits;
   for (unsigned e = 0; e < rt::kNumEngines; ++e) {
     auto &s = prog.streams[e];
     // The last instruction of the stream that is not a loop marker.
     rt::Instruction *last = nullptr;
-    for (auto it = s.rbegin(); it != s.rend(); ++it)
-      if (it->op != rt::Opcode::LoopBegin && it->op != rt::Opcode::LoopEnd) {
-        last = &*it;
+    size_t lastIndex = 0;
+    for (size_t i = s.size(); i-- > 0;)
+      if (s[i].op != rt::Opcode::LoopBegin && s[i].op != rt::Opcode::LoopEnd) {
+        last = &s[i];
+        lastIndex = i;
         break;
       }
     if (!last)
@@ -262,7 +266,7 @@ LogicalResult ProgramEmitter::barrier(Operation *at) {
       }
       last->signalSem = barrierSem[e];
       last->signalCount = 1;
-      totals = semaphoreTotals(prog);
+      addSignal(e, lastIndex);
     }
     rt::SemWaitSpec w;
     w.sem = static_cast<uint16_t>(last->signalSem);
@@ -349,13 +353,21 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
     argPlace.push_back({ap->binding, ap->offset});
   }
 
-  callStack.push_back(callee);
-  ProgramEmitter sub(callee, prog.target, options, callStack);
-  FailureOr<rt::Program> sp = sub.run();
-  callStack.pop_back();
-  if (failed(sp))
-    return call.emitOpError() << "could not emit callee @"
-                              << callee.getSymName();
+  // Each callee is emitted once per emission, however often it is called.
+  auto cached = calleeCache->find(callee.getOperation());
+  if (cached == calleeCache->end()) {
+    callStack.push_back(callee);
+    ProgramEmitter sub(callee, prog.target, options, callStack);
+    sub.calleeCache = calleeCache;
+    FailureOr<rt::Program> emitted = sub.run();
+    callStack.pop_back();
+    if (failed(emitted))
+      return call.emitOpError() << "could not emit callee @"
+                                << callee.getSymName();
+    cached = calleeCache->emplace(callee.getOperation(), std::move(*emitted))
+                 .first;
+  }
+  const rt::Program *sp = &cached->second;
 
   flushAllWaits();
   if (failed(barrier(call)))
@@ -373,8 +385,9 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
                            cb.shape, cb.dtype, rt::BindingRole::Scratch),
                 0};
   }
-  // Semaphores of the callee, renumbered; values continue from the totals.
-  std::vector<uint64_t> totals = semaphoreTotals(prog);
+  // Semaphores of the callee, renumbered; values continue from the totals
+  // before the call.
+  std::vector<uint64_t> before = totals;
   std::map<int, int> semMap;
   auto mapSem = [&](int s) -> FailureOr<int> {
     auto key = std::make_pair(callee.getSymName().str(), s);
@@ -392,7 +405,13 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
       continue;
     rt::Engine engine = static_cast<rt::Engine>(e);
     flushBarrier(engine);
+    SmallVector<uint64_t, 4> times{1};
     for (rt::Instruction inst : sp->streams[e]) {
+      if (inst.op == rt::Opcode::LoopEnd && times.size() > 1)
+        times.pop_back();
+      uint64_t runsHere = times.back();
+      if (inst.op == rt::Opcode::LoopBegin)
+        times.push_back(times.back() * inst.tripCount);
       for (unsigned slot = 0; slot < rt::Instruction::NumSlots; ++slot) {
         if (!(inst.apMask & (1u << slot)))
           continue;
@@ -408,7 +427,7 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
         if (failed(s))
           return failure();
         w.sem = static_cast<uint16_t>(*s);
-        w.value += static_cast<uint32_t>(totals[*s]);
+        w.value += static_cast<uint32_t>(before[*s]);
       }
       if (inst.signalSem >= 0) {
         FailureOr<int> s = mapSem(inst.signalSem);
@@ -416,7 +435,7 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
           return failure();
         inst.signalSem = *s;
       }
-      push(engine, std::move(inst));
+      push(engine, std::move(inst), runsHere);
     }
   }
   return barrier(call);
@@ -459,6 +478,7 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
       rt::Instruction &last = stream(e)[foldable[ei]];
       last.signalSem = static_cast<int32_t>(sig.getSem());
       last.signalCount = static_cast<uint32_t>(sig.getCount());
+      addSignal(ei, static_cast<size_t>(foldable[ei]));
       foldable[ei] = -1;
       return success();
     }
@@ -747,6 +767,8 @@ FailureOr<rt::Program> mlir::ncore::emitProgram(ProgramOp program,
                                                 rt::Target target,
                                                 const EmitOptions &options) {
   llvm::SmallVector<Operation *> stack{program};
+  std::map<Operation *, rt::Program> callees;
   ProgramEmitter emitter(program, target, options, stack);
+  emitter.calleeCache = &callees;
   return emitter.run();
 }

@@ -20,8 +20,11 @@ def NcoreAllocate : Pass<"ncore-allocate"> {
     Every `ncore.alloc` in SBUF or PSUM without an `offset` gets one: its
     live range runs from its first to its last use in program order (a use
     inside an `ncore.loop` that does not define the tile keeps it live for
-    the whole loop), and a first-fit allocator per memory places it in the
-    bytes of a partition (capacities from the runtime profile of `target`).
+    the whole loop), and a next-fit allocator per memory places it in the
+    bytes of a partition (capacities from the runtime profile of `target`):
+    the search starts after the previous placement and wraps around, so
+    freed bytes are not refilled at once (each reuse is a dependency
+    ncore-schedule must honour).
     A PSUM tile never crosses a bank. HBM scratch allocs get consecutive
     offsets in the program's scratch region. A tile larger than its memory,
     or more live bytes than the memory holds, is an error naming the tile
