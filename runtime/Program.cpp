@@ -420,23 +420,29 @@ std::string checkAccess(const Program &program, const AccessPattern &ap,
   }
   // Elements are bounded too, not only the byte span: a stride-0 (broadcast)
   // dim can name 2^40 elements within a few bytes, and the functional model
-  // sizes its per-element tables from this count. A real access has at most
-  // one element per byte of the memory it reads or writes.
+  // sizes its per-row tables from this count. A row (partition) holds at most
+  // one element per byte of its memory, or 65536 for a broadcast of a small
+  // tensor (a bias read into every partition).
+  const __int128 bound = std::max<__int128>(capacity, 65536);
   __int128 perRow = 1; // saturated: four uint32 sizes overflow 64 bits
   for (unsigned d = 0; d < ap.numDims; ++d)
     perRow = std::min<__int128>(perRow * ap.dims[d].size, __int128(1) << 64);
-  __int128 elements =
-      ap.space == MemSpace::Hbm ? perRow * ap.partitions : perRow;
-  if (elements > capacity) {
+  auto memory = [&] {
+    return ap.space == MemSpace::Hbm
+               ? "binding '" + program.bindings[ap.binding].name + "'"
+               : std::string(name(ap.space)) + " per partition";
+  };
+  if (perRow > bound) {
     os << "has "
        << static_cast<unsigned long long>(
-              std::min<__int128>(elements, UINT64_MAX))
-       << " elements"
-       << (ap.space == MemSpace::Hbm ? "" : " per partition")
-       << ", more than the " << static_cast<long long>(capacity) << " bytes of "
-       << (ap.space == MemSpace::Hbm
-               ? "binding '" + program.bindings[ap.binding].name + "'"
-               : std::string(name(ap.space)) + " per partition");
+              std::min<__int128>(perRow, UINT64_MAX))
+       << " elements per partition, more than the "
+       << static_cast<long long>(capacity) << " bytes of " << memory();
+    return os.str();
+  }
+  if (ap.space == MemSpace::Hbm && ap.partitions > bound) {
+    os << "has " << ap.partitions << " rows, more than the "
+       << static_cast<long long>(capacity) << " bytes of " << memory();
     return os.str();
   }
   if (r.lo < 0 || r.hi > capacity) {
