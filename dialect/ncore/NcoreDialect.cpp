@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/MathExtras.h"
 // Header-only use: the program format's limits (no runtime library linked).
 #include "runtime/Program.h"
 
@@ -227,6 +228,16 @@ mlir::ncore::verifyTileType(function_ref<InFlightDiagnostic()> emitError,
     if (d <= 0)
       return emitError() << "tile dimensions must be > 0, got "
                          << describeShape(shape);
+  // Absurd sizes (and products that overflow int64) are refused here, before
+  // anything sizes an allocation from them; the seam dialect's limit.
+  constexpr int64_t kMaxTileElements = int64_t(1) << 36;
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (llvm::MulOverflow(elements, d, elements) ||
+        elements > kMaxTileElements)
+      return emitError() << spaceName << " tile " << describeShape(shape)
+                         << " has more than 2^36 elements: too large for any "
+                            "device";
   if (space == MemSpace::Hbm) {
     if (start != 0)
       return emitError() << "an hbm tile has no start partition (got " << start

@@ -10,8 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/seam-import/Import.h"
+#include "llvm/Support/MathExtras.h"
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 using namespace mlir;
 using namespace seamimport;
@@ -182,10 +184,16 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
     snprintf(buf, sizeof(buf), "%g", v);
     return std::string(buf);
   };
-  int64_t total = c.doubleLayers.value + c.singleLayers.value;
+  // Sums and products of config integers saturate instead of overflowing
+  // (the size checks below then name the field).
+  int64_t total, headsTimesDim;
+  if (llvm::AddOverflow(c.doubleLayers.value, c.singleLayers.value, total))
+    total = std::numeric_limits<int64_t>::max();
+  if (llvm::MulOverflow(c.heads.value, c.headDim.value, headsTimesDim))
+    headsTimesDim = std::numeric_limits<int64_t>::max();
   double mlp = double(c.hidden.value) * c.mlpRatio;
   c.mlpHidden = Dim{mlp < 1e15 ? std::llround(mlp) : 0, "field 'mlp_ratio'"};
-  if (c.hidden.value != c.heads.value * c.headDim.value)
+  if (c.hidden.value != headsTimesDim)
     r.fail("field 'hidden_size' (" + num(c.hidden.value) +
            ") must equal num_attention_heads * attention_head_dim (" +
            num(c.heads.value) + " * " + num(c.headDim.value) + ")");
@@ -214,8 +222,12 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
   c.blocks = opt.layers.value_or(total);
   checkAtMost(r, Dim{total, "num_layers + num_single_layers"}, kMaxBlocks,
               "blocks");
+  // Each stream first: within the limit, their sum cannot overflow.
+  checkTensorSize(r, "the image hidden states", {c.batch, c.imgSeq, c.hidden});
+  checkTensorSize(r, "the text hidden states", {c.batch, c.txtSeq, c.hidden});
   Dim seq = c.imgSeq.value >= c.txtSeq.value ? c.imgSeq : c.txtSeq;
-  seq.value = c.imgSeq.value + c.txtSeq.value;
+  if (!r.failed())
+    seq.value = c.imgSeq.value + c.txtSeq.value;
   checkTensorSize(r, "the joint hidden states", {c.batch, seq, c.hidden});
   checkTensorSize(r, "the MLP activation", {c.batch, seq, c.mlpHidden});
   checkTensorSize(r, "the adaLN weight", {c.hidden, Dim{6, "6"}, c.hidden});
