@@ -17,7 +17,7 @@
 
 using namespace mlir;
 using namespace seamrun;
-namespace rt = seam::rt;
+namespace rt = ::seam::rt;
 
 namespace {
 
@@ -85,11 +85,11 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   if (!cm.module)
     return Result::failure("the model IR does not parse:\n" + diags.text);
   PassManager pm(&ctx);
-  std::string pipeline = "builtin.module(seam-pipeline{mode=" + mode +
-                         " kernels=" + llvm::join(kernels, ",") +
-                         (sharing ? "" : " share=false") + "})";
-  if (failed(parsePassPipeline(pipeline, pm)))
-    return Result::failure("bad graph pipeline: " + pipeline);
+  mlir::seam::PipelineOptions popts;
+  popts.mode = mode;
+  popts.kernels = kernels;
+  popts.share = sharing;
+  mlir::seam::buildSeamPipeline(pm, popts);
   if (failed(pm.run(*cm.module)))
     return Result::failure("graph pipeline failed:\n" + diags.text);
   cm.breakdown.graphNs = nowNs() - t0;
@@ -120,7 +120,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
       auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
           call, call.getCalleeAttr());
       keyText = printed(callee);
-    } else if (auto kc = dyn_cast<seam::KernelCallOp>(op)) {
+    } else if (auto kc = dyn_cast<mlir::seam::KernelCallOp>(op)) {
       keyText = printed(kc);
       unit = "kernel_" + kc.getKernel().str() + "_" +
              rt::compileCacheKey(keyText, "", "").substr(0, 12);
@@ -165,27 +165,33 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   t0 = nowNs();
   OwningOpRef<ModuleOp> lowered(cast<ModuleOp>((*cm.module)->clone()));
   PassManager lpm(&ctx);
-  std::string lowerPipeline = "builtin.module(convert-seam-to-ncore{target=" +
-                              std::string(rt::name(target)) + "})";
+  // `lpm` is anchored on the module already: the text names its contents.
+  std::string lowerPipeline =
+      "convert-seam-to-ncore{target=" + std::string(rt::name(target)) + "}";
   if (failed(parsePassPipeline(lowerPipeline, lpm)))
     return Result::failure("bad lowering pipeline: " + lowerPipeline);
   if (failed(lpm.run(*lowered)))
     return Result::failure("lowering failed:\n" + diags.text);
   cm.breakdown.lowerNs = nowNs() - t0;
+  // The converter puts every program and kernel into `module @ncore`.
+  auto programs = dyn_cast_or_null<ModuleOp>(
+      SymbolTable::lookupSymbolIn(*lowered, "ncore"));
+  if (!programs)
+    return Result::failure("lowering produced no `module @ncore`");
 
   for (const Pending &p : misses) {
     double c0 = nowNs();
     ncore::ProgramOp prog;
     if (p.isKernel) {
-      auto kc = cast<seam::KernelCallOp>(p.kernelCall);
-      auto sym = seam::getOrBuildKernelProgram(
-          *lowered, kc.getKernel(), seam::signatureOfCall(kc));
+      auto kc = cast<mlir::seam::KernelCallOp>(p.kernelCall);
+      auto sym = mlir::seam::getOrBuildKernelProgram(
+          programs, kc.getKernel(), mlir::seam::signatureOfCall(kc));
       if (failed(sym))
         return Result::failure("building kernel '" + kc.getKernel().str() +
                                "' failed:\n" + diags.text);
-      prog = lowered->lookupSymbol<ncore::ProgramOp>(*sym);
+      prog = programs.lookupSymbol<ncore::ProgramOp>(*sym);
     } else {
-      prog = lowered->lookupSymbol<ncore::ProgramOp>(p.unit);
+      prog = programs.lookupSymbol<ncore::ProgramOp>(p.unit);
     }
     if (!prog)
       return Result::failure("no ncore.program for '" + p.unit +
@@ -202,7 +208,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     (p.isKernel ? cm.breakdown.kernelPrograms : cm.breakdown.programs) += 1;
     cm.breakdown.instructions += program->instructionCount();
     if (rt::Status s = cache.store(p.key, rt::writeProgram(*program)); !s)
-      return Result::failure("compile cache: " + s.error());
+      return Result::failure("compile cache: " + s.message);
     CompiledUnit u;
     u.program = std::move(*program);
     u.isKernel = p.isKernel;

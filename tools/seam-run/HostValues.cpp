@@ -8,7 +8,7 @@
 
 using namespace mlir;
 using namespace seamrun;
-namespace rt = seam::rt;
+namespace rt = ::seam::rt;
 
 namespace {
 
@@ -50,22 +50,22 @@ void forEachIndex(llvm::ArrayRef<int64_t> shape, Fn fn) {
   }
 }
 
-HostTensor paramValue(seam::ParamOp p) {
+HostTensor paramValue(mlir::seam::ParamOp p) {
   HostTensor t;
   t.shape = shapeOf(p.getType());
   int64_t n = count(t.shape);
   double scale = p.getScale().convertToDouble();
   switch (p.getInit()) {
-  case seam::ParamInit::zeros:
+  case mlir::seam::ParamInit::zeros:
     t.data.assign(n, 0.0f);
     break;
-  case seam::ParamInit::ones:
+  case mlir::seam::ParamInit::ones:
     t.data.assign(n, 1.0f);
     break;
-  case seam::ParamInit::normal:
-  case seam::ParamInit::uniform: {
+  case mlir::seam::ParamInit::normal:
+  case mlir::seam::ParamInit::uniform: {
     rt::Constant c;
-    c.kind = p.getInit() == seam::ParamInit::normal
+    c.kind = p.getInit() == mlir::seam::ParamInit::normal
                  ? rt::ConstantKind::SeededNormal
                  : rt::ConstantKind::SeededUniform;
     c.seed = p.getSeed();
@@ -73,12 +73,12 @@ HostTensor paramValue(seam::ParamOp p) {
     t.data = rt::seededValues(c, n);
     break;
   }
-  case seam::ParamInit::rope_cos:
-  case seam::ParamInit::rope_sin: {
+  case mlir::seam::ParamInit::rope_cos:
+  case mlir::seam::ParamInit::rope_sin: {
     // [S, D] rotate-half tables: angle(s, i) = s * base^(-2i/D) for the
     // first half, repeated for the second.
     int64_t s = t.shape[0], d = t.shape[1], half = d / 2;
-    bool cos = p.getInit() == seam::ParamInit::rope_cos;
+    bool cos = p.getInit() == mlir::seam::ParamInit::rope_cos;
     t.data.resize(n);
     for (int64_t pos = 0; pos < s; ++pos)
       for (int64_t i = 0; i < d; ++i) {
@@ -108,18 +108,18 @@ HostTensor seamrun::syntheticInput(llvm::ArrayRef<int64_t> shape,
 
 FailureOr<HostTensor>
 seamrun::evalLoadTime(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
-  if (auto p = dyn_cast<seam::ParamOp>(op))
+  if (auto p = dyn_cast<mlir::seam::ParamOp>(op))
     return paramValue(p);
   std::vector<int64_t> outShape = shapeOf(op->getResult(0).getType());
   int64_t width = isComplex(op->getResult(0).getType()) ? 2 : 1;
   HostTensor out;
   out.shape = outShape;
   out.data.resize(count(outShape) * width);
-  if (isa<seam::ReshapeOp>(op)) {
+  if (isa<mlir::seam::ReshapeOp>(op)) {
     out.data = in[0]->data;
     return out;
   }
-  if (auto t = dyn_cast<seam::TransposeOp>(op)) {
+  if (auto t = dyn_cast<mlir::seam::TransposeOp>(op)) {
     auto inStr = strides(in[0]->shape);
     ArrayRef<int64_t> perm = t.getPerm();
     forEachIndex(outShape, [&](int64_t flat, const std::vector<int64_t> &idx) {
@@ -131,7 +131,7 @@ seamrun::evalLoadTime(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
     });
     return out;
   }
-  if (auto s = dyn_cast<seam::SliceOp>(op)) {
+  if (auto s = dyn_cast<mlir::seam::SliceOp>(op)) {
     auto inStr = strides(in[0]->shape);
     ArrayRef<int64_t> off = s.getOffsets();
     forEachIndex(outShape, [&](int64_t flat, const std::vector<int64_t> &idx) {
@@ -143,7 +143,7 @@ seamrun::evalLoadTime(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
     });
     return out;
   }
-  if (auto c = dyn_cast<seam::ConcatOp>(op)) {
+  if (auto c = dyn_cast<mlir::seam::ConcatOp>(op)) {
     int64_t dim = int64_t(c.getDim()), base = 0;
     auto outStr = strides(outShape);
     for (const HostTensor *t : in) {
@@ -167,7 +167,7 @@ seamrun::evalHostOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
   std::vector<int64_t> shape = shapeOf(op->getResult(0).getType());
   HostTensor out;
   out.shape = shape;
-  if (auto m = dyn_cast<seam::FourierMixOp>(op)) {
+  if (auto m = dyn_cast<mlir::seam::FourierMixOp>(op)) {
     std::vector<unsigned> axes(m.getDims().begin(), m.getDims().end());
     out.data = rt::fourierMixReal(in[0]->data, in[0]->shape, axes);
     return out;
@@ -191,16 +191,16 @@ seamrun::evalHostOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
       }
     }
   };
-  if (auto f = dyn_cast<seam::FftOp>(op)) {
+  if (auto f = dyn_cast<mlir::seam::FftOp>(op)) {
     fftLike(int64_t(f.getAxis()), false, isComplex(f.getInput().getType()),
             true);
     return out;
   }
-  if (auto f = dyn_cast<seam::IfftOp>(op)) {
+  if (auto f = dyn_cast<mlir::seam::IfftOp>(op)) {
     fftLike(int64_t(f.getAxis()), true, true, isComplex(f.getType()));
     return out;
   }
-  if (auto c = dyn_cast<seam::FftConvOp>(op)) {
+  if (auto c = dyn_cast<mlir::seam::FftConvOp>(op)) {
     // u [B, H, L], k [H, Lk], d [H]: y = irfft(rfft(u', n) rfft(k, n) / n)
     // [:L] + u' d, with the optional v, gelu and q gating of the reference.
     int64_t b = shape[0], h = shape[1], l = shape[2];

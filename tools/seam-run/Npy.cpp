@@ -11,7 +11,7 @@
 #include <sstream>
 
 using namespace seamrun;
-namespace rt = seam::rt;
+namespace rt = ::seam::rt;
 
 rt::Expected<rt::HostTensor> seamrun::readNpy(const std::string &path,
                                               bool *isComplex) {

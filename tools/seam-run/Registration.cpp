@@ -3,7 +3,7 @@
 #include "dialect/ncore/NcoreOps.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
-#include "lowering/ConvertPasses.h"
+#include "lowering/ConvertSeamToNcore.h"
 #include "lowering/NcorePasses.h"
 #include "passes/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"

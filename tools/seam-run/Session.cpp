@@ -12,6 +12,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -22,7 +23,7 @@
 
 using namespace mlir;
 using namespace seamrun;
-namespace rt = seam::rt;
+namespace rt = ::seam::rt;
 
 namespace {
 
@@ -84,7 +85,7 @@ rt::Expected<std::string> modelText(const SessionOptions &o) {
 }
 
 bool isHostOp(Operation *op) {
-  auto fc = dyn_cast<seam::FusionClassInterface>(op);
+  auto fc = dyn_cast<mlir::seam::FusionClassInterface>(op);
   return fc && fc.needsHostFallback();
 }
 
@@ -101,7 +102,7 @@ uint64_t countOps(func::FuncOp f) {
   uint64_t n = 0;
   f.walk([&](Operation *op) {
     if (op->getDialect() &&
-        op->getDialect()->getNamespace() == "seam" && !isa<seam::ParamOp>(op))
+        op->getDialect()->getNamespace() == "seam" && !isa<mlir::seam::ParamOp>(op))
       ++n;
   });
   return n;
@@ -110,7 +111,7 @@ uint64_t countOps(func::FuncOp f) {
 uint64_t bytesOfValues(ValueRange vs) {
   uint64_t n = 0;
   for (Value v : vs)
-    n += seam::bytesOf(v.getType());
+    n += mlir::seam::bytesOf(v.getType());
   return n;
 }
 
@@ -137,17 +138,20 @@ std::string describe(const std::vector<int64_t> &shape) {
 } // namespace
 
 double SessionResult::warmStepNs() const {
-  // Mean over the steps of warm runs, or steps after the first of the only run.
+  // Steady state: the mean over every step but the first of each run (the
+  // first pays the compile, or the cache load and graph pipeline when warm),
+  // unless runs have a single step.
   double sum = 0;
   int n = 0;
-  for (const RunStats &r : runs) {
-    if (r.cold && runs.size() > 1)
-      continue;
-    for (size_t s = (r.cold ? 1 : 0); s < r.steps.size(); ++s) {
+  for (const RunStats &r : runs)
+    for (size_t s = 0; s < r.steps.size(); ++s) {
+      if (s == 0 && r.steps.size() > 1)
+        continue;
+      if (r.steps.size() == 1 && r.cold && runs.size() > 1)
+        continue;
       sum += r.steps[s].latencyNs;
       ++n;
     }
-  }
   return n ? sum / n : 0;
 }
 
@@ -248,7 +252,7 @@ rt::Expected<SessionResult> Session::run() {
     run.cacheCorrupt = cm.cacheCorrupt;
     if (run.cold) {
       result.compile = cm.breakdown;
-      seam::StepAccount acc = seam::accountStep(cm.step);
+      mlir::seam::StepAccount acc = mlir::seam::accountStep(cm.step);
       result.regions = acc.regions;
       result.kernelCalls = acc.kernelCalls;
       result.hostOps = acc.hostOps;
@@ -275,7 +279,7 @@ rt::Expected<SessionResult> Session::run() {
             call, call.getCalleeAttr());
         plan.push_back({PlanItem::Launch, &op, call.getCallee().str(),
                         callee ? countOps(callee) : 0});
-      } else if (auto kc = dyn_cast<seam::KernelCallOp>(op)) {
+      } else if (auto kc = dyn_cast<mlir::seam::KernelCallOp>(op)) {
         auto it = cm.kernelUnitOf.find(&op);
         if (it == cm.kernelUnitOf.end())
           return Result::failure("internal: kernel call without a program");
@@ -289,9 +293,9 @@ rt::Expected<SessionResult> Session::run() {
     llvm::DenseMap<Value, HostTensor> values;
     uint64_t paramBytes = 0;
     for (Operation &op : cm.step.getBody().front()) {
-      if (op.getNumResults() != 1 || !seam::isLoadTimeValue(op.getResult(0)))
+      if (op.getNumResults() != 1 || !mlir::seam::isLoadTimeValue(op.getResult(0)))
         continue;
-      paramBytes += seam::bytesOf(op.getResult(0).getType());
+      paramBytes += mlir::seam::bytesOf(op.getResult(0).getType());
       if (!functional)
         continue;
       SmallVector<const HostTensor *> in;
@@ -327,7 +331,7 @@ rt::Expected<SessionResult> Session::run() {
               "--input " + name + ": '" + it->second + "' holds " +
               std::string(fileComplex ? "complex " : "") +
               describe(t->shape) + ", the model's input '" + name + "' is " +
-              seam::describeType(ty));
+              mlir::seam::describeType(ty));
         given.erase(it);
         values[arg] = std::move(*t);
       }
@@ -463,7 +467,7 @@ rt::Expected<SessionResult> Session::run() {
     if (dopts.collectEvents) {
       rt::Status s = device.writeTrace(opts.traceFile);
       if (!s)
-        return Result::failure(s.error());
+        return Result::failure(s.message);
     }
     result.runs.push_back(std::move(run));
   }
