@@ -3,8 +3,10 @@
 // Live ranges come from program order: a tile is live from its first use to
 // its last, and a use inside an ncore.loop that does not define the tile
 // keeps it live for the whole loop (the next iteration reads it again).
-// Placement is first fit in address order over the tiles live at the same
-// time, per memory; capacities come from the runtime profile of the target.
+// Placement, per memory, goes in program order (SBUF: next fit, PSUM: first
+// fit) over the tiles live at the same time; when that fragments memory so a
+// tile finds no room although the peak fits, the memory is placed again
+// largest tile first. Capacities come from the runtime profile of the target.
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/NcorePasses.h"
@@ -92,6 +94,9 @@ private:
   PassCounter numSpills{"ncore-allocate", "spills",
                         "HBM spill buffers made by the converter "
                         "(allocs named spill*)"};
+  PassCounter numRepacked{"ncore-allocate", "repacked",
+                          "Memories placed largest-first because program-order "
+                          "placement fragmented them"};
   PassCounter scratchBytes{"ncore-allocate", "hbm-scratch-bytes",
                            "Bytes of HBM scratch (spills included)"};
 
@@ -134,62 +139,115 @@ LogicalResult NcoreAllocatePass::place(MemSpace space,
              << it.size << " bytes per partition, more than the "
              << capacity << " bytes per partition of " << memName;
 
-  llvm::stable_sort(items, [](const Item &a, const Item &b) {
-    return a.start != b.start ? a.start < b.start : a.size > b.size;
-  });
-  std::vector<const Item *> placed;
-  int64_t rover = 0;
-  bool nextFit = space == MemSpace::Sbuf;
-  for (Item &it : items) {
-    if (it.fixed) {
-      placed.push_back(&it);
-      continue;
-    }
-    SmallVector<const Item *> busy;
-    for (const Item *o : placed)
-      if (o->end >= it.start && o->start <= it.end)
-        busy.push_back(o);
-    // Fixed tiles later in the program must not be overlapped either.
-    for (const Item &o : items)
-      if (o.fixed && o.start > it.start && o.start <= it.end)
-        busy.push_back(&o);
-    // Next fit: search from just after the previous placement, wrapping
-    // to 0, so freed bytes are not refilled at once (each reuse is a
-    // dependency the scheduler must honour, which costs overlap).
-    auto search = [&](int64_t cand) {
-      while (true) {
-        if (bank > 0 && cand % bank + it.size > bank)
-          cand = alignUp(cand + 1, bank);
-        if (cand + it.size > capacity)
-          return cand;
-        const Item *hit = nullptr;
-        for (const Item *o : busy)
-          if (o->offset < cand + it.size && cand < o->offset + o->size)
-            if (!hit || o->offset + o->size > hit->offset + hit->size)
-              hit = o;
-        if (!hit)
-          return cand;
-        cand = alignUp(hit->offset + hit->size, kAlignBytes);
-      }
-    };
-    int64_t cand = nextFit ? search(rover) : capacity;
-    if (cand + it.size > capacity)
-      cand = search(0);
-    if (cand + it.size > capacity) {
-      int64_t liveHere = it.size;
+  // Lowest offset at or after `cand` where `it` overlaps none of `busy`
+  // (PSUM tiles may not straddle a bank); > capacity - size when none.
+  auto search = [&](const Item &it, ArrayRef<const Item *> busy,
+                    int64_t cand) {
+    while (true) {
+      if (bank > 0 && cand % bank + it.size > bank)
+        cand = alignUp(cand + 1, bank);
+      if (cand + it.size > capacity)
+        return cand;
+      const Item *hit = nullptr;
       for (const Item *o : busy)
-        liveHere += o->size;
-      return it.alloc.emitOpError()
-             << memName << " over-subscribed: tile "
-             << describeTile(it.alloc.getType()) << " (" << it.size
-             << " bytes per partition) does not fit next to " << busy.size()
-             << " live tiles (" << liveHere << " bytes live here; peak "
-             << peak << " of " << capacity
-             << " bytes per partition): spill to HBM before allocation";
+        if (o->offset < cand + it.size && cand < o->offset + o->size)
+          if (!hit || o->offset + o->size > hit->offset + hit->size)
+            hit = o;
+      if (!hit)
+        return cand;
+      cand = alignUp(hit->offset + hit->size, kAlignBytes);
     }
-    it.offset = cand;
-    rover = alignUp(cand + it.size, kAlignBytes);
-    placed.push_back(&it);
+  };
+  auto overlaps = [](const Item &a, const Item &b) {
+    return a.end >= b.start && a.start <= b.end;
+  };
+
+  // Strategy 1, in program order. SBUF uses next fit: the search starts just
+  // after the previous placement, wrapping to 0, so freed bytes are not
+  // refilled at once (each reuse is a dependency the scheduler must honour,
+  // which costs overlap). Returns the first tile that found no room.
+  auto inProgramOrder = [&]() -> Item * {
+    llvm::stable_sort(items, [](const Item &a, const Item &b) {
+      return a.start != b.start ? a.start < b.start : a.size > b.size;
+    });
+    std::vector<const Item *> placed;
+    for (const Item &o : items)
+      if (o.fixed)
+        placed.push_back(&o);
+    int64_t rover = 0;
+    bool nextFit = space == MemSpace::Sbuf;
+    for (Item &it : items) {
+      if (it.fixed)
+        continue;
+      SmallVector<const Item *> busy;
+      for (const Item *o : placed)
+        if (overlaps(*o, it))
+          busy.push_back(o);
+      int64_t cand = nextFit ? search(it, busy, rover) : capacity;
+      if (cand + it.size > capacity)
+        cand = search(it, busy, 0);
+      if (cand + it.size > capacity)
+        return &it;
+      it.offset = cand;
+      rover = alignUp(cand + it.size, kAlignBytes);
+      placed.push_back(&it);
+    }
+    return nullptr;
+  };
+  // Strategy 2, when program order fragments memory: largest tiles first
+  // (longer lives first among equals), each at the lowest offset free for
+  // its whole live range. Placing big tiles before the small ones that
+  // would split the address space packs close to the peak.
+  auto largestFirst = [&]() -> Item * {
+    std::vector<Item *> order;
+    std::vector<const Item *> placed;
+    for (Item &it : items) {
+      if (it.fixed) {
+        placed.push_back(&it);
+        continue;
+      }
+      it.offset = -1;
+      order.push_back(&it);
+    }
+    llvm::stable_sort(order, [](const Item *a, const Item *b) {
+      if (a->size != b->size)
+        return a->size > b->size;
+      return a->end - a->start > b->end - b->start;
+    });
+    for (Item *it : order) {
+      SmallVector<const Item *> busy;
+      for (const Item *o : placed)
+        if (overlaps(*o, *it))
+          busy.push_back(o);
+      int64_t cand = search(*it, busy, 0);
+      if (cand + it->size > capacity)
+        return it;
+      it->offset = cand;
+      placed.push_back(it);
+    }
+    return nullptr;
+  };
+
+  Item *failedItem = inProgramOrder();
+  if (failedItem && largestFirst() == nullptr) {
+    ++numRepacked;
+    failedItem = nullptr;
+  }
+  if (failedItem) {
+    const Item &it = *failedItem;
+    int64_t liveHere = it.size, liveTiles = 0;
+    for (const Item &o : items)
+      if (&o != &it && overlaps(o, it)) {
+        liveHere += o.size;
+        ++liveTiles;
+      }
+    return it.alloc.emitOpError()
+           << memName << " over-subscribed: tile "
+           << describeTile(it.alloc.getType()) << " (" << it.size
+           << " bytes per partition) does not fit next to " << liveTiles
+           << " live tiles (" << liveHere << " bytes live here; peak " << peak
+           << " of " << capacity
+           << " bytes per partition): spill to HBM before allocation";
   }
   return success();
 }
