@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Rebuild every published table beside the published figure.
 
 Reads ../shared/reference/seed-results.json (the sources' figures), runs
@@ -7,6 +7,9 @@ tables plus PNG plots under the results folder. Nothing is fitted: the
 emulator's numbers come from the instructions it ran and the hardware
 profile's figures; where they differ from the published ones the tables say
 why.
+
+Runs under Debian's /usr/bin/python3 (numpy and matplotlib come from
+python3-numpy and python3-matplotlib, installed by tools/setup-debian.sh).
 
     bench/reproduce.py --build build --out results          # full
     bench/reproduce.py --build build --out /tmp/r --smoke   # reduced, for ctest
@@ -41,6 +44,13 @@ class Bench:
             self.seed = json.load(f)
         self.tables = {}   # name -> (title, header, rows, notes)
         self.smoke = args.smoke
+        self.failures = []
+
+    def fail(self, msg):
+        """A measurement that could not be made: reported, and the run ends
+        with a non-zero exit after the remaining tables are written."""
+        log("FAILED: " + msg)
+        self.failures.append(msg)
 
     # -- running tools ------------------------------------------------------
     def run(self, cmd, **kw):
@@ -241,7 +251,7 @@ class Bench:
                 self.seam_run("correct-" + ("-".join(k) or "vanilla"), args)
                 outs[",".join(k)] = load_npys(d)
             except RuntimeError as err:
-                log("correctness run failed: %s" % str(err)[:400])
+                self.fail("correctness run failed: %s" % str(err)[:600])
         if "" not in outs:
             return
         for k, o in outs.items():
@@ -249,6 +259,7 @@ class Bench:
                 continue
             rel, cos = compare(outs[""], o)
             self.correct[k] = "rel-L2 %.2e, cosine %.6f" % (rel, cos)
+            log("  %s vs vanilla: %s" % (k, self.correct[k]))
 
     # 5 -----------------------------------------------------------------------
     def single_op(self, name, body, args_in):
@@ -266,7 +277,7 @@ class Bench:
             t = "tensor<%dx%dx%dxf32>" % (b, s, d)
             path = self.single_op(
                 "fnet-%d-%d-%d" % (b, s, d),
-                "func.func @forward(%%x: %s) -> %s {\n"
+                "func.func @forward(%%x: %s {seam.input = \"x\"}) -> %s {\n"
                 "  %%y = seam.block \"fnet\" 0 -> %s {\n"
                 "    %%m = seam.fourier_mix %%x dims [1, 2] : %s\n"
                 "    seam.yield %%m : %s\n  }\n  return %%y : %s\n}\n"
@@ -308,18 +319,16 @@ class Bench:
             rel, cos = compare([ref], [got])
             return "%.2e / %.7f" % (rel, cos)
         except RuntimeError as err:
-            log("accuracy run failed: %s" % str(err)[:300])
+            self.fail("accuracy run failed: %s" % str(err)[:600])
             return "not measured"
 
     def fnet_input(self, shape):
-        import random
+        import numpy as np
         self.inputs = getattr(self, "inputs", {})
-        rnd = random.Random(7)
-        n = shape[0] * shape[1] * shape[2]
-        x = [rnd.uniform(-1, 1) for _ in range(n)]
+        x = np.random.default_rng(7).uniform(-1, 1, shape).astype(np.float32)
         self.inputs[shape] = x
         path = os.path.join(self.tmp, "x-%d-%d-%d.npy" % shape)
-        write_npy(path, x, shape)
+        np.save(path, x)
         return path
 
     # 6 -----------------------------------------------------------------------
@@ -532,87 +541,40 @@ def markdown(header, rows):
     return "\n".join(out)
 
 
-def read_npy(path):
-    import struct
-    with open(path, "rb") as f:
-        data = f.read()
-    major = data[6]
-    if major == 1:
-        hl = struct.unpack("<H", data[8:10])[0]
-        start = 10
-    else:
-        hl = struct.unpack("<I", data[8:12])[0]
-        start = 12
-    header = data[start:start + hl].decode()
-    descr = re.search(r"'descr':\s*'([^']*)'", header).group(1)
-    shape = tuple(int(s) for s in re.search(r"'shape':\s*\(([^)]*)\)",
-                                            header).group(1).split(",") if
-                  s.strip())
-    body = data[start + hl:]
-    n = 1
-    for d in shape:
-        n *= d
-    if descr == "<c8":
-        vals = struct.unpack("<%df" % (2 * n), body[:8 * n])
-        return [complex(vals[2 * i], vals[2 * i + 1]) for i in range(n)]
-    return list(struct.unpack("<%df" % n, body[:4 * n]))
-
-
-def write_npy(path, values, shape):
-    import struct
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
-        ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else ""))
-    total = 10 + len(header) + 1
-    header += " " * ((64 - total % 64) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) +
-                header.encode() + struct.pack("<%df" % len(values), *values))
-
-
 def load_npys(d):
+    import numpy as np
     files = sorted(f for f in os.listdir(d) if f.endswith(".npy"))
-    return [read_npy(os.path.join(d, f)) for f in files]
+    if not files:
+        raise RuntimeError("no .npy outputs in %s" % d)
+    return [np.load(os.path.join(d, f)) for f in files]
 
 
 def compare(ref_list, got_list):
-    """Relative L2 error and cosine similarity over all outputs."""
-    num = den = dot = ng = 0.0
-    for ref, got in zip(ref_list, got_list):
-        for r, g in zip(ref, got):
-            r, g = complex(r), complex(g)
-            num += abs(r - g) ** 2
-            den += abs(r) ** 2
-            dot += (r.conjugate() * g).real
-            ng += abs(g) ** 2
-    rel = math.sqrt(num / den) if den else float("nan")
-    cos = dot / math.sqrt(den * ng) if den and ng else float("nan")
+    """Relative L2 error and cosine similarity over all outputs (float64)."""
+    import numpy as np
+    if len(ref_list) != len(got_list):
+        raise RuntimeError("%d reference outputs, %d measured" %
+                           (len(ref_list), len(got_list)))
+    ref = np.concatenate([np.asarray(r, np.complex128).ravel()
+                          for r in ref_list])
+    got = np.concatenate([np.asarray(g, np.complex128).ravel()
+                          for g in got_list])
+    if ref.shape != got.shape:
+        raise RuntimeError("output sizes differ: %s vs %s" %
+                           (ref.shape, got.shape))
+    den = np.linalg.norm(ref)
+    ng = np.linalg.norm(got)
+    rel = float(np.linalg.norm(ref - got) / den) if den else float("nan")
+    cos = (float(np.real(np.vdot(ref, got)) / (den * ng)) if den and ng
+           else float("nan"))
     return rel, cos
 
 
 def fourier_mix_ref(x, shape):
-    """Re(DFT over dims 1 and 2) in float64 (numpy when present)."""
-    b, s, d = shape
-    try:
-        import numpy as np
-        a = np.array(x, dtype=np.float64).reshape(shape)
-        return list(np.real(np.fft.fft2(a, axes=(1, 2))).ravel())
-    except ImportError:
-        pass
-    out = []
-    for bi in range(b):
-        rows = [[complex(v) for v in x[(bi * s + i) * d:(bi * s + i + 1) * d]]
-                for i in range(s)]
-        rows = [dft(r) for r in rows]
-        cols = [dft([rows[i][j] for i in range(s)]) for j in range(d)]
-        out += [cols[j][i].real for i in range(s) for j in range(d)]
-    return out
-
-
-def dft(v):
-    n = len(v)
-    return [sum(v[t] * complex(math.cos(-2 * math.pi * k * t / n),
-                               math.sin(-2 * math.pi * k * t / n))
-                for t in range(n)) for k in range(n)]
+    """Re(DFT over dims 1 and 2), in float64."""
+    import numpy as np
+    a = np.asarray(x, dtype=np.float64).reshape(shape)
+    return np.real(np.fft.fft2(a, axes=(1, 2)))
 
 
 def main():
@@ -651,6 +613,11 @@ def main():
         print("\nTables: %s/*.csv, %s/report.md; plots: %s" % (
             b.out, b.out, ", ".join(files) or "none"))
     log("bench done in %.0f s" % (time.time() - t0))
+    if b.failures:
+        log("%d measurement(s) failed:" % len(b.failures))
+        for f in b.failures:
+            log("  " + f.splitlines()[0])
+        sys.exit(1)
 
 
 if __name__ == "__main__":

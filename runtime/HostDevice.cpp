@@ -1,5 +1,6 @@
 //===- HostDevice.cpp - Device: loading, launching, host timeline ---------===//
 
+#include <algorithm>
 #include "runtime/Functional.h"
 #include "runtime/Host.h"
 #include "runtime/ProgramFile.h"
@@ -145,15 +146,25 @@ Expected<LaunchResult> Device::launch(ProgramId id,
       machine->bind(r, &p, loaded.hbmBase[r]);
     for (uint32_t b = 0; b < p.bindings.size(); ++b) {
       const Binding &binding = p.bindings[b];
-      if (binding.role != BindingRole::Input)
+      bool isParam = binding.role == BindingRole::Param;
+      if (binding.role != BindingRole::Input && !isParam)
         continue;
-      res.h2dBytes += binding.numElements() * byteSize(binding.dtype);
+      // Params live in HBM from load on (their transfer is charged once by
+      // the host, as "load weights"); a launch carries their values only so
+      // the functional model computes with them.
+      if (!isParam)
+        res.h2dBytes += binding.numElements() * byteSize(binding.dtype);
       if (!machine)
         continue;
       auto it = in ? in->find(binding.name) : decltype(in->end()){};
+      if (isParam && (!in || it == in->end()) &&
+          std::any_of(p.constants.begin(), p.constants.end(),
+                           [&](const Constant &c) { return c.binding == b; }))
+        continue; // initialised at load from the program's constants
       if (!in || it == in->end())
-        return fail("launch of '" + p.name + "': missing input '" +
-                    binding.name + "' for rank " + std::to_string(r));
+        return fail("launch of '" + p.name + "': missing " +
+                    (isParam ? "param '" : "input '") + binding.name +
+                    "' for rank " + std::to_string(r));
       if (it->second.data.size() != binding.numElements())
         return fail("launch of '" + p.name + "': input '" + binding.name +
                     "' has " + std::to_string(it->second.data.size()) +

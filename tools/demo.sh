@@ -4,4 +4,6 @@
 set -euo pipefail
 build=${1:-build}
 out=${SEAM_RESULTS:-results}
-python3 bench/reproduce.py --build "$build" --out "$out"
+# Debian's python3 (numpy, matplotlib from apt), not whatever python3 is first
+# on PATH.
+/usr/bin/python3 bench/reproduce.py --build "$build" --out "$out"
