@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""Helpers for the seam-run end-to-end tests (Debian's numpy).
+
+  npy.py inputs DIR           write x.npy, v.npy for Inputs/small.mlir
+  npy.py check-small DIR OUT  compare OUT/output{0,1}.npy with float64
+                              references of small.mlir; exit 1 over 1e-5
+  npy.py json FILE KEY...     print the value at the key path of a JSON file
+"""
+import json
+import sys
+
+import numpy as np
+
+
+def small_ref(x, v):
+    x = x.astype(np.float64)
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    n = (x - mu) / np.sqrt(var + 1e-5)
+    y = n / (1 + np.exp(-n)) * v.astype(np.float64)[:, None, :] + x
+    z = np.real(np.fft.fft2(y, axes=(1, 2)))
+    return [y, z]
+
+
+def rel_l2(ref, got):
+    return float(np.linalg.norm(ref - got) / np.linalg.norm(ref))
+
+
+def main(argv):
+    if argv[1] == "inputs":
+        rng = np.random.default_rng(3)
+        np.save(argv[2] + "/x.npy", rng.standard_normal((1, 256, 256)).astype(np.float32))
+        np.save(argv[2] + "/v.npy", rng.uniform(-1, 1, (1, 256)).astype(np.float32))
+        return 0
+    if argv[1] == "check-small":
+        x = np.load(argv[2] + "/x.npy")
+        v = np.load(argv[2] + "/v.npy")
+        worst = 0.0
+        for i, ref in enumerate(small_ref(x, v)):
+            got = np.load("%s/output%d.npy" % (argv[3], i))
+            assert got.shape == ref.shape, (got.shape, ref.shape)
+            err = rel_l2(ref, got)
+            print("output%d %s rel-L2 %.2e" % (i, "x".join(map(str, got.shape)), err))
+            worst = max(worst, err)
+        print("OK" if worst <= 1e-5 else "FAIL")
+        return 0 if worst <= 1e-5 else 1
+    if argv[1] == "json":
+        with open(argv[2]) as f:
+            v = json.load(f)
+        for k in argv[3:]:
+            v = v[int(k)] if isinstance(v, list) else v[k]
+        print(json.dumps(v))
+        return 0
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
