@@ -42,30 +42,39 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
   Value acc = kb.psum({128, 512});
   Value yt = kb.sbuf({128, ndim}, dtype);
   Value brow = hasBias ? kb.broadcastToPartitions(kb.arg(2), 128) : Value();
-  for (int64_t m0 = 0; m0 < mdim; m0 += 128) {
-    int64_t mw = std::min<int64_t>(128, mdim - m0);
+  // Loops stay loops: full 128-row and 512-column blocks are ncore.loops,
+  // a remainder block (if any) is emitted once after its loop.
+  auto rowBlock = [&](Ix m0, int64_t mw) {
     kb.dma(kb.view(xt, {mw, kdim}, {0, 0}), kb.view(xH, {mw, kdim}, {m0, 0}));
-    for (int64_t kc = 0; kc < nk; ++kc) {
+    kb.loop(nk, [&](Ix kc) {
       kb.transpose(kb.view(tp, {128, mw}, {0, 0}),
                    kb.view(xt, {mw, 128}, {0, kc * 128}));
       kb.copy(kb.view(xT, {128, 1, mw}, {0, kc, 0}),
               kb.view(tp, {128, mw}, {0, 0}));
-    }
-    for (int64_t n0 = 0; n0 < ndim; n0 += 512) {
-      int64_t nw = std::min<int64_t>(512, ndim - n0);
+    });
+    auto colBlock = [&](Ix n0, int64_t nw) {
       Value a = kb.view(acc, {mw, nw}, {0, 0});
-      for (int64_t kc = 0; kc < nk; ++kc) {
+      kb.loop(nk, [&](Ix kc) {
         Value wv = kb.view(wt, {128, nw}, {0, 0});
         kb.dma(wv, kb.view(wH, {128, nw}, {kc * 128, n0}));
-        kb.matmul(a, kb.view(xT, {128, 1, mw}, {0, kc, 0}), wv, kc > 0);
-      }
+        kb.matmulAccumulateOver(a, kb.view(xT, {128, 1, mw}, {0, kc, 0}), wv,
+                                kc);
+      });
       Value yv = kb.view(yt, {mw, nw}, {0, n0});
       if (hasBias)
         kb.tensorTensor(AluOp::Add, yv, a, kb.view(brow, {mw, nw}, {0, n0}));
       else
         kb.copy(yv, a);
-    }
+    };
+    if (ndim >= 512)
+      kb.loop(ndim / 512, [&](Ix n) { colBlock(n * 512, 512); });
+    if (ndim % 512)
+      colBlock(Ix(ndim / 512 * 512), ndim % 512);
     kb.dma(kb.view(yH, {mw, ndim}, {m0, 0}), kb.view(yt, {mw, ndim}, {0, 0}));
-  }
+  };
+  if (mdim >= 128)
+    kb.loop(mdim / 128, [&](Ix m) { rowBlock(m * 128, 128); });
+  if (mdim % 128)
+    rowBlock(Ix(mdim / 128 * 128), mdim % 128);
   return prog;
 }
