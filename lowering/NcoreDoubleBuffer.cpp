@@ -84,7 +84,10 @@ void NcoreDoubleBufferPass::run(ProgramOp program) {
   int64_t capacity = static_cast<int64_t>(
       ::seam::rt::Profile::builtin(*tgt).sbufPartitionBytes);
   // What the tiles already take (the converter's figure, or every SBUF tile
-  // at once): the second buffers must fit in what is left.
+  // at once): a loop's second buffers must fit in what is left. They live
+  // only inside their loop, and the loops considered are innermost, so the
+  // second buffers of two loops are never live together: each loop gets the
+  // whole budget (it is not spent across loops).
   int64_t used = 0;
   if (auto peak = program->getAttrOfType<IntegerAttr>("seam.sbuf_peak_bytes"))
     used = peak.getInt();
@@ -140,7 +143,6 @@ void NcoreDoubleBufferPass::run(ProgramOp program) {
     }
     if (tiles.empty())
       continue;
-    budget -= bytes;
     transform(loop, tiles);
     ++numLoops;
     numTiles += static_cast<int64_t>(tiles.size());

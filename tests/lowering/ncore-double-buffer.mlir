@@ -55,5 +55,30 @@ ncore.program @carried(%x: !ncore.tile<hbm, 512x64xf32>, %y: !ncore.tile<hbm, 12
 }
 
 // STATS: ncore-double-buffer
-// STATS: 1 loops
-// STATS: 1 tiles
+// STATS: 3 loops
+// STATS: 3 tiles
+
+// -----
+
+// Second buffers live only inside their loop: each of two loops gets the
+// SBUF left by the program's peak, though the two together would not fit
+// (50,000 bytes per partition left, 40,000 per second buffer).
+// CHECK-LABEL: ncore.program @sequential_loops
+// CHECK: ncore.loop %{{.+}} trips 2 {
+// CHECK: ncore.loop %{{.+}} trips 2 {
+ncore.program @sequential_loops(%x: !ncore.tile<hbm, 512x10000xf32>, %y: !ncore.tile<hbm, 512x10000xf32>) attributes {seam.sbuf_peak_bytes = 146608 : i64} {
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x10000xf32>
+  %b = ncore.alloc : !ncore.tile<sbuf, 128x10000xf32>
+  ncore.loop %i trips 4 {
+    %xv = ncore.view %x[%i] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x10000xf32> to !ncore.tile<hbm, 128x10000xf32>
+    ncore.dma_copy %a, %xv : !ncore.tile<sbuf, 128x10000xf32>, !ncore.tile<hbm, 128x10000xf32>
+    %yv = ncore.view %y[%i] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x10000xf32> to !ncore.tile<hbm, 128x10000xf32>
+    ncore.dma_copy %yv, %a : !ncore.tile<hbm, 128x10000xf32>, !ncore.tile<sbuf, 128x10000xf32>
+  }
+  ncore.loop %j trips 4 {
+    %xv = ncore.view %y[%j] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x10000xf32> to !ncore.tile<hbm, 128x10000xf32>
+    ncore.dma_copy %b, %xv : !ncore.tile<sbuf, 128x10000xf32>, !ncore.tile<hbm, 128x10000xf32>
+    %yv = ncore.view %x[%j] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x10000xf32> to !ncore.tile<hbm, 128x10000xf32>
+    ncore.dma_copy %yv, %b : !ncore.tile<hbm, 128x10000xf32>, !ncore.tile<sbuf, 128x10000xf32>
+  }
+}
