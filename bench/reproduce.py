@@ -209,9 +209,9 @@ class Bench:
                     "step latency: the whole step is one program (1 launch) "
                     "in compile mode, 25 per-block programs in eager mode; "
                     "the published compile-mode step is 4.6x the eager one on "
-                    "the same hardware, which the source attributes to "
-                    "neither mode's device work and this emulator does not "
-                    "reproduce"])
+                    "the same hardware; the source does not say why, and "
+                    "this emulator, where both modes run the same device "
+                    "work, does not reproduce it"])
 
     # 4 -----------------------------------------------------------------------
     def conclusions(self):
