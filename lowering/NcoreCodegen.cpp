@@ -3,14 +3,60 @@
 #include "lowering/NcorePasses.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
+
+#include <chrono>
 
 using namespace mlir;
 using namespace mlir::ncore;
 namespace rt = ::seam::rt;
 
+namespace {
+
+double nowNs() {
+  return std::chrono::duration<double, std::nano>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Adds the wall time of each codegen pass to a CodegenTimings (the pass
+/// manager verifies the IR after a pass before it calls runAfterPass, so the
+/// verification is charged to the pass, as -mlir-timing does).
+class PhaseClock : public PassInstrumentation {
+public:
+  explicit PhaseClock(CodegenTimings &timings) : timings(timings) {}
+
+  void runBeforePass(Pass *, Operation *) override {
+    starts.push_back(nowNs());
+  }
+  void runAfterPass(Pass *pass, Operation *) override { stop(pass); }
+  void runAfterPassFailed(Pass *pass, Operation *) override { stop(pass); }
+
+private:
+  void stop(Pass *pass) {
+    double ns = nowNs() - starts.back();
+    starts.pop_back();
+    if (!starts.empty())
+      return; // a nested pass: its time is in its parent's
+    StringRef arg = pass->getArgument();
+    if (arg == "ncore-double-buffer")
+      timings.doubleBufferNs += ns;
+    else if (arg == "ncore-allocate")
+      timings.allocateNs += ns;
+    else if (arg == "ncore-schedule")
+      timings.scheduleNs += ns;
+  }
+
+  CodegenTimings &timings;
+  std::vector<double> starts;
+};
+
+} // namespace
+
 static LogicalResult prepareOne(ProgramOp program, rt::Target target,
-                                llvm::SmallPtrSetImpl<Operation *> &seen) {
+                                llvm::SmallPtrSetImpl<Operation *> &seen,
+                                CodegenTimings *timings) {
   if (!seen.insert(program).second || program.isDeclaration())
     return success();
   if (!program->hasAttr(kScheduledAttrName)) {
@@ -19,13 +65,17 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
     pm.addPass(createNcoreDoubleBuffer(NcoreDoubleBufferOptions{t}));
     pm.addPass(createNcoreAllocate(NcoreAllocateOptions{t}));
     pm.addPass(createNcoreSchedule(NcoreScheduleOptions{t}));
+    if (timings) {
+      pm.addInstrumentation(std::make_unique<PhaseClock>(*timings));
+      ++timings->programsPrepared;
+    }
     if (failed(pm.run(program)))
       return failure();
   }
   WalkResult r = program.walk([&](CallKernelOp call) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
         call, call.getCalleeAttr());
-    if (callee && failed(prepareOne(callee, target, seen)))
+    if (callee && failed(prepareOne(callee, target, seen, timings)))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -33,27 +83,35 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
 }
 
 LogicalResult mlir::ncore::prepareNcoreProgram(ProgramOp program,
-                                               rt::Target target) {
+                                               rt::Target target,
+                                               CodegenTimings *timings) {
   llvm::SmallPtrSet<Operation *, 8> seen;
-  return prepareOne(program, target, seen);
+  return prepareOne(program, target, seen, timings);
 }
 
 FailureOr<rt::Program>
 mlir::ncore::compileNcoreProgram(ProgramOp program, rt::Target target,
-                                 const EmitOptions &options) {
-  if (failed(prepareNcoreProgram(program, target)))
+                                 const EmitOptions &options,
+                                 CodegenTimings *timings) {
+  if (failed(prepareNcoreProgram(program, target, timings)))
     return failure();
-  return emitProgram(program, target, options);
+  double t0 = timings ? nowNs() : 0;
+  FailureOr<rt::Program> out = emitProgram(program, target, options);
+  if (timings)
+    timings->emitNs += nowNs() - t0;
+  return out;
 }
 
 FailureOr<std::vector<rt::Program>>
 mlir::ncore::compileNcoreModule(ModuleOp module, rt::Target target,
-                                const EmitOptions &options) {
+                                const EmitOptions &options,
+                                CodegenTimings *timings) {
   std::vector<rt::Program> out;
   WalkResult r = module.walk([&](ProgramOp program) {
     if (program.isDeclaration())
       return WalkResult::advance();
-    FailureOr<rt::Program> p = compileNcoreProgram(program, target, options);
+    FailureOr<rt::Program> p =
+        compileNcoreProgram(program, target, options, timings);
     if (failed(p))
       return WalkResult::interrupt();
     out.push_back(std::move(*p));

@@ -3,7 +3,8 @@
 // The codegen half of lowering as one call: ncore-double-buffer,
 // ncore-allocate and ncore-schedule
 // (in place, on the program and every program it calls, each once), then
-// emission. seam-run and the benchmarks call this.
+// emission. seam-run and the benchmarks call this; an optional
+// CodegenTimings reports the wall time of each phase.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SEAM_LOWERING_NCORECODEGEN_H
@@ -19,20 +20,42 @@ namespace mlir::ncore {
 /// Name of the unit attribute ncore-schedule leaves on a scheduled program.
 constexpr llvm::StringLiteral kScheduledAttrName = "ncore.scheduled";
 
+/// Real (steady-clock) wall time of each codegen phase, in ns. The calls
+/// below *add* to it, so one instance can sum over many programs. A pass's
+/// time includes the IR verification the pass manager runs after it.
+struct CodegenTimings {
+  double doubleBufferNs = 0; ///< ncore-double-buffer
+  double allocateNs = 0;     ///< ncore-allocate
+  double scheduleNs = 0;     ///< ncore-schedule
+  double emitNs = 0;         ///< emitProgram (ncore -> runtime program)
+  /// Programs double-buffered/allocated/scheduled here (callees included;
+  /// programs already scheduled are not counted).
+  unsigned programsPrepared = 0;
+
+  double totalNs() const {
+    return doubleBufferNs + allocateNs + scheduleNs + emitNs;
+  }
+};
+
 /// Double-buffers, allocates and schedules `program` (and the programs it
-/// calls) in place, unless already scheduled, for `target`.
-LogicalResult prepareNcoreProgram(ProgramOp program, ::seam::rt::Target target);
+/// calls) in place, unless already scheduled, for `target`. When `timings`
+/// is given, the time of each pass is added to it.
+LogicalResult prepareNcoreProgram(ProgramOp program, ::seam::rt::Target target,
+                                  CodegenTimings *timings = nullptr);
 
 /// prepareNcoreProgram + emitProgram. Errors are emitted as diagnostics on
-/// the ops (use a ScopedDiagnosticHandler to collect them).
-FailureOr<::seam::rt::Program> compileNcoreProgram(ProgramOp program,
-                                                 ::seam::rt::Target target,
-                                                 const EmitOptions &options = {});
+/// the ops (use a ScopedDiagnosticHandler to collect them). When `timings`
+/// is given, the time of each phase is added to it.
+FailureOr<::seam::rt::Program>
+compileNcoreProgram(ProgramOp program, ::seam::rt::Target target,
+                    const EmitOptions &options = {},
+                    CodegenTimings *timings = nullptr);
 
 /// Every defined ncore.program of `module` (nested modules included).
 FailureOr<std::vector<::seam::rt::Program>>
 compileNcoreModule(ModuleOp module, ::seam::rt::Target target,
-                   const EmitOptions &options = {});
+                   const EmitOptions &options = {},
+                   CodegenTimings *timings = nullptr);
 
 } // namespace mlir::ncore
 

@@ -110,6 +110,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   };
   std::vector<Pending> misses;
   std::string flagText = flags();
+  double lookupStart = nowNs();
   for (Operation &op : cm.step.getBody().front()) {
     std::string unit, keyText;
     bool isKernel = false;
@@ -157,6 +158,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
       cm.distinctPrograms += !u.isKernel;
   };
   countPrograms();
+  cm.breakdown.cacheNs += nowNs() - lookupStart;
   if (misses.empty())
     return cm;
 
@@ -196,7 +198,12 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     if (!prog)
       return Result::failure("no ncore.program for '" + p.unit +
                              "' after lowering");
-    auto program = compileNcoreProgram(prog, target);
+    ncore::CodegenTimings phases;
+    auto program = compileNcoreProgram(prog, target, {}, &phases);
+    cm.breakdown.doubleBufferNs += phases.doubleBufferNs;
+    cm.breakdown.allocateNs += phases.allocateNs;
+    cm.breakdown.scheduleNs += phases.scheduleNs;
+    cm.breakdown.emitNs += phases.emitNs;
     if (failed(program)) {
       cache.storeFailure(p.key, diags.text);
       return Result::failure("code generation of '" + p.unit +
@@ -207,8 +214,10 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     (p.isKernel ? cm.breakdown.kernelNs : cm.breakdown.codegenNs) += ns;
     (p.isKernel ? cm.breakdown.kernelPrograms : cm.breakdown.programs) += 1;
     cm.breakdown.instructions += program->instructionCount();
+    double s0 = nowNs();
     if (rt::Status s = cache.store(p.key, rt::writeProgram(*program)); !s)
       return Result::failure("compile cache: " + s.message);
+    cm.breakdown.cacheNs += nowNs() - s0;
     CompiledUnit u;
     u.program = std::move(*program);
     u.isKernel = p.isKernel;

@@ -491,11 +491,15 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                       r.regions, r.distinctPrograms, r.kernelCalls, r.hostOps,
                       r.launchesPerStep);
   os << llvm::formatv("  cold compile: {0:F3} s (graph {1:F3}, lowering "
-                      "{2:F3}, codegen {3:F3}, kernels {4:F3}); {5} "
-                      "instructions\n",
+                      "{2:F3}, codegen {3:F3}, kernels {4:F3}; of which "
+                      "double-buffer {6:F3}, allocate {7:F3}, schedule {8:F3}, "
+                      "emit {9:F3}; cache {10:F3}); {5} instructions\n",
                       r.runs.front().compileNs * 1e-9, r.compile.graphNs * 1e-9,
                       r.compile.lowerNs * 1e-9, r.compile.codegenNs * 1e-9,
-                      r.compile.kernelNs * 1e-9, r.compile.instructions);
+                      r.compile.kernelNs * 1e-9, r.compile.instructions,
+                      r.compile.doubleBufferNs * 1e-9,
+                      r.compile.allocateNs * 1e-9, r.compile.scheduleNs * 1e-9,
+                      r.compile.emitNs * 1e-9, r.compile.cacheNs * 1e-9);
   if (!quiet)
     for (auto [i, run] : llvm::enumerate(r.runs)) {
       os << llvm::formatv("  run {0} ({1}): compile {2:F3} s, {3} compiled, {4} "
@@ -577,6 +581,11 @@ std::string seamrun::writeJson(const SessionResult &r,
               {"lowering_s", r.compile.lowerNs * 1e-9},
               {"codegen_s", r.compile.codegenNs * 1e-9},
               {"kernels_s", r.compile.kernelNs * 1e-9},
+              {"double_buffer_s", r.compile.doubleBufferNs * 1e-9},
+              {"allocate_s", r.compile.allocateNs * 1e-9},
+              {"schedule_s", r.compile.scheduleNs * 1e-9},
+              {"emit_s", r.compile.emitNs * 1e-9},
+              {"cache_s", r.compile.cacheNs * 1e-9},
               {"programs", r.compile.programs},
               {"kernel_programs", r.compile.kernelPrograms},
               {"instructions", int64_t(r.compile.instructions)}}},

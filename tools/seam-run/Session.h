@@ -53,6 +53,13 @@ struct RunStats {
 
 struct CompileBreakdown {
   double graphNs = 0, lowerNs = 0, codegenNs = 0, kernelNs = 0;
+  /// The phases inside codegen + kernels (compileNcoreProgram's own clock,
+  /// programs and kernel programs together); the rest of codegen + kernels
+  /// is building kernel programs and bookkeeping.
+  double doubleBufferNs = 0, allocateNs = 0, scheduleNs = 0, emitNs = 0;
+  /// Compile cache: keys (printing + hashing the IR), lookups, stores
+  /// (serialising the program). Outside graph/lowering/codegen/kernels.
+  double cacheNs = 0;
   int programs = 0, kernelPrograms = 0;
   uint64_t instructions = 0;
 };

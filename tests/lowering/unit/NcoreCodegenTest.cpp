@@ -323,6 +323,33 @@ TEST_F(Codegen, CallKernelInlinedBehindBarriers) {
   EXPECT_TRUE(r.timeline == t.timeline);
 }
 
+TEST_F(Codegen, PhaseTimingsCoverCalleesOnce) {
+  // Behaviour of the optional CodegenTimings, not speed: every phase is
+  // clocked, the called kernel program is prepared with its caller (once),
+  // and an already scheduled program only pays emission again.
+  module = parseSourceString<ModuleOp>(kCallText, &ctx);
+  ASSERT_TRUE(module);
+  auto program = module->lookupSymbol<ncore::ProgramOp>("caller");
+  ASSERT_TRUE(program);
+  ncore::CodegenTimings t;
+  ASSERT_TRUE(succeeded(
+      ncore::compileNcoreProgram(program, rt::Target::Trn1, {}, &t)));
+  EXPECT_EQ(t.programsPrepared, 2u);
+  EXPECT_GT(t.allocateNs, 0);
+  EXPECT_GT(t.scheduleNs, 0);
+  EXPECT_GT(t.doubleBufferNs, 0);
+  EXPECT_GT(t.emitNs, 0);
+  EXPECT_DOUBLE_EQ(t.totalNs(),
+                   t.doubleBufferNs + t.allocateNs + t.scheduleNs + t.emitNs);
+  ncore::CodegenTimings again = t;
+  ASSERT_TRUE(succeeded(
+      ncore::compileNcoreProgram(program, rt::Target::Trn1, {}, &again)));
+  EXPECT_EQ(again.programsPrepared, 2u);
+  EXPECT_EQ(again.allocateNs, t.allocateNs);
+  EXPECT_EQ(again.scheduleNs, t.scheduleNs);
+  EXPECT_GT(again.emitNs, t.emitNs);
+}
+
 TEST_F(Codegen, CallOfDeclarationIsAnError) {
   const char *text = R"(
 ncore.program private @ext(!ncore.tile<hbm, 128x64xf32>)
