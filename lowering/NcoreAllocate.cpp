@@ -13,7 +13,9 @@
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
 
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace mlir::ncore {
@@ -32,12 +34,29 @@ constexpr int64_t kAlignBytes = 64;
 int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 /// One tile to place: its live range [start, end] in program positions.
+/// A kernel call is placed too: its callee's on-chip bytes (the callee was
+/// allocated on its own from offset 0) must not overlap the caller's tiles
+/// live across the call, so the call gets a base the emitter adds to every
+/// SBUF/PSUM access of the inlined callee.
 struct Item {
   mutable AllocOp alloc;
+  mutable CallKernelOp call;
   int64_t start = 0, end = 0;
   int64_t size = 0;
   int64_t offset = -1;
   bool fixed = false;
+  /// PSUM of a callee: starts at a bank boundary and may span banks.
+  bool wholeBanks = false;
+
+  Operation *op() const {
+    return call ? call.getOperation() : alloc.getOperation();
+  }
+  std::string describe() const {
+    if (call)
+      return "kernel call @" + call.getCallee().str() + " (" +
+             std::to_string(size) + " bytes per partition)";
+    return describeTile(alloc.getType());
+  }
 };
 
 /// Pre-order positions of the ops of a program; a loop spans [its own
@@ -69,6 +88,29 @@ void collectUses(Value v, SmallVectorImpl<Operation *> &uses) {
   }
 }
 
+/// The live range of `it` from its uses: a use inside an ncore.loop that
+/// does not contain `def` keeps it live for the whole loop (the next
+/// iteration reads it again).
+void liveRange(Item &it, Operation *def, ArrayRef<Operation *> uses,
+               const ProgramOrder &order, ProgramOp program) {
+  it.start = std::numeric_limits<int64_t>::max();
+  it.end = -1;
+  for (Operation *use : uses) {
+    int64_t s = order.pos.lookup(use), e = s;
+    for (Operation *p = use->getParentOp(); p && p != program;
+         p = p->getParentOp())
+      if (auto loop = dyn_cast<LoopOp>(p))
+        if (!def || !loop->isProperAncestor(def)) {
+          s = order.pos.lookup(loop);
+          e = order.last.lookup(loop);
+        }
+    it.start = std::min(it.start, s);
+    it.end = std::max(it.end, e);
+  }
+  if (uses.empty() && def)
+    it.start = it.end = order.pos.lookup(def);
+}
+
 class NcoreAllocatePass
     : public mlir::ncore::impl::NcoreAllocateBase<NcoreAllocatePass> {
 public:
@@ -76,13 +118,18 @@ public:
 
   void runOnOperation() override {
     getOperation()->walk([&](ProgramOp program) {
-      if (failed(allocate(program)))
+      if (failed(allocateWithCallees(program)))
         signalPassFailure();
     });
   }
 
 private:
+  /// Callees first (a caller places each call by its callee's extent), each
+  /// program once. A callee outside the pass's anchor must already have been
+  /// allocated (compileNcoreProgram prepares callees before callers).
+  LogicalResult allocateWithCallees(ProgramOp program);
   LogicalResult allocate(ProgramOp program);
+  llvm::SmallPtrSet<Operation *, 8> done, inProgress;
   PassCounter sbufPeak{"ncore-allocate", "sbuf-peak-bytes",
                        "Most SBUF bytes per partition live at once (max over "
                        "programs)"};
@@ -134,8 +181,8 @@ LogicalResult NcoreAllocatePass::place(MemSpace space,
 
   for (Item &it : items)
     if (it.size > capacity)
-      return it.alloc.emitOpError()
-             << "tile " << describeTile(it.alloc.getType()) << " needs "
+      return it.op()->emitOpError()
+             << (it.call ? "" : "tile ") << it.describe() << " needs "
              << it.size << " bytes per partition, more than the "
              << capacity << " bytes per partition of " << memName;
 
@@ -144,7 +191,9 @@ LogicalResult NcoreAllocatePass::place(MemSpace space,
   auto search = [&](const Item &it, ArrayRef<const Item *> busy,
                     int64_t cand) {
     while (true) {
-      if (bank > 0 && cand % bank + it.size > bank)
+      if (bank > 0 && it.wholeBanks)
+        cand = alignUp(cand, bank);
+      else if (bank > 0 && cand % bank + it.size > bank)
         cand = alignUp(cand + 1, bank);
       if (cand + it.size > capacity)
         return cand;
@@ -241,14 +290,34 @@ LogicalResult NcoreAllocatePass::place(MemSpace space,
         liveHere += o.size;
         ++liveTiles;
       }
-    return it.alloc.emitOpError()
-           << memName << " over-subscribed: tile "
-           << describeTile(it.alloc.getType()) << " (" << it.size
+    return it.op()->emitOpError()
+           << memName << " over-subscribed: " << (it.call ? "" : "tile ")
+           << it.describe() << " (" << it.size
            << " bytes per partition) does not fit next to " << liveTiles
            << " live tiles (" << liveHere << " bytes live here; peak " << peak
            << " of " << capacity
            << " bytes per partition): spill to HBM before allocation";
   }
+  return success();
+}
+
+LogicalResult NcoreAllocatePass::allocateWithCallees(ProgramOp program) {
+  if (program.isDeclaration() || done.contains(program))
+    return success();
+  if (!inProgress.insert(program).second)
+    return program.emitOpError() << "calls itself (through kernel calls)";
+  WalkResult r = program.walk([&](CallKernelOp call) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
+        call, call.getCalleeAttr());
+    if (callee && getOperation()->isAncestor(callee) &&
+        failed(allocateWithCallees(callee)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  inProgress.erase(program);
+  if (r.wasInterrupted() || failed(allocate(program)))
+    return failure();
+  done.insert(program);
   return success();
 }
 
@@ -286,28 +355,52 @@ LogicalResult NcoreAllocatePass::allocate(ProgramOp program) {
     it.size = type.getFreeBytes();
     SmallVector<Operation *> uses;
     collectUses(alloc.getResult(), uses);
-    it.start = std::numeric_limits<int64_t>::max();
-    it.end = -1;
-    for (Operation *use : uses) {
-      int64_t s = order.pos.lookup(use), e = s;
-      for (Operation *p = use->getParentOp(); p && p != program;
-           p = p->getParentOp())
-        if (auto loop = dyn_cast<LoopOp>(p))
-          if (!loop->isProperAncestor(alloc)) {
-            s = order.pos.lookup(loop);
-            e = order.last.lookup(loop);
-          }
-      it.start = std::min(it.start, s);
-      it.end = std::max(it.end, e);
-    }
-    if (uses.empty())
-      it.start = it.end = order.pos.lookup(alloc);
+    liveRange(it, alloc, uses, order, program);
     if (auto off = alloc.getOffset()) {
       it.fixed = true;
       it.offset = *off;
     }
     (type.getSpace() == MemSpace::Sbuf ? sbuf : psum).push_back(it);
   });
+  // Kernel calls: the callee's SBUF and PSUM, live at the call.
+  int64_t bank = static_cast<int64_t>(profile.psumBankBytes());
+  bool calleesOk = true;
+  program.getBody().walk([&](CallKernelOp call) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
+        call, call.getCalleeAttr());
+    if (!callee || callee.isDeclaration())
+      return; // the emitter reports it
+    auto sExt = callee->getAttrOfType<IntegerAttr>(kSbufExtentAttr);
+    auto pExt = callee->getAttrOfType<IntegerAttr>(kPsumExtentAttr);
+    if (!sExt || !pExt) {
+      call.emitOpError() << "callee @" << callee.getSymName()
+                         << " is not allocated yet: allocate callees before "
+                            "their callers";
+      calleesOk = false;
+      return;
+    }
+    SmallVector<Operation *> self{call};
+    for (auto [ext, items, space] :
+         {std::make_tuple(sExt.getInt(), &sbuf, MemSpace::Sbuf),
+          std::make_tuple(pExt.getInt(), &psum, MemSpace::Psum)}) {
+      if (ext <= 0)
+        continue;
+      Item it;
+      it.call = call;
+      it.size = space == MemSpace::Psum ? alignUp(ext, bank) : ext;
+      it.wholeBanks = space == MemSpace::Psum;
+      liveRange(it, nullptr, self, order, program);
+      StringRef attr =
+          space == MemSpace::Sbuf ? kSbufBaseAttr : kPsumBaseAttr;
+      if (auto base = call->getAttrOfType<IntegerAttr>(attr)) {
+        it.fixed = true;
+        it.offset = base.getInt();
+      }
+      items->push_back(it);
+    }
+  });
+  if (!calleesOk)
+    return failure();
   int64_t sPeak = 0, pPeak = 0;
   if (failed(place(MemSpace::Sbuf, sbuf,
                    static_cast<int64_t>(profile.sbufPartitionBytes), 0,
@@ -316,12 +409,26 @@ LogicalResult NcoreAllocatePass::allocate(ProgramOp program) {
                    static_cast<int64_t>(profile.psumPartitionBytes),
                    static_cast<int64_t>(profile.psumBankBytes()), pPeak)))
     return failure();
-  for (auto *items : {&sbuf, &psum})
-    for (Item &it : *items)
-      if (!it.fixed) {
-        it.alloc.setOffset(it.offset);
-        ++numPlaced;
+  Builder b(program.getContext());
+  int64_t extent[2] = {0, 0};
+  std::vector<Item> *memories[2] = {&sbuf, &psum};
+  for (unsigned i = 0; i < 2; ++i) {
+    for (Item &it : *memories[i]) {
+      extent[i] = std::max(extent[i], it.offset + it.size);
+      if (it.fixed)
+        continue;
+      if (it.call) {
+        it.call->setAttr(i == 0 ? kSbufBaseAttr : kPsumBaseAttr,
+                         b.getI64IntegerAttr(it.offset));
+        continue;
       }
+      it.alloc.setOffset(it.offset);
+      ++numPlaced;
+    }
+  }
+  // What a caller must reserve for this program when it inlines it.
+  program->setAttr(kSbufExtentAttr, b.getI64IntegerAttr(extent[0]));
+  program->setAttr(kPsumExtentAttr, b.getI64IntegerAttr(extent[1]));
   raiseTo(sbufPeak, sPeak);
   raiseTo(psumPeak, pPeak);
   return success();

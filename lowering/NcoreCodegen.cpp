@@ -59,6 +59,17 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
                                 CodegenTimings *timings) {
   if (!seen.insert(program).second || program.isDeclaration())
     return success();
+  // Callees first: ncore-allocate places each kernel call by the on-chip
+  // extent of its (already allocated) callee.
+  WalkResult r = program.walk([&](CallKernelOp call) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
+        call, call.getCalleeAttr());
+    if (callee && failed(prepareOne(callee, target, seen, timings)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (r.wasInterrupted())
+    return failure();
   if (!program->hasAttr(kScheduledAttrName)) {
     PassManager pm(program->getContext(), ProgramOp::getOperationName());
     std::string t(rt::name(target));
@@ -72,14 +83,7 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
     if (failed(pm.run(program)))
       return failure();
   }
-  WalkResult r = program.walk([&](CallKernelOp call) {
-    auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
-        call, call.getCalleeAttr());
-    if (callee && failed(prepareOne(callee, target, seen, timings)))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
-  });
-  return failure(r.wasInterrupted());
+  return success();
 }
 
 LogicalResult mlir::ncore::prepareNcoreProgram(ProgramOp program,

@@ -1,5 +1,6 @@
 //===- NcoreEmit.cpp - ncore program -> runtime program -------------------===//
 #include "lowering/NcoreEmit.h"
+#include "lowering/NcorePasses.h"
 
 #include "dialect/ncore/NcoreAccess.h"
 #include "kernels/Constants.h"
@@ -400,6 +401,14 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
     calleeSems[key] = *fresh;
     return *fresh;
   };
+  // ncore-allocate placed the callee's on-chip bytes clear of the caller's
+  // tiles live across the call; without that placement (a program emitted
+  // unallocated) they start at 0.
+  auto base = [&](StringRef name) -> int64_t {
+    auto a = call->getAttrOfType<IntegerAttr>(name);
+    return a ? a.getInt() : 0;
+  };
+  int64_t sbufBase = base(kSbufBaseAttr), psumBase = base(kPsumBaseAttr);
   for (unsigned e = 0; e < rt::kNumEngines; ++e) {
     if (sp->streams[e].empty())
       continue;
@@ -416,8 +425,14 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
         if (!(inst.apMask & (1u << slot)))
           continue;
         rt::AccessPattern &ap = inst.aps[slot];
-        if (ap.space != rt::MemSpace::Hbm)
+        if (ap.space == rt::MemSpace::Sbuf) {
+          ap.offset += sbufBase;
           continue;
+        }
+        if (ap.space == rt::MemSpace::Psum) {
+          ap.offset += psumBase;
+          continue;
+        }
         auto [binding, offset] = place[ap.binding];
         ap.binding = binding;
         ap.offset += offset;

@@ -124,3 +124,30 @@ ncore.program @fragmented(%x8: !ncore.tile<hbm, 128x2048xf32>, %x96: !ncore.tile
   ncore.dma_copy %x128, %b2 : !ncore.tile<hbm, 128x32768xf32>, !ncore.tile<sbuf, 128x32768xf32>
   ncore.activation exp %s1, %s2 : !ncore.tile<sbuf, 128x2048xf32>, !ncore.tile<sbuf, 128x2048xf32>
 }
+
+// -----
+
+// A kernel call is placed like a tile live at the call: the callee (allocated
+// first, from offset 0) records its extents, and the call gets bases clear of
+// the caller's tiles live across it (%live, %acc); the emitter adds them to
+// the inlined callee's on-chip accesses. PSUM bases are whole banks.
+// CHECK-LABEL: ncore.program private @callee
+// CHECK-SAME: ncore.psum_extent = 512 : i64, ncore.sbuf_extent = 512 : i64
+// CHECK-LABEL: ncore.program @calls
+// CHECK: ncore.call_kernel @callee(%{{.*}}) {ncore.psum_base = 2048 : i64, ncore.sbuf_base = 256 : i64}
+ncore.program private @callee(%i: !ncore.tile<hbm, 128x128xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x128xf32>
+  %p = ncore.alloc : !ncore.tile<psum, 128x128xf32>
+  ncore.dma_copy %t, %i : !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<hbm, 128x128xf32>
+  ncore.transpose %p, %t : !ncore.tile<psum, 128x128xf32>, !ncore.tile<sbuf, 128x128xf32>
+}
+ncore.program @calls(%x: !ncore.tile<hbm, 128x64xf32>, %h: !ncore.tile<hbm, 128x128xf32>) {
+  %live = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>
+  %dead = ncore.alloc : !ncore.tile<sbuf, 64x128xf32>
+  %acc = ncore.alloc : !ncore.tile<psum, 64x128xf32>
+  ncore.dma_copy %live, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  ncore.transpose %acc, %live : !ncore.tile<psum, 64x128xf32>, !ncore.tile<sbuf, 128x64xf32>
+  ncore.call_kernel @callee(%h) : !ncore.tile<hbm, 128x128xf32>
+  ncore.tensor_copy %dead, %acc : !ncore.tile<sbuf, 64x128xf32>, !ncore.tile<psum, 64x128xf32>
+  ncore.dma_copy %x, %live : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+}

@@ -54,7 +54,9 @@ ncore.program @mm(%w: !ncore.tile<hbm, 512x128xbf16> {ncore.role = "param", ncor
 // each engine before the call signals, and every engine's next instruction
 // (the callee's first, then the caller's) waits for all of them. The callee's
 // HBM arguments are the caller's operands (here rows 64.. of %y: +16384 B),
-// its scratch gets a binding of its own, its semaphores are renumbered.
+// its scratch gets a binding of its own, its semaphores are renumbered. The
+// callee's SBUF tile (offset 0 in @scale) is moved to +256 B, clear of the
+// caller's %a, which is live across the call (ncore.sbuf_base).
 // CHECK-LABEL: program 'caller' target trn1
 // CHECK: binding #0 input 'x' f32[128x64]
 // CHECK: binding #1 output 'y' f32[192x64]
@@ -71,8 +73,8 @@ ncore.program @mm(%w: !ncore.tile<hbm, 512x128xbf16> {ncore.role = "param", ncor
 // CHECK: dma_copy dst=sbuf<f32>(p96:128 +0B, [64:1]) src0=hbm<f32>(x +24576B, rows 32 x 64, [64:1]) signal(s4+=1)
 // CHECK: dma_copy dst=hbm<f32>(spill0 +24576B, {{.*}} wait(s2>=1) signal(s[[BD]]+=1)
 // CHECK-NEXT: sem_wait wait(s2>=1) wait(s[[BD]]>=1)
-// CHECK-NEXT: dma_copy dst=sbuf<f32>(p0:32 +0B, [64:1]) src0=hbm<f32>(spill0 +0B,
-// CHECK: dma_copy dst=sbuf<f32>(p96:128 +0B, [64:1]) src0=hbm<f32>(spill0 +24576B, {{.*}} signal(s[[CD]]+=1)
+// CHECK-NEXT: dma_copy dst=sbuf<f32>(p0:32 +256B, [64:1]) src0=hbm<f32>(spill0 +0B,
+// CHECK: dma_copy dst=sbuf<f32>(p96:128 +256B, [64:1]) src0=hbm<f32>(spill0 +24576B, {{.*}} signal(s[[CD]]+=1)
 // CHECK-NEXT: dma_copy dst=hbm<f32>(scale.tmp +0B, {{.*}} wait(s[[CS]]>=1)
 // CHECK: dma_copy dst=hbm<f32>(y +16384B, {{.*}} src0=hbm<f32>(scale.tmp +0B, {{.*}} wait(s[[CD]]>=2)
 // CHECK: dma_copy dst=hbm<f32>(y +40960B, {{.*}} src0=hbm<f32>(scale.tmp +24576B, {{.*}} wait(s[[CD]]>=2) signal(s[[BD]]+=1)

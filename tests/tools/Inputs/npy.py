@@ -4,6 +4,8 @@
   npy.py inputs DIR           write x.npy, v.npy for Inputs/small.mlir
   npy.py check-small DIR OUT  compare OUT/output{0,1}.npy with float64
                               references of small.mlir; exit 1 over 1e-5
+  npy.py compare A B TOL      compare every outputN.npy of directory B with
+                              A's (rel-L2 over all of them); exit 1 over TOL
   npy.py json FILE KEY...     print the value at the key path of a JSON file
 """
 import json
@@ -44,6 +46,17 @@ def main(argv):
             worst = max(worst, err)
         print("OK" if worst <= 1e-5 else "FAIL")
         return 0 if worst <= 1e-5 else 1
+    if argv[1] == "compare":
+        import os
+        names = sorted(f for f in os.listdir(argv[2]) if f.endswith(".npy"))
+        assert names and names == sorted(
+            f for f in os.listdir(argv[3]) if f.endswith(".npy")), "outputs differ"
+        a = np.concatenate([np.load(os.path.join(argv[2], f)).astype(np.float64).ravel() for f in names])
+        b = np.concatenate([np.load(os.path.join(argv[3], f)).astype(np.float64).ravel() for f in names])
+        err = float(np.linalg.norm(a - b) / np.linalg.norm(a))
+        ok = np.isfinite(b).all() and err <= float(argv[4])
+        print("%d outputs rel-L2 %.2e: %s" % (len(names), err, "OK" if ok else "FAIL"))
+        return 0 if ok else 1
     if argv[1] == "json":
         with open(argv[2]) as f:
             v = json.load(f)
