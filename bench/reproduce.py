@@ -484,6 +484,9 @@ class Bench:
                 ax2.bar([i + w / 2 for i in x], published, w, color="tab:gray",
                         label="published")
                 ax2.set_ylabel("published")
+            if published:
+                fig.legend(["seam (left axis)", "published (right axis)"],
+                           loc="upper left", fontsize=8)
             ax.set_xticks(list(x))
             ax.set_xticklabels(labels, rotation=15, fontsize=8)
             ax.set_ylabel(ylabel)
