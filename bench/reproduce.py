@@ -621,8 +621,13 @@ def main():
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=os.path.join(ROOT, "results"))
-    ap.add_argument("--seed", default=os.path.join(
-        ROOT, "..", "shared", "reference", "seed-results.json"))
+    shared = os.path.join(ROOT, "..", "shared", "reference",
+                          "seed-results.json")
+    ap.add_argument("--seed", default=shared if os.path.exists(shared) else
+                    os.path.join(HERE, "seed-results.json"),
+                    help="the published figures (default: "
+                    "../shared/reference/seed-results.json, else the copy in "
+                    "bench/, for checkouts without ../shared)")
     ap.add_argument("--smoke", action="store_true",
                     help="reduced configuration (for the test suite)")
     ap.add_argument("--correctness-import", default="--layers 1 --seq 128",
@@ -632,6 +637,7 @@ def main():
                     help="comma list of sections (rope,eager,compile,correct,"
                     "fnet,fftconv,ablation)")
     args = ap.parse_args()
+    log("published figures: " + os.path.abspath(args.seed))
     b = Bench(args)
     only = set(filter(None, args.only.split(",")))
     t0 = time.time()
