@@ -5,13 +5,15 @@
 #
 # SECONDS (default 60) is the total, split evenly over the targets
 # (program-loader, import-config, mlir-pipeline); with --only NAME one target
-# gets all of it. The build (default build-fuzz, the `fuzz` preset: clang-19,
-# ASan+UBSan+libFuzzer) is configured and built first if needed. Each target
-# starts from its kept corpus (tests/fuzz/corpus/NAME and regressions/NAME,
-# read-only) plus a working corpus in DIR/fuzz-work/NAME that grows across
-# runs. A crash leaves its input in DIR/fuzz-work/NAME-artifacts/ and makes the
-# script exit non-zero; keep such an input in tests/fuzz/regressions/NAME
-# once it is fixed. Prints the executions per target.
+# gets all of it. clang-19 and libclang-rt-19-dev (libFuzzer) are installed
+# from Debian if missing. The build (default build-fuzz, the `fuzz` preset:
+# clang-19, ASan+UBSan+libFuzzer) is configured and built first if needed.
+# Each target starts from its kept corpus (tests/fuzz/corpus/NAME and
+# regressions/NAME, read-only) plus a working corpus in DIR/fuzz-work/NAME that
+# grows across runs. A crash leaves its input in DIR/fuzz-work/NAME-artifacts/
+# and makes the script exit non-zero; keep such an input in
+# tests/fuzz/regressions/NAME once it is fixed. Prints the executions per
+# target.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 build="$src/build-fuzz"
@@ -29,6 +31,23 @@ while [ $# -gt 0 ]; do
 done
 targets=(program-loader import-config mlir-pipeline)
 [ -n "$only" ] && targets=("$only")
+
+# The fuzz preset's compiler and libFuzzer runtime come from Debian; they are
+# not in tools/setup-debian.sh (the normal build does not need them). Only
+# missing packages are installed; apt is not touched when all are present.
+fuzz_pkgs=(clang-19 libclang-rt-19-dev)
+missing=()
+for p in "${fuzz_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "fuzz: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
 
 if [ ! -f "$build/build.ninja" ]; then
   (cd "$src" && cmake --preset fuzz -B "$build" >/dev/null)
