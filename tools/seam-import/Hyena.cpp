@@ -51,6 +51,9 @@ llvm::Error seamimport::importHyena(ConfigReader &r, const ImportOptions &opt,
                   {batch, seq, hidden, Dim{3, "3"}});
   checkTensorSize(r, "the MLP activation", {batch, seq, innerDim});
   checkTensorSize(r, "the MLP weight", {hidden, innerDim});
+  // in_proj's weight [D, 3D] (it also bounds out_proj's [D, D]); the filter
+  // [D, L] is bounded by the in_proj activation.
+  checkTensorSize(r, "the in_proj weight", {hidden, hidden, Dim{3, "3"}});
   if (r.failed())
     return r.takeError();
 
