@@ -2,6 +2,7 @@
 #include "tools/seam-import/Import.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace seamimport;
@@ -56,9 +57,30 @@ const json::Value *ConfigReader::require(llvm::StringRef field) {
 std::optional<int64_t> ConfigReader::asInt(llvm::StringRef field,
                                            const json::Value &v,
                                            bool allowZero) {
-  std::optional<int64_t> i = v.getAsInteger();
+  // Not v.getAsInteger() alone: for a JSON number parsed as a double it
+  // accepts values up to double(INT64_MAX), which rounds to 2^63, and then
+  // converts 2^63 to int64_t -- undefined behaviour (LLVM 19; e.g. a config
+  // field 9223372036854775807.0). Integers in the text are range-checked
+  // through getAsUINT64; a double is converted only when below 2^63.
+  std::optional<int64_t> i;
+  std::optional<double> n = v.getAsNumber();
+  if (std::optional<uint64_t> u = v.getAsUINT64()) {
+    if (*u <= uint64_t(std::numeric_limits<int64_t>::max()))
+      i = static_cast<int64_t>(*u);
+  } else if (n && *n < 0x1p63) {
+    i = v.getAsInteger();
+  }
   if (!i) {
-    fail("field '" + field + "' must be an integer, got " + describeJson(v));
+    // A whole number here is one of magnitude >= 2^63.
+    if (n && std::trunc(*n) == *n && *n < 0)
+      fail("field '" + field + "' must be " +
+           (allowZero ? "non-negative" : "positive") + ", got " +
+           describeJson(v));
+    else if (n && std::trunc(*n) == *n)
+      fail("field '" + field + "' must be an integer below 2^63, got " +
+           describeJson(v));
+    else
+      fail("field '" + field + "' must be an integer, got " + describeJson(v));
     return std::nullopt;
   }
   if (*i < 0 || (*i == 0 && !allowZero)) {
