@@ -5,7 +5,7 @@ BUILD ?= build
 MLIR_DIR ?= /usr/lib/llvm-19/lib/cmake/mlir
 JOBS ?= 2
 
-.PHONY: setup configure build demo test clean
+.PHONY: setup configure build demo test test-asan clean
 
 setup:
 	bash tools/setup-debian.sh
@@ -23,6 +23,13 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+# Every test but the bench smoke run (release-only: 8 minutes under ASan)
+# with AddressSanitizer + UndefinedBehaviorSanitizer (CMakePresets.json).
+test-asan: setup
+	cmake --preset asan
+	cmake --build build-asan -j$(JOBS)
+	ctest --preset asan -j$(JOBS) -E '^bench-smoke$$'
 
 clean:
 	rm -rf $(BUILD)

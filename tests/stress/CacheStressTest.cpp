@@ -157,8 +157,9 @@ TEST(CacheStress, WriterKilledInTheMiddleOfWritingLeavesNoValidEntry) {
   const std::vector<uint8_t> old = compiled(1, kSize), fresh = compiled(2, kSize);
   for (bool hadEntry : {false, true}) {
     const std::string key = keyOf(hadEntry ? 11 : 10);
-    if (hadEntry)
+    if (hadEntry) {
       ASSERT_TRUE(bool(CompileCache(dir.path.string()).store(key, old)));
+    }
     std::set<std::string> before = tempFiles(dir.path);
     pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
@@ -174,9 +175,11 @@ TEST(CacheStress, WriterKilledInTheMiddleOfWritingLeavesNoValidEntry) {
         << "status " << status;
     std::set<std::string> after = tempFiles(dir.path);
     ASSERT_EQ(after.size(), before.size() + 1) << "no partial temp file left";
-    for (const std::string &t : after)
-      if (!before.count(t))
+    for (const std::string &t : after) {
+      if (!before.count(t)) {
         EXPECT_EQ(fs::file_size(dir.path / t), kSize / 2) << t;
+      }
+    }
 
     CacheLookup l = CompileCache(dir.path.string()).lookup(key);
     if (hadEntry) {
@@ -241,8 +244,9 @@ TEST(CacheStress, WriterSigkilledAtRandomPointsLeavesNoValidLookingEntry) {
     } else {
       ++misses;
     }
-    if (trial % 2 == 0)
+    if (trial % 2 == 0) {
       EXPECT_EQ(l.status, CacheStatus::Hit) << "the whole entry was lost";
+    }
   }
   // Leftover temporaries are never read as entries; a later store of a key
   // still succeeds and every entry on disk is whole.
