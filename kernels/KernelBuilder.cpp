@@ -11,12 +11,13 @@ using namespace mlir::ncore;
 Ix Ix::operator+(const Ix &o) const {
   Ix r = *this;
   r.c += o.c;
-  for (auto &[v, k] : o.terms) {
-    auto it = llvm::find_if(r.terms, [&](auto &t) { return t.first == v; });
+  for (const auto &term : o.terms) {
+    auto it = llvm::find_if(
+        r.terms, [&](auto &t) { return t.first == term.first; });
     if (it != r.terms.end())
-      it->second += k;
+      it->second += term.second;
     else
-      r.terms.push_back({v, k});
+      r.terms.push_back(term);
   }
   return r;
 }
