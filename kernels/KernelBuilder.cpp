@@ -12,8 +12,8 @@ Ix Ix::operator+(const Ix &o) const {
   Ix r = *this;
   r.c += o.c;
   for (const auto &term : o.terms) {
-    auto it = llvm::find_if(
-        r.terms, [&](auto &t) { return t.first == term.first; });
+    auto it =
+        llvm::find_if(r.terms, [&](auto &t) { return t.first == term.first; });
     if (it != r.terms.end())
       it->second += term.second;
     else

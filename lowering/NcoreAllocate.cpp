@@ -15,8 +15,8 @@
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::ncore {
 #define GEN_PASS_DEF_NCOREALLOCATE
@@ -158,8 +158,7 @@ static void raiseTo(PassCounter &c, int64_t v) {
     c += v - c.get();
 }
 
-LogicalResult NcoreAllocatePass::place(MemSpace space,
-                                       std::vector<Item> &items,
+LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
                                        int64_t capacity, int64_t bank,
                                        int64_t &peak) {
   StringRef memName = space == MemSpace::Sbuf ? "SBUF" : "PSUM";
@@ -183,13 +182,12 @@ LogicalResult NcoreAllocatePass::place(MemSpace space,
     if (it.size > capacity)
       return it.op()->emitOpError()
              << (it.call ? "" : "tile ") << it.describe() << " needs "
-             << it.size << " bytes per partition, more than the "
-             << capacity << " bytes per partition of " << memName;
+             << it.size << " bytes per partition, more than the " << capacity
+             << " bytes per partition of " << memName;
 
   // Lowest offset at or after `cand` where `it` overlaps none of `busy`
   // (PSUM tiles may not straddle a bank); > capacity - size when none.
-  auto search = [&](const Item &it, ArrayRef<const Item *> busy,
-                    int64_t cand) {
+  auto search = [&](const Item &it, ArrayRef<const Item *> busy, int64_t cand) {
     while (true) {
       if (bank > 0 && it.wholeBanks)
         cand = alignUp(cand, bank);
@@ -326,8 +324,8 @@ LogicalResult NcoreAllocatePass::allocate(ProgramOp program) {
     return success();
   std::optional<::seam::rt::Target> tgt = ::seam::rt::parseTarget(target);
   if (!tgt) {
-    return program.emitError() << "ncore-allocate: unknown target '"
-                               << target << "' (trn1 or trn2)";
+    return program.emitError() << "ncore-allocate: unknown target '" << target
+                               << "' (trn1 or trn2)";
   }
   const ::seam::rt::Profile &profile = ::seam::rt::Profile::builtin(*tgt);
   ProgramOrder order(program);
@@ -345,8 +343,8 @@ LogicalResult NcoreAllocatePass::allocate(ProgramOp program) {
         alloc.setOffset(scratch);
         scratch = alignUp(scratch + bytes, kAlignBytes);
       } else {
-        scratch = std::max(scratch, alignUp(*alloc.getOffset() + bytes,
-                                            kAlignBytes));
+        scratch =
+            std::max(scratch, alignUp(*alloc.getOffset() + bytes, kAlignBytes));
       }
       return;
     }
@@ -390,8 +388,7 @@ LogicalResult NcoreAllocatePass::allocate(ProgramOp program) {
       it.size = space == MemSpace::Psum ? alignUp(ext, bank) : ext;
       it.wholeBanks = space == MemSpace::Psum;
       liveRange(it, nullptr, self, order, program);
-      StringRef attr =
-          space == MemSpace::Sbuf ? kSbufBaseAttr : kPsumBaseAttr;
+      StringRef attr = space == MemSpace::Sbuf ? kSbufBaseAttr : kPsumBaseAttr;
       if (auto base = call->getAttrOfType<IntegerAttr>(attr)) {
         it.fixed = true;
         it.offset = base.getInt();

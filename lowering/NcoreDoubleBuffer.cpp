@@ -1,4 +1,5 @@
-//===- NcoreDoubleBuffer.cpp - two buffers for DMA-filled loop tiles -------===//
+//===- NcoreDoubleBuffer.cpp - two buffers for DMA-filled loop tiles
+//-------===//
 //
 // An innermost ncore.loop whose body refills an SBUF tile by DMA every
 // iteration (the DMA writes all of it before anything reads it, and nothing
@@ -49,9 +50,8 @@ bool writesWhole(DmaCopyOp dma, AllocOp alloc) {
   for (const FreeDimAccess &d : a->dims)
     elems *= d.size;
   return a->offset == 0 && a->startPartition == t.getStartPartition() &&
-         a->partitions == t.getPartitions() &&
-         elems == t.getFreeElements() && a->dims.size() == 1 &&
-         a->dims[0].stride == 1;
+         a->partitions == t.getPartitions() && elems == t.getFreeElements() &&
+         a->dims.size() == 1 && a->dims[0].stride == 1;
 }
 
 class NcoreDoubleBufferPass
@@ -102,8 +102,7 @@ void NcoreDoubleBufferPass::run(ProgramOp program) {
 
   SmallVector<LoopOp> loops;
   program.walk([&](LoopOp loop) {
-    if (loop.getTrips() >= 2 &&
-        loop.getBody().getOps<LoopOp>().empty() &&
+    if (loop.getTrips() >= 2 && loop.getBody().getOps<LoopOp>().empty() &&
         !llvm::any_of(loop.getBodyBlock()->getOperations(), [](Operation &op) {
           return isa<CallKernelOp, SemWaitOp, SemSignalOp, AllocOp>(op);
         }))
@@ -201,17 +200,18 @@ void NcoreDoubleBufferPass::transform(LoopOp loop, ArrayRef<AllocOp> tiles) {
             continue;
           }
           if (newIv) {
-            m = substitute(m, d,
-                           getAffineDimExpr(d, ctx) * scale + offset, false);
+            m = substitute(m, d, getAffineDimExpr(d, ctx) * scale + offset,
+                           false);
             ivs.push_back(newIv);
           } else {
             m = substitute(m, d, getAffineConstantExpr(offset, ctx), true);
             ++shift;
           }
         }
-        auto nv = ob.create<ViewOp>(
-            view.getLoc(), view.getType(), map.lookupOrDefault(view.getSource()),
-            ivs, AffineMapAttr::get(m), view.getStridesAttr());
+        auto nv =
+            ob.create<ViewOp>(view.getLoc(), view.getType(),
+                              map.lookupOrDefault(view.getSource()), ivs,
+                              AffineMapAttr::get(m), view.getStridesAttr());
         map.map(view.getResult(), nv.getResult());
         continue;
       }

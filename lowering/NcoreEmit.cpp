@@ -4,8 +4,8 @@
 
 #include "dialect/ncore/NcoreAccess.h"
 #include "kernels/Constants.h"
-#include "runtime/Numerics.h"
 #include "mlir/IR/SymbolTable.h"
+#include "runtime/Numerics.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallSet.h"
@@ -90,8 +90,8 @@ private:
 
   FailureOr<int> freshSem(Operation *at) {
     if (nextSem >= static_cast<int>(rt::kNumSemaphores))
-      return at->emitOpError() << "needs more than " << rt::kNumSemaphores
-                               << " semaphores",
+      return at->emitOpError()
+                 << "needs more than " << rt::kNumSemaphores << " semaphores",
              failure();
     return nextSem++;
   }
@@ -203,10 +203,9 @@ FailureOr<rt::AccessPattern> ProgramEmitter::access(Value tile,
   ap.dtype = *dtype;
   ap.partitions = static_cast<uint32_t>(a->partitions);
   if (a->dims.size() > rt::kMaxFreeDims)
-    return user->emitOpError()
-               << "operand walks " << a->dims.size()
-               << " free dimensions; the program format holds "
-               << rt::kMaxFreeDims,
+    return user->emitOpError() << "operand walks " << a->dims.size()
+                               << " free dimensions; the program format holds "
+                               << rt::kMaxFreeDims,
            failure();
   ap.numDims = static_cast<uint8_t>(a->dims.size());
   for (auto [i, d] : llvm::enumerate(a->dims))
@@ -283,8 +282,7 @@ LogicalResult ProgramEmitter::barrier(Operation *at) {
 
 LogicalResult ProgramEmitter::emitLoop(LoopOp loop) {
   if (loops.size() >= rt::kMaxLoopDepth)
-    return loop.emitOpError() << "nests deeper than the "
-                              << rt::kMaxLoopDepth
+    return loop.emitOpError() << "nests deeper than the " << rt::kMaxLoopDepth
                               << " loop levels of the program format";
   if (loop.getTrips() <= 0 || loop.getTrips() > UINT32_MAX)
     return loop.emitOpError("trip count out of range");
@@ -316,16 +314,16 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
   auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
       call, call.getCalleeAttr());
   if (!callee)
-    return call.emitOpError() << "callee " << call.getCalleeAttr()
-                              << " is not an ncore.program";
+    return call.emitOpError()
+           << "callee " << call.getCalleeAttr() << " is not an ncore.program";
   if (callee.isDeclaration())
     return call.emitOpError()
            << "calls @" << callee.getSymName()
            << ", which is only a declaration: its program must be defined "
               "in the module to be inlined";
   if (llvm::is_contained(callStack, callee.getOperation()))
-    return call.emitOpError() << "calls @" << callee.getSymName()
-                              << " recursively";
+    return call.emitOpError()
+           << "calls @" << callee.getSymName() << " recursively";
   // Where each callee argument lives in the caller.
   std::vector<std::pair<uint32_t, int64_t>> argPlace;
   for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
@@ -333,8 +331,8 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
     if (failed(ap))
       return failure();
     if (ap->space != rt::MemSpace::Hbm)
-      return call.emitOpError() << "operand " << i
-                                << " is not in HBM: kernels take HBM tensors";
+      return call.emitOpError()
+             << "operand " << i << " is not in HBM: kernels take HBM tensors";
     auto type = cast<TileType>(operand.getType());
     // Contiguous: rows of the free elements, back to back.
     int64_t expect = 1;
@@ -363,10 +361,10 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
     FailureOr<rt::Program> emitted = sub.run();
     callStack.pop_back();
     if (failed(emitted))
-      return call.emitOpError() << "could not emit callee @"
-                                << callee.getSymName();
-    cached = calleeCache->emplace(callee.getOperation(), std::move(*emitted))
-                 .first;
+      return call.emitOpError()
+             << "could not emit callee @" << callee.getSymName();
+    cached =
+        calleeCache->emplace(callee.getOperation(), std::move(*emitted)).first;
   }
   const rt::Program *sp = &cached->second;
 
@@ -382,8 +380,8 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
       continue;
     }
     const rt::Binding &cb = sp->bindings[b];
-    place[b] = {addBinding(callee.getSymName().str() + "." + cb.name,
-                           cb.shape, cb.dtype, rt::BindingRole::Scratch),
+    place[b] = {addBinding(callee.getSymName().str() + "." + cb.name, cb.shape,
+                           cb.dtype, rt::BindingRole::Scratch),
                 0};
   }
   // Semaphores of the callee, renumbered; values continue from the totals
@@ -473,9 +471,8 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
     w.value = static_cast<uint32_t>(wait.getValue());
     if (auto steps = wait.getSteps()) {
       if (steps->size() > loops.size())
-        return op->emitOpError() << "has " << steps->size()
-                                 << " steps inside " << loops.size()
-                                 << " loops";
+        return op->emitOpError() << "has " << steps->size() << " steps inside "
+                                 << loops.size() << " loops";
       for (auto [d, s] : llvm::enumerate(*steps))
         w.step[d] = static_cast<int32_t>(s);
     }
@@ -483,8 +480,7 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
     return success();
   }
   if (auto sig = dyn_cast<SemSignalOp>(op)) {
-    rt::Engine e =
-        toRt(cast<InstructionOpInterface>(op).getExecutionEngine());
+    rt::Engine e = toRt(cast<InstructionOpInterface>(op).getExecutionEngine());
     unsigned ei = static_cast<unsigned>(e);
     if (sig.getSem() < 0 || sig.getSem() >= rt::kNumSemaphores)
       return op->emitOpError("semaphore id out of range");
@@ -510,10 +506,10 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
 
   auto ap = [&](Value v) { return access(v, op); };
   rt::Instruction inst;
-  auto two = [&](Value dst, Value src,
-                 rt::Instruction (*make)(const rt::AccessPattern &,
-                                         const rt::AccessPattern &))
-      -> LogicalResult {
+  auto two =
+      [&](Value dst, Value src,
+          rt::Instruction (*make)(const rt::AccessPattern &,
+                                  const rt::AccessPattern &)) -> LogicalResult {
     auto d = ap(dst), s = ap(src);
     if (failed(d) || failed(s))
       return failure();
@@ -537,7 +533,8 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
       return failure();
     inst = rt::isa::matmul(*d, *st, *mv, o.getAccumulate());
     if (auto lvl = op->getAttrOfType<IntegerAttr>("start_level")) {
-      if (lvl.getInt() < 0 || lvl.getInt() >= static_cast<int64_t>(loops.size()))
+      if (lvl.getInt() < 0 ||
+          lvl.getInt() >= static_cast<int64_t>(loops.size()))
         return op->emitOpError() << "start_level " << lvl.getInt()
                                  << " is not an enclosing loop level";
       inst.startLevel = static_cast<int8_t>(lvl.getInt());
@@ -674,9 +671,8 @@ LogicalResult ProgramEmitter::emitBlock(Block &block) {
 
 FailureOr<rt::Program> ProgramEmitter::run() {
   if (program.isDeclaration())
-    return program.emitOpError()
-               << "@" << program.getSymName()
-               << " is only a declaration: nothing to emit",
+    return program.emitOpError() << "@" << program.getSymName()
+                                 << " is only a declaration: nothing to emit",
            failure();
   foldable.fill(-1);
   barrierSem.fill(-1);
@@ -697,8 +693,7 @@ FailureOr<rt::Program> ProgramEmitter::run() {
     unsigned i = arg.getArgNumber();
     auto type = dyn_cast<TileType>(arg.getType());
     if (!type || type.getSpace() != MemSpace::Hbm)
-      return program.emitOpError() << "argument " << i
-                                   << " is not an HBM tile",
+      return program.emitOpError() << "argument " << i << " is not an HBM tile",
              failure();
     auto role = roles.find(program.getArgRole(i));
     if (role == roles.end())
@@ -707,13 +702,13 @@ FailureOr<rt::Program> ProgramEmitter::run() {
              failure();
     std::optional<rt::DType> dtype = toRtType(type.getElementType());
     if (!dtype)
-      return program.emitOpError() << "argument " << i
-                                   << " dtype is not f32/bf16",
+      return program.emitOpError()
+                 << "argument " << i << " dtype is not f32/bf16",
              failure();
-    uint32_t b = addBinding(bindingName(program, i),
-                            std::vector<int64_t>(type.getShape().begin(),
-                                                 type.getShape().end()),
-                            *dtype, role->second);
+    uint32_t b = addBinding(
+        bindingName(program, i),
+        std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
+        *dtype, role->second);
     bindingOf[arg] = b;
     if (role->second == rt::BindingRole::Constant ||
         role->second == rt::BindingRole::Param) {
@@ -757,14 +752,14 @@ FailureOr<rt::Program> ProgramEmitter::run() {
       return WalkResult::interrupt();
     }
     std::optional<rt::DType> dtype = toRtType(type.getElementType());
-    std::string name = alloc.getName() ? alloc.getName()->str()
-                                       : "scratch" + std::to_string(scratchIndex);
+    std::string name = alloc.getName()
+                           ? alloc.getName()->str()
+                           : "scratch" + std::to_string(scratchIndex);
     ++scratchIndex;
-    bindingOf[alloc.getResult()] =
-        addBinding(name,
-                   std::vector<int64_t>(type.getShape().begin(),
-                                        type.getShape().end()),
-                   *dtype, rt::BindingRole::Scratch);
+    bindingOf[alloc.getResult()] = addBinding(
+        name,
+        std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
+        *dtype, rt::BindingRole::Scratch);
     return WalkResult::advance();
   });
   if (wr.wasInterrupted())

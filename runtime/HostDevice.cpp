@@ -1,9 +1,9 @@
 //===- HostDevice.cpp - Device: loading, launching, host timeline ---------===//
 
-#include <algorithm>
 #include "runtime/Functional.h"
 #include "runtime/Host.h"
 #include "runtime/ProgramFile.h"
+#include <algorithm>
 
 #include <chrono>
 #include <cmath>
@@ -140,8 +140,9 @@ Expected<LaunchResult> Device::launch(ProgramId id,
   // Inputs: checked and uploaded (functional), sized (both modes).
   for (unsigned r = 0; r < ranks; ++r) {
     const Program &p = loaded.perRank[r];
-    const TensorMap *in =
-        inputs.empty() ? nullptr : &inputs[std::min<size_t>(r, inputs.size() - 1)];
+    const TensorMap *in = inputs.empty()
+                              ? nullptr
+                              : &inputs[std::min<size_t>(r, inputs.size() - 1)];
     if (machine)
       machine->bind(r, &p, loaded.hbmBase[r]);
     for (uint32_t b = 0; b < p.bindings.size(); ++b) {
@@ -159,7 +160,7 @@ Expected<LaunchResult> Device::launch(ProgramId id,
       auto it = in ? in->find(binding.name) : decltype(in->end()){};
       if (isParam && (!in || it == in->end()) &&
           std::any_of(p.constants.begin(), p.constants.end(),
-                           [&](const Constant &c) { return c.binding == b; }))
+                      [&](const Constant &c) { return c.binding == b; }))
         continue; // initialised at load from the program's constants
       if (!in || it == in->end())
         return fail("launch of '" + p.name + "': missing " +

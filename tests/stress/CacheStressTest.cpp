@@ -1,4 +1,5 @@
-//===- CacheStressTest.cpp - The compile cache under concurrency and crashes ===//
+//===- CacheStressTest.cpp - The compile cache under concurrency and crashes
+//===//
 //
 // Uses runtime's CompileCache directly (no MLIR): eight processes compiling
 // the same "model" into one directory, writers SIGKILLed at random points,
@@ -154,7 +155,8 @@ TEST(CacheStress, WriterKilledInTheMiddleOfWritingLeavesNoValidEntry) {
   // partial temporary file on disk, as a crash or SIGKILL there would.
   TempDir dir;
   const size_t kSize = 1u << 20;
-  const std::vector<uint8_t> old = compiled(1, kSize), fresh = compiled(2, kSize);
+  const std::vector<uint8_t> old = compiled(1, kSize),
+                             fresh = compiled(2, kSize);
   for (bool hadEntry : {false, true}) {
     const std::string key = keyOf(hadEntry ? 11 : 10);
     if (hadEntry) {

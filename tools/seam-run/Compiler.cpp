@@ -4,13 +4,13 @@
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
 #include "lowering/NcoreCodegen.h"
-#include "passes/Passes.h"
-#include "runtime/ProgramFile.h"
-#include "tools/seam-run/Registration.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "passes/Passes.h"
+#include "runtime/ProgramFile.h"
+#include "tools/seam-run/Registration.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SourceMgr.h"
 #include <chrono>
@@ -206,8 +206,8 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     cm.breakdown.emitNs += phases.emitNs;
     if (failed(program)) {
       cache.storeFailure(p.key, diags.text);
-      return Result::failure("code generation of '" + p.unit +
-                             "' failed:\n" + diags.text);
+      return Result::failure("code generation of '" + p.unit + "' failed:\n" +
+                             diags.text);
     }
     program->name = p.unit;
     double ns = nowNs() - c0;

@@ -1,18 +1,18 @@
 //===- Session.cpp - seam-run: compile, cache, launch, account ------------===//
 #include "tools/seam-run/Session.h"
-#include "tools/seam-run/Compiler.h"
-#include "tools/seam-run/HostValues.h"
-#include "tools/seam-run/Npy.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "passes/Accounting.h"
 #include "runtime/HostCache.h"
 #include "runtime/ProgramFile.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/SymbolTable.h"
+#include "tools/seam-run/Compiler.h"
+#include "tools/seam-run/HostValues.h"
+#include "tools/seam-run/Npy.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -42,8 +42,7 @@ rt::Expected<std::string> modelText(const SessionOptions &o) {
   if (!o.input.empty()) {
     auto buf = llvm::MemoryBuffer::getFile(o.input);
     if (!buf)
-      return fail("cannot read '" + o.input +
-                  "': " + buf.getError().message());
+      return fail("cannot read '" + o.input + "': " + buf.getError().message());
     return rt::Expected<std::string>((*buf)->getBuffer().str());
   }
   std::string self =
@@ -68,12 +67,11 @@ rt::Expected<std::string> modelText(const SessionOptions &o) {
   llvm::sys::fs::createTemporaryFile("seam-run-import", "mlir", outPath);
   llvm::sys::fs::createTemporaryFile("seam-run-import", "err", errPath);
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt,
-                                                llvm::StringRef(outPath),
-                                                llvm::StringRef(errPath)};
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(outPath), llvm::StringRef(errPath)};
   std::string execErr;
-  int rc = llvm::sys::ExecuteAndWait(importer, argRefs, std::nullopt,
-                                     redirects, 0, 0, &execErr);
+  int rc = llvm::sys::ExecuteAndWait(importer, argRefs, std::nullopt, redirects,
+                                     0, 0, &execErr);
   auto out = llvm::MemoryBuffer::getFile(outPath);
   auto err = llvm::MemoryBuffer::getFile(errPath);
   llvm::sys::fs::remove(outPath);
@@ -92,17 +90,17 @@ bool isHostOp(Operation *op) {
 /// One thing the host does per step, in order.
 struct PlanItem {
   enum Kind { Launch, Host } kind;
-  Operation *op;       ///< func.call, seam.kernel_call or host op
-  std::string unit;    ///< compiled unit (program or kernel symbol)
-  uint64_t tracedOps;  ///< seam ops the lazy tracer records for it
+  Operation *op;      ///< func.call, seam.kernel_call or host op
+  std::string unit;   ///< compiled unit (program or kernel symbol)
+  uint64_t tracedOps; ///< seam ops the lazy tracer records for it
   bool isKernel = false;
 };
 
 uint64_t countOps(func::FuncOp f) {
   uint64_t n = 0;
   f.walk([&](Operation *op) {
-    if (op->getDialect() &&
-        op->getDialect()->getNamespace() == "seam" && !isa<mlir::seam::ParamOp>(op))
+    if (op->getDialect() && op->getDialect()->getNamespace() == "seam" &&
+        !isa<mlir::seam::ParamOp>(op))
       ++n;
   });
   return n;
@@ -232,7 +230,8 @@ rt::Expected<SessionResult> Session::run() {
     RunStats run;
     run.cold = runIndex == 0;
     rt::DeviceOptions dopts;
-    dopts.mode = functional ? rt::ExecMode::Functional : rt::ExecMode::TimingOnly;
+    dopts.mode =
+        functional ? rt::ExecMode::Functional : rt::ExecMode::TimingOnly;
     dopts.cores = std::max<unsigned>(opts.tp, profile.coresPerChip);
     dopts.collectEvents = !opts.traceFile.empty() && runIndex == opts.runs - 1;
     dopts.costs = opts.costs;
@@ -293,7 +292,8 @@ rt::Expected<SessionResult> Session::run() {
     llvm::DenseMap<Value, HostTensor> values;
     uint64_t paramBytes = 0;
     for (Operation &op : cm.step.getBody().front()) {
-      if (op.getNumResults() != 1 || !mlir::seam::isLoadTimeValue(op.getResult(0)))
+      if (op.getNumResults() != 1 ||
+          !mlir::seam::isLoadTimeValue(op.getResult(0)))
         continue;
       paramBytes += mlir::seam::bytesOf(op.getResult(0).getType());
       if (!functional)
@@ -327,11 +327,11 @@ rt::Expected<SessionResult> Session::run() {
         if (t->shape != std::vector<int64_t>(ty.getShape().begin(),
                                              ty.getShape().end()) ||
             fileComplex != complex)
-          return Result::failure(
-              "--input " + name + ": '" + it->second + "' holds " +
-              std::string(fileComplex ? "complex " : "") +
-              describe(t->shape) + ", the model's input '" + name + "' is " +
-              mlir::seam::describeType(ty));
+          return Result::failure("--input " + name + ": '" + it->second +
+                                 "' holds " +
+                                 std::string(fileComplex ? "complex " : "") +
+                                 describe(t->shape) + ", the model's input '" +
+                                 name + "' is " + mlir::seam::describeType(ty));
         given.erase(it);
         values[arg] = std::move(*t);
       }
@@ -455,10 +455,11 @@ rt::Expected<SessionResult> Session::run() {
     }
     if (functional && !opts.outputDir.empty() && runIndex == opts.runs - 1) {
       llvm::sys::fs::create_directories(opts.outputDir);
-      auto ret = cast<func::ReturnOp>(cm.step.getBody().front().getTerminator());
+      auto ret =
+          cast<func::ReturnOp>(cm.step.getBody().front().getTerminator());
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-        std::string path = opts.outputDir + "/output" + std::to_string(i) +
-                           ".npy";
+        std::string path =
+            opts.outputDir + "/output" + std::to_string(i) + ".npy";
         bool complex = isa<ComplexType>(
             cast<RankedTensorType>(v.getType()).getElementType());
         std::string err = writeNpy(path, values[v], complex);
@@ -480,12 +481,11 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                           bool quiet) {
   const SessionOptions &o = r.options;
   std::string kernels = llvm::join(o.kernels, ",");
-  os << llvm::formatv("seam-run: {0} tp={1} target={2} mode={3} kernels={4} "
-                      "exec={5}\n",
-                      o.model.empty() ? (o.config.empty() ? o.input : o.config)
-                                      : o.model,
-                      o.tp, o.target, o.mode, kernels.empty() ? "none" : kernels,
-                      o.exec);
+  os << llvm::formatv(
+      "seam-run: {0} tp={1} target={2} mode={3} kernels={4} "
+      "exec={5}\n",
+      o.model.empty() ? (o.config.empty() ? o.input : o.config) : o.model, o.tp,
+      o.target, o.mode, kernels.empty() ? "none" : kernels, o.exec);
   os << llvm::formatv("  step: {0} program regions ({1} distinct), {2} kernel "
                       "calls, {3} host ops, {4} launches per step\n",
                       r.regions, r.distinctPrograms, r.kernelCalls, r.hostOps,
@@ -502,23 +502,23 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                       r.compile.emitNs * 1e-9, r.compile.cacheNs * 1e-9);
   if (!quiet)
     for (auto [i, run] : llvm::enumerate(r.runs)) {
-      os << llvm::formatv("  run {0} ({1}): compile {2:F3} s, {3} compiled, {4} "
-                          "cache hits; steps (s):",
-                          i, run.cold ? "cold" : "warm", run.compileNs * 1e-9,
-                          run.compiled, run.cacheHits);
+      os << llvm::formatv(
+          "  run {0} ({1}): compile {2:F3} s, {3} compiled, {4} "
+          "cache hits; steps (s):",
+          i, run.cold ? "cold" : "warm", run.compileNs * 1e-9, run.compiled,
+          run.cacheHits);
       for (const StepStats &s : run.steps)
         os << llvm::formatv(" {0:F6}", s.latencyNs * 1e-9);
       os << "\n";
     }
   const StepStats &last = r.runs.back().steps.back();
-  os << llvm::formatv("  warm step: {0:F6} s ({1:F3} steps/s); last step: "
-                      "device {2:F6}, launch {3:F6}, transfers {4:F6}, "
-                      "tracing {5:F6}, sync {6:F6}, host fallback {7:F6} s\n",
-                      r.warmStepNs() * 1e-9,
-                      r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0,
-                      last.deviceNs * 1e-9, last.launchNs * 1e-9,
-                      last.transferNs * 1e-9, last.tracingNs * 1e-9,
-                      last.syncNs * 1e-9, last.fallbackNs * 1e-9);
+  os << llvm::formatv(
+      "  warm step: {0:F6} s ({1:F3} steps/s); last step: "
+      "device {2:F6}, launch {3:F6}, transfers {4:F6}, "
+      "tracing {5:F6}, sync {6:F6}, host fallback {7:F6} s\n",
+      r.warmStepNs() * 1e-9, r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0,
+      last.deviceNs * 1e-9, last.launchNs * 1e-9, last.transferNs * 1e-9,
+      last.tracingNs * 1e-9, last.syncNs * 1e-9, last.fallbackNs * 1e-9);
   if (r.nonFinite)
     os << "  WARNING: " << r.nonFinite << " non-finite values (NaN/Inf) "
        << "written by the device\n";
@@ -561,34 +561,32 @@ std::string seamrun::writeJson(const SessionResult &r,
   for (const std::string &k : o.kernels)
     kernels.push_back(k);
   Object root{
-      {"model", o.model.empty() ? (o.config.empty() ? o.input : o.config)
-                                : o.model},
+      {"model",
+       o.model.empty() ? (o.config.empty() ? o.input : o.config) : o.model},
       {"tp", o.tp},
       {"target", o.target},
       {"mode", o.mode},
       {"kernels", std::move(kernels)},
       {"exec", o.exec},
-      {"structure",
-       Object{{"regions", r.regions},
-              {"distinct_programs", r.distinctPrograms},
-              {"kernel_calls", r.kernelCalls},
-              {"kernels_by_name", std::move(kernelsByName)},
-              {"host_ops", r.hostOps},
-              {"launches_per_step", r.launchesPerStep}}},
-      {"compile",
-       Object{{"cold_s", r.runs.front().compileNs * 1e-9},
-              {"graph_s", r.compile.graphNs * 1e-9},
-              {"lowering_s", r.compile.lowerNs * 1e-9},
-              {"codegen_s", r.compile.codegenNs * 1e-9},
-              {"kernels_s", r.compile.kernelNs * 1e-9},
-              {"double_buffer_s", r.compile.doubleBufferNs * 1e-9},
-              {"allocate_s", r.compile.allocateNs * 1e-9},
-              {"schedule_s", r.compile.scheduleNs * 1e-9},
-              {"emit_s", r.compile.emitNs * 1e-9},
-              {"cache_s", r.compile.cacheNs * 1e-9},
-              {"programs", r.compile.programs},
-              {"kernel_programs", r.compile.kernelPrograms},
-              {"instructions", int64_t(r.compile.instructions)}}},
+      {"structure", Object{{"regions", r.regions},
+                           {"distinct_programs", r.distinctPrograms},
+                           {"kernel_calls", r.kernelCalls},
+                           {"kernels_by_name", std::move(kernelsByName)},
+                           {"host_ops", r.hostOps},
+                           {"launches_per_step", r.launchesPerStep}}},
+      {"compile", Object{{"cold_s", r.runs.front().compileNs * 1e-9},
+                         {"graph_s", r.compile.graphNs * 1e-9},
+                         {"lowering_s", r.compile.lowerNs * 1e-9},
+                         {"codegen_s", r.compile.codegenNs * 1e-9},
+                         {"kernels_s", r.compile.kernelNs * 1e-9},
+                         {"double_buffer_s", r.compile.doubleBufferNs * 1e-9},
+                         {"allocate_s", r.compile.allocateNs * 1e-9},
+                         {"schedule_s", r.compile.scheduleNs * 1e-9},
+                         {"emit_s", r.compile.emitNs * 1e-9},
+                         {"cache_s", r.compile.cacheNs * 1e-9},
+                         {"programs", r.compile.programs},
+                         {"kernel_programs", r.compile.kernelPrograms},
+                         {"instructions", int64_t(r.compile.instructions)}}},
       {"warm_step_s", r.warmStepNs() * 1e-9},
       {"steps_per_s", r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0},
       {"engine_busy_s", std::move(busy)},
