@@ -211,7 +211,16 @@ rt::Expected<SessionResult> Session::run() {
                              " profile has no figure '" + f.substr(0, eq) +
                              "'");
   }
+  // Progress on stderr once the invocation has run for a few seconds
+  // (functional runs of full-width models take tens of seconds).
+  double wall0 = nowNs();
+  auto progress = [&](const std::string &what) {
+    double sec = (nowNs() - wall0) * 1e-9;
+    if (sec >= 2.0)
+      llvm::errs() << llvm::formatv("seam-run: [{0:F1} s] {1}\n", sec, what);
+  };
   auto text = modelText(opts);
+  progress("model imported");
   if (!text)
     return Result::failure(text.error());
 
@@ -244,6 +253,9 @@ rt::Expected<SessionResult> Session::run() {
     if (!compiled)
       return Result::failure(compiled.error());
     CompiledModel &cm = *compiled;
+    progress(llvm::formatv("run {0}/{1}: compiled ({2} units, {3} cache hits)",
+                           runIndex + 1, opts.runs, cm.compiledUnits,
+                           cm.cacheHits));
     double compileNs = nowNs() - compileStart;
     run.compileNs = compileNs;
     run.compiled = cm.compiledUnits;
@@ -307,6 +319,8 @@ rt::Expected<SessionResult> Session::run() {
       values[op.getResult(0)] = std::move(*t);
     }
     device.chargeTransfer("load weights", paramBytes);
+    progress(llvm::formatv("run {0}/{1}: programs loaded, parameters ready",
+                           runIndex + 1, opts.runs));
     if (functional) {
       std::map<std::string, std::string> given;
       for (const std::string &in : opts.inputs)
@@ -452,6 +466,8 @@ rt::Expected<SessionResult> Session::run() {
         }
       }
       run.steps.push_back(st);
+      progress(llvm::formatv("run {0}/{1}: step {2}/{3} done", runIndex + 1,
+                             opts.runs, s + 1, opts.steps));
     }
     if (functional && !opts.outputDir.empty() && runIndex == opts.runs - 1) {
       llvm::sys::fs::create_directories(opts.outputDir);
