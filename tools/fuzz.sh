@@ -33,21 +33,8 @@ targets=(program-loader import-config mlir-pipeline)
 [ -n "$only" ] && targets=("$only")
 
 # The fuzz preset's compiler and libFuzzer runtime come from Debian; they are
-# not in tools/setup-debian.sh (the normal build does not need them). Only
-# missing packages are installed; apt is not touched when all are present.
-fuzz_pkgs=(clang-19 libclang-rt-19-dev)
-missing=()
-for p in "${fuzz_pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "fuzz: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+# not among the normal build's packages (it does not need them).
+bash "$src/tools/setup-debian.sh" clang-19 libclang-rt-19-dev
 
 if [ ! -f "$build/build.ninja" ]; then
   (cd "$src" && cmake --preset fuzz -B "$build" >/dev/null)
