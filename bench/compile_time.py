@@ -31,10 +31,10 @@ import csv
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
+
+import benchlib
+from benchlib import log, markdown
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -66,25 +66,12 @@ PHASES = [  # (column, JSON keys summed)
 ]
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
 def run_once(seam_run, args, layers, tmp):
-    out = os.path.join(tmp, "r.json")
-    cache = tempfile.mkdtemp(prefix="cache-", dir=tmp)  # empty: cold
-    cmd = [seam_run, "--mode", "compile", "--runs", "1", "--steps", "1",
-           "--quiet", "--json", out, "--cache-dir", cache,
-           "--import-args", "--layers %d" % layers]
-    cmd += args
-    t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.time() - t0
-    if p.returncode != 0:
-        raise RuntimeError("failed (%d): %s\n%s" %
-                           (p.returncode, " ".join(cmd), p.stderr[-3000:]))
-    with open(out) as f:
-        c = json.load(f)["compile"]
+    j, wall = benchlib.seam_run_json(
+        seam_run, ["--mode", "compile", "--runs", "1", "--steps", "1",
+                   "--import-args", "--layers %d" % layers] + args,
+        os.path.join(tmp, "r.json"), cold_in=tmp)
+    c = j["compile"]
     for key in ("double_buffer_s", "allocate_s", "schedule_s", "emit_s",
                 "cache_s"):
         if key not in c:
@@ -107,13 +94,6 @@ def run_once(seam_run, args, layers, tmp):
 
 def fmt(x, digits=3):
     return ("%." + str(digits) + "f") % x
-
-
-def markdown(header, rows):
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
 
 
 def main():

@@ -32,6 +32,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,20 +57,33 @@ std::map<std::string, Figure> &figures() {
   return f;
 }
 
-constexpr uint32_t kLoopTiles = 20000, kLoopK = 8;
-
-void TimingOnly(benchmark::State &state) {
-  Program p = matmulLoop(kLoopTiles, kLoopK);
+/// One core, no trace events: what a benchmark's device is.
+DeviceOptions oneCore(ExecMode mode) {
   DeviceOptions opts;
-  opts.mode = ExecMode::TimingOnly;
+  opts.mode = mode;
   opts.collectEvents = false;
   opts.cores = 1;
-  Device dev(Profile::builtin(Target::Trn1), opts);
+  return opts;
+}
+
+/// Loads `p`; on failure the benchmark is skipped with the loader's error.
+std::optional<ProgramId> load(Device &dev, const Program &p,
+                              benchmark::State &state) {
   auto id = dev.loadProgram(p);
   if (!id) {
     state.SkipWithError(id.error().c_str());
-    return;
+    return std::nullopt;
   }
+  return *id;
+}
+
+constexpr uint32_t kLoopTiles = 20000, kLoopK = 8;
+
+void TimingOnly(benchmark::State &state) {
+  Device dev(Profile::builtin(Target::Trn1), oneCore(ExecMode::TimingOnly));
+  auto id = load(dev, matmulLoop(kLoopTiles, kLoopK), state);
+  if (!id)
+    return;
   double wall = 0, simNs = 0;
   uint64_t instrs = 0;
   for (auto _ : state) {
@@ -103,18 +117,11 @@ std::map<std::string, Group> &groups() {
 }
 
 void Functional(benchmark::State &state, GemmShape shape, std::string group) {
-  Program p = gemmProgram(shape);
   TensorMap in = gemmInputs(shape);
-  DeviceOptions opts;
-  opts.mode = ExecMode::Functional;
-  opts.collectEvents = false;
-  opts.cores = 1;
-  Device dev(Profile::builtin(Target::Trn1), opts);
-  auto id = dev.loadProgram(p);
-  if (!id) {
-    state.SkipWithError(id.error().c_str());
+  Device dev(Profile::builtin(Target::Trn1), oneCore(ExecMode::Functional));
+  auto id = load(dev, gemmProgram(shape), state);
+  if (!id)
     return;
-  }
   // Eigen's sgemm of the same product, from the same values.
   Eigen::MatrixXf x(shape.m, shape.k), w(shape.k, shape.n), y(shape.m, shape.n);
   for (uint32_t k = 0; k < shape.k; ++k) {
@@ -167,8 +174,8 @@ void summary() {
   for (auto &[model, g] : byModel)
     std::printf("functional %s: %.2f GFLOP/s emulated, Eigen sgemm %.2f "
                 "GFLOP/s, ratio %.3f (target >= 0.5)\n",
-                model.c_str(), g.flops / g.emuS / 1e9,
-                g.flops / g.eigenS / 1e9, g.eigenS / g.emuS);
+                model.c_str(), g.flops / g.emuS / 1e9, g.flops / g.eigenS / 1e9,
+                g.eigenS / g.emuS);
 }
 
 } // namespace

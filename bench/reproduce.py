@@ -17,20 +17,17 @@ python3-numpy and python3-matplotlib, installed by tools/setup-debian.sh).
 import argparse
 import csv
 import json
-import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 
+import benchlib
+from benchlib import log, markdown
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 class Bench:
@@ -54,20 +51,11 @@ class Bench:
 
     # -- running tools ------------------------------------------------------
     def run(self, cmd, **kw):
-        t0 = time.time()
-        p = subprocess.run(cmd, capture_output=True, text=True, **kw)
-        if p.returncode != 0:
-            raise RuntimeError("command failed (%d): %s\n%s" %
-                               (p.returncode, " ".join(cmd), p.stderr[-4000:]))
-        log("  %.1fs  %s" % (time.time() - t0, " ".join(cmd)[:160]))
-        return p
+        return benchlib.run(cmd, **kw)[0]
 
     def seam_run(self, name, args):
-        out = os.path.join(self.tmp, name + ".json")
-        self.run([os.path.join(self.bin, "seam-run"), "--quiet", "--json", out]
-                 + args)
-        with open(out) as f:
-            return json.load(f)
+        return benchlib.seam_run_json(os.path.join(self.bin, "seam-run"), args,
+                                      os.path.join(self.tmp, name + ".json"))[0]
 
     # -- tables -------------------------------------------------------------
     def table(self, key, title, header, rows, notes=()):
@@ -570,14 +558,6 @@ def steady(r):
 
 def last_step(r):
     return r["runs"][-1]["steps"][-1]
-
-
-def markdown(header, rows):
-    out = ["| " + " | ".join(str(h) for h in header) + " |",
-           "|" + "---|" * len(header)]
-    for r in rows:
-        out.append("| " + " | ".join(str(c) for c in r) + " |")
-    return "\n".join(out)
 
 
 def load_npys(d):

@@ -23,35 +23,21 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
+
+import benchlib
+from benchlib import log, markdown
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TARGET_S = 2.0
 BASE = ["--model", "flux2-klein", "--tp", "4", "--mode", "compile",
-        "--runs", "1", "--timing-only", "--quiet"]
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+        "--runs", "1", "--timing-only"]
 
 
 def run(seam_run, steps, tmp):
-    out = os.path.join(tmp, "s.json")
-    cache = tempfile.mkdtemp(prefix="cache-", dir=tmp)  # empty: cold
-    cmd = [seam_run] + BASE + ["--steps", str(steps), "--json", out,
-                               "--cache-dir", cache]
-    t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.time() - t0
-    if p.returncode != 0:
-        raise RuntimeError("failed (%d): %s\n%s" %
-                           (p.returncode, " ".join(cmd), p.stderr[-3000:]))
-    with open(out) as f:
-        j = json.load(f)
+    j, wall = benchlib.seam_run_json(seam_run, BASE + ["--steps", str(steps)],
+                                     os.path.join(tmp, "s.json"), cold_in=tmp)
     compile_s = j["compile"]["cold_s"]
     log("  %.2fs  --steps %d (compile %.3f s)" % (wall, steps, compile_s))
     return {"steps": steps, "wall_s": wall, "compile_s": compile_s,
@@ -111,12 +97,9 @@ def main():
              (" ".join(BASE), max(1, args.repeats), load_start[0],
               load_end[0], os.cpu_count() or 0,
               runs[2][0]["instructions"], sim), "",
-             "| " + " | ".join(header) + " |",
-             "|" + "|".join("---" for _ in header) + "|"]
-    for r in rows:
-        lines.append("| %s | %.3f | %.3f-%.3f | %s |" %
-                     (r["measurement"], r["median_s"], r["min_s"],
-                      r["max_s"], r["note"]))
+             markdown(header, [[r["measurement"], "%.3f" % r["median_s"],
+                                "%.3f-%.3f" % (r["min_s"], r["max_s"]),
+                                r["note"]] for r in rows])]
     step = rows[3]["median_s"]
     upper = rows[2]["median_s"] / 2
     lines += ["", "One step: %.3f s (B), at most %.3f s (A / 2): target "
