@@ -117,6 +117,10 @@ public:
   using NcoreAllocateBase::NcoreAllocateBase;
 
   void runOnOperation() override {
+    // Per run: a pass instance may run again on other IR, where these
+    // pointers would name different (or freed) ops.
+    done.clear();
+    inProgress.clear();
     getOperation()->walk([&](ProgramOp program) {
       if (failed(allocateWithCallees(program)))
         signalPassFailure();

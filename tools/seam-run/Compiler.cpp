@@ -12,8 +12,12 @@
 #include "runtime/ProgramFile.h"
 #include "tools/seam-run/Registration.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/xxhash.h"
 #include <chrono>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace seamrun;
@@ -63,6 +67,22 @@ void bindUnit(CompiledUnit &u) {
 }
 
 } // namespace
+
+const std::string &seamrun::compilerVersion() {
+  static const std::string version = [] {
+    std::string self = llvm::sys::fs::getMainExecutable(
+        nullptr, reinterpret_cast<void *>(&nowNs));
+    auto bytes = llvm::MemoryBuffer::getFile(self);
+    // Unreadable (should not happen): every run misses, nothing stale hits.
+    if (!bytes)
+      return std::string("seam-0.1+unknown-") + std::to_string(::getpid());
+    return "seam-0.1+" +
+           llvm::utohexstr(llvm::xxh3_64bits(llvm::arrayRefFromStringRef(
+                               (*bytes)->getBuffer())),
+                           /*LowerCase=*/true);
+  }();
+  return version;
+}
 
 std::string Compiler::flags() const {
   return std::string("target=") + std::string(rt::name(target)) +
@@ -132,7 +152,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     } else {
       continue;
     }
-    std::string key = rt::compileCacheKey(keyText, flagText, kCompilerVersion);
+    std::string key = rt::compileCacheKey(keyText, flagText, compilerVersion());
     rt::CacheLookup hit = cache.lookup(key);
     if (hit.status == rt::CacheStatus::Hit && !hit.failedCompile) {
       auto prog = rt::readProgram(hit.bytes);

@@ -60,8 +60,10 @@ private:
   bool sharing;
 };
 
-/// The version string that enters every cache key.
-constexpr const char *kCompilerVersion = "seam-0.1";
+/// The version that enters every cache key: "seam-0.1+" and a hash of this
+/// executable, so a rebuilt compiler (whose codegen may differ) never reads
+/// programs an older build cached. Computed once per process.
+const std::string &compilerVersion();
 
 } // namespace seamrun
 
