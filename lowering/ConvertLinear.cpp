@@ -1,43 +1,304 @@
 //===- ConvertLinear.cpp - seam.linear -> Tensor-engine matmuls ----------===//
 //
-// Y = X W (+ b), X [rows, K], W [K, N]. Per token tile of <= 128 rows:
-//  1. X's K blocks are transposed on the Tensor engine (SBUF -> PSUM -> SBUF)
-//     so that K sits on partitions: the stationary operand [K<=128, M<=128].
-//  2. Per N block of <= 512 columns (one PSUM bank of fp32), the K blocks of
-//     W [128, <=512] stream as the moving operand and accumulate in PSUM in an
-//     ncore.loop (the first block overwrites, the rest accumulate).
-//  3. The bank is evacuated to the output (SBUF or HBM) with the bias added.
-// Token tiles, N blocks and K blocks are loops: nothing is unrolled.
+// Y = X W (+ b), X [rows, K], W [K, N]. The weight is the large operand of
+// a transformer linear (3072 x 9216 bf16 is 56 MB; the tokens of one step are
+// a few MB), so the lowering streams it: W is read from HBM once per group of
+// row tiles, in slabs of whole columns, each slab one large DMA, while the
+// transposed X of the group stays resident in SBUF:
+//
+//   for each row group (as many 128-row tiles as SBUF holds):
+//     X^T of the group: per row tile, K/pk Tensor-engine transposes
+//     for each slab of `ns` columns (two buffers: the DMA of slab s+1
+//     overlaps the matmuls of slab s):
+//       slab <- W[:, slab]                      one DMA, pk partitions
+//       for each row tile, each 512-column block of the slab:
+//         PSUM <- sum over the K blocks of X^T block^T x W block
+//         Y block <- PSUM (+ bias)
+//
+// K is split as k = p * kb + j (p < pk partitions, j < kb blocks), not in
+// consecutive blocks of 128: then W reshaped to [pk, kb, N] puts a whole
+// slab on pk partitions with kb * ns elements each, which one DMA moves
+// (consecutive blocks would need one DMA per block of 128 rows). X^T block j
+// is the transpose of X's columns j, j + kb, ... (a strided view). A sum does
+// not care in which order its terms come, so Y is unchanged.
+//
+// The slab width and the row group come from a cost model (`planLinear`):
+// Tensor-engine time (fixed by the shapes), DMA time (weight passes x bytes,
+// transfers x fixed cost, spread over the DMA queues) and the pipeline fill
+// (the first slab is not overlapped), under the SBUF left by the program's
+// live tensors. The choice is a remark and a statistic. When no plan fits
+// (a K too large for two slabs, a weight that is not a contiguous HBM
+// tensor, a K with no good split), the blocked order below is used: token
+// tile -> N block -> K block, W read once per token tile.
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
 #include "lowering/ConvertSeamToNcore.h"
+#include "runtime/Profile.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::seam::conversion;
 
-static LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
-  auto op = cast<LinearOp>(o);
-  auto x = pl.get(op.getInput(), op), w = pl.get(op.getWeight(), op);
-  if (failed(x) || failed(w))
-    return failure();
-  FailureOr<Placement> bias = Placement();
-  if (op.getBias()) {
-    bias = pl.get(op.getBias(), op);
-    if (failed(bias))
-      return failure();
+namespace {
+
+/// How one linear is lowered: the K split, the slab width, the row group.
+struct LinearPlan {
+  int64_t pk = 0, kb = 0;  ///< K = pk * kb
+  int64_t slabCols = 0;    ///< ns: columns of W per slab DMA
+  int64_t groupTiles = 0;  ///< row tiles whose X^T is resident together
+  int64_t groups = 0;      ///< passes over W
+  int64_t workingBytes = 0; ///< per partition, at once
+  int64_t slabBytes = 0;    ///< one slab DMA, all partitions
+  double teNs = 0, dmaNs = 0, fillNs = 0;
+  double estimateNs() const { return std::max(teNs, dmaNs) + fillNs; }
+};
+
+/// The transfer size the slab width aims for, per DMA queue: 64 KiB moves
+/// in ~2.8 us at 23 B/ns (trn2), so the ~0.6 us fixed cost is under a fifth
+/// of it (hardware.md "DMA": >= 2 KiB per partition approaches peak).
+constexpr int64_t kTargetPieceBytes = 64 * 1024;
+
+/// The smallest number of blocks kb >= ceil(K / 128) that divides K (so that
+/// K = pk * kb with pk <= 128 partitions), or 0 when pk would leave most of
+/// the Tensor engine's rows idle.
+int64_t kBlocksOf(int64_t k) {
+  for (int64_t kb = (k + 127) / 128; kb <= k; ++kb)
+    if (k % kb == 0)
+      return k / kb * 2 > std::min<int64_t>(k, 128) ? kb : 0;
+  return 0;
+}
+
+/// DMA pieces a transfer of `bytes` over `partitions` rows becomes
+/// (ncore-split-dma's rule, estimated here without the exact piece size).
+int64_t piecesOf(int64_t bytes, int64_t partitions, int64_t queues,
+                 int64_t minPiece) {
+  int64_t k = 1;
+  while (k * 2 <= queues && partitions % (k * 2) == 0 &&
+         bytes / (k * 2) >= minPiece)
+    k *= 2;
+  return k;
+}
+
+std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
+                                     const Placement &w, const Placement &y,
+                                     bool hasBias) {
+  const ::seam::rt::Profile *prof = pl.target().profile;
+  if (!prof || w.inSbuf() || !w.isContiguous() || w.rowOffset != 0)
+    return std::nullopt;
+  int64_t k = x.cols, n = w.cols, rows = x.rows;
+  int64_t kb = kBlocksOf(k);
+  if (kb == 0)
+    return std::nullopt;
+  int64_t pk = k / kb;
+  int64_t eb = x.elementType.isBF16() ? 2 : 4;
+  int64_t rowTiles = (rows + 127) / 128;
+  double teGhz = prof->teClockGhz;
+  double fp32 = x.elementType.isBF16() ? 1.0 : prof->matmulFp32Factor;
+  int64_t queues = std::max<int64_t>(1, prof->dmaEngines);
+  double queueBw = prof->dmaEngineBytesPerNs;
+  double fixed = prof->dmaFixedCostNs;
+  int64_t minPiece = int64_t(fixed * queueBw); // ncore-split-dma's floor
+
+  // Tensor engine: the same for every plan (matmuls and transposes).
+  double teCycles = 0;
+  for (int64_t t = 0; t < rowTiles; ++t) {
+    int64_t p = std::min<int64_t>(128, rows - t * 128);
+    for (int64_t c = 0; c < n; c += 512) {
+      int64_t nc = std::min<int64_t>(512, n - c);
+      teCycles += kb * std::max<double>(
+                           std::min<double>(prof->matmulStationaryIssueCap, p),
+                           double(nc)) *
+                  fp32;
+    }
+    teCycles += kb * std::max<double>(
+                         std::min<double>(prof->matmulStationaryIssueCap, pk),
+                         double(p)) *
+                fp32;
   }
-  int64_t k = x->cols, n = w->cols, rows = x->rows;
-  if (w->rows != k || w->shape.size() != 2)
-    return op.emitOpError() << "convert-seam-to-ncore: weight must be [K, N] "
-                               "with K = "
-                            << k << ", got " << w->rows << " x " << w->cols;
-  Type et = x->elementType;
-  if (w->elementType != et)
-    return op.emitOpError() << "convert-seam-to-ncore: input and weight dtypes "
-                               "differ (the Tensor engine multiplies equal "
-                               "dtypes)";
+  double teNs = teCycles / teGhz;
+
+  int64_t budget = pl.workingBudget();
+  int64_t xLoad = x.inSbuf() ? 0 : k * eb;
+  std::optional<LinearPlan> best;
+  SmallVector<int64_t> widths;
+  for (int64_t ns = 128; ns < n; ns *= 2)
+    widths.push_back(ns);
+  widths.push_back(n);
+  for (int64_t ns : widths) {
+    int64_t slabBytes = kb * ns * eb; // per partition
+    // Two slab buffers, the loaded X tile, a broadcast bias per buffer.
+    int64_t fixedBytes =
+        2 * slabBytes + 2 * xLoad + (hasBias ? 2 * ns * eb : 0);
+    int64_t perTile = kb * 128 * eb;
+    if (rows < 128)
+      perTile = kb * rows * eb;
+    int64_t g = (budget - fixedBytes) / perTile;
+    if (g < 1)
+      continue;
+    g = std::min(g, rowTiles);
+    LinearPlan plan;
+    plan.pk = pk;
+    plan.kb = kb;
+    plan.slabCols = ns;
+    plan.groupTiles = g;
+    plan.groups = (rowTiles + g - 1) / g;
+    plan.workingBytes = fixedBytes + g * perTile;
+    int64_t slabs = (n + ns - 1) / ns;
+    int64_t wBytes = k * n * eb;
+    int64_t slabTotal = pk * slabBytes;
+    double bytes = double(plan.groups) * wBytes +
+                   (x.inSbuf() ? 0 : double(rows) * k * eb) +
+                   (y.inSbuf() ? 0 : double(rows) * n * eb);
+    double transfers =
+        double(plan.groups * slabs) *
+        piecesOf(slabTotal, pk, queues, minPiece);
+    plan.teNs = teNs;
+    plan.dmaNs = bytes / (queueBw * queues) + transfers * fixed / queues;
+    plan.fillNs =
+        fixed + double(slabTotal) /
+                    (queueBw * piecesOf(slabTotal, pk, queues, minPiece));
+    plan.slabBytes = slabTotal;
+    // Fewest passes over W first; then slabs whose DMA spreads over every
+    // queue in pieces of kTargetPieceBytes or more (a narrower slab only
+    // wins when W has no such slab); then the estimate.
+    int64_t target = queues * kTargetPieceBytes;
+    auto better = [&](const LinearPlan &a, const LinearPlan &b) {
+      if (a.groups != b.groups)
+        return a.groups < b.groups;
+      bool aBig = a.slabBytes >= target, bBig = b.slabBytes >= target;
+      if (aBig != bBig)
+        return aBig;
+      return a.estimateNs() < b.estimateNs();
+    };
+    if (!best || better(plan, *best))
+      best = plan;
+  }
+  return best;
+}
+
+/// Evacuates one PSUM block to the output (adding the bias block `bt`).
+void evacuate(ProgramLowering &pl, const Placement &y, Value acc, Value bt,
+              Index r0, int64_t p, Index col, int64_t nc) {
+  Value out = pl.outTile(y, r0, p, col, nc);
+  if (bt)
+    pl.create<ncore::TensorTensorOp>(out, acc, bt, ncore::AluOp::Add,
+                                     ncore::EngineAttr());
+  else
+    pl.create<ncore::TensorCopyOp>(out, acc, ncore::EngineAttr());
+  pl.storeOut(y, r0, p, col, nc, out);
+}
+
+void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
+                   const Placement &x, const Placement &w, const Placement &y,
+                   const std::optional<Placement> &bias) {
+  int64_t k = x.cols, n = w.cols, rows = x.rows;
+  int64_t pk = plan.pk, kb = plan.kb, ns = plan.slabCols;
+  Type et = x.elementType;
+  Type f32 = pl.builder().getF32Type();
+  int64_t groupRowsMax = std::min<int64_t>(rows, plan.groupTiles * 128);
+  pl.noteWorkingBytes(plan.workingBytes);
+
+  Value xt = pl.alloc(MemSpace::Sbuf, {pk, kb * groupRowsMax}, et);
+  // Two of each working tile: transposes alternate PSUM tiles, slabs and
+  // accumulators alternate buffers (the DMA of slab s+1, the evacuation of
+  // block b and its store overlap the matmuls of slab s / block b+1).
+  int64_t p0 = std::min<int64_t>(rows, 128);
+  int64_t accCols = std::min<int64_t>(ns, ncore::kMatmulMaxN);
+  Value tp[2], acc[2], slabs[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    tp[i] = pl.alloc(MemSpace::Psum, {pk, p0}, f32);
+    acc[i] = pl.alloc(MemSpace::Psum, {p0, accCols}, f32);
+    slabs[i] = pl.alloc(MemSpace::Sbuf, {pk, kb * ns}, et);
+  }
+  // W as [pk, kb, N]: row k = p * kb + j at partition p, block j.
+  Value w3 = pl.reshape(w.root, {pk, kb, n});
+
+  for (int64_t g = 0; g < plan.groups; ++g) {
+    int64_t gRow0 = g * plan.groupTiles * 128;
+    int64_t gRows = std::min<int64_t>(groupRowsMax, rows - gRow0);
+    // 1. X^T of the group: block j of tile t at free offset
+    //    j * groupRowsMax + t * 128, holding X[rows of t, j::kb]^T.
+    pl.forEachChunkAlternating(gRows, 128, [&](Index t0, int64_t p, unsigned) {
+      Value xs = pl.load(x, t0 + gRow0, p, pl.cst(0), k);
+      pl.forEachChunkAlternating(kb, 1, [&](Index j, int64_t, unsigned par) {
+        Value src = kb == 1 ? pl.view(xs, {p, pk}, {pl.cst(0), j})
+                            : pl.view(xs, {p, pk}, {pl.cst(0), j}, {1, kb});
+        Value tpv = pl.view(tp[par], {pk, p}, {pl.cst(0), pl.cst(0)});
+        pl.create<ncore::TransposeOp>(tpv, src, ncore::EngineAttr());
+        Value dst = pl.view(xt, {pk, p}, {pl.cst(0), j * groupRowsMax + t0});
+        pl.create<ncore::TensorCopyOp>(dst, tpv, ncore::EngineAttr());
+      });
+    });
+    // 2. Slabs of W, software pipelined over two buffers: the DMA of slab
+    //    s + 1 (and its broadcast bias) is issued before the matmuls and
+    //    stores of slab s.
+    Value bt[2];
+    if (bias)
+      for (Value &t : bt)
+        t = pl.alloc(MemSpace::Sbuf, {p0, ns}, et);
+    auto loadSlab = [&](Index s0, int64_t cols, unsigned par) {
+      Value buffer = slabs[par];
+      Value dst = pl.reshape(
+          cols == ns ? buffer
+                     : pl.view(buffer, {pk, kb * cols}, {pl.cst(0), pl.cst(0)}),
+          {pk, kb, cols});
+      Value src = pl.view(w3, {pk, kb, cols}, {pl.cst(0), pl.cst(0), s0});
+      pl.create<ncore::DmaCopyOp>(dst, src, ncore::EngineAttr());
+      if (bias)
+        pl.broadcastRow(*bias, s0, cols, p0, bt[par]);
+    };
+    auto computeSlab = [&](Index s0, int64_t cols, unsigned slabPar) {
+      Value buffer = slabs[slabPar];
+      // One output block: K accumulated in PSUM, then evacuated.
+      auto block = [&](Index t0, int64_t p, Index c0, int64_t nc,
+                       unsigned par) {
+        Value accv = pl.view(acc[par], {p, nc}, {pl.cst(0), pl.cst(0)});
+        pl.forEachChunk(
+            kb, 1,
+            [&](Index j, int64_t, bool first) {
+              Value st =
+                  pl.view(xt, {pk, p}, {pl.cst(0), j * groupRowsMax + t0});
+              Value mv = pl.view(buffer, {pk, nc}, {pl.cst(0), j * cols + c0});
+              pl.create<ncore::MatmulOp>(accv, st, mv, /*accumulate=*/!first,
+                                         ncore::EngineAttr());
+            },
+            /*peelFirst=*/true);
+        Value btv;
+        if (bias)
+          btv = pl.view(bt[slabPar], {p, nc}, {pl.cst(0), c0});
+        evacuate(pl, y, accv, btv, t0 + gRow0, p, s0 + c0, nc);
+      };
+      // Alternate accumulators over the blocks of a row tile, or over the
+      // row tiles when the slab is one block wide.
+      if (cols > ncore::kMatmulMaxN)
+        pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
+          pl.forEachChunkAlternating(
+              cols, ncore::kMatmulMaxN,
+              [&](Index c0, int64_t nc, unsigned par) {
+                block(t0, p, c0, nc, par);
+              });
+        });
+      else
+        pl.forEachChunkAlternating(
+            gRows, 128, [&](Index t0, int64_t p, unsigned par) {
+              block(t0, p, pl.cst(0), cols, par);
+            });
+    };
+    pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
+  }
+}
+
+/// The blocked order: per token tile, X^T blocks of 128 consecutive K rows,
+/// then per N block of <= 512 columns, the K blocks of W [128, <=512] stream
+/// as the moving operand and accumulate in PSUM.
+LogicalResult lowerBlocked(ProgramLowering &pl, LinearOp op, const Placement &x,
+                           const Placement &w, const Placement &y,
+                           const std::optional<Placement> &bias) {
+  int64_t k = x.cols, n = w.cols, rows = x.rows;
+  Type et = x.elementType;
   int64_t kBlocks = (k + 127) / 128;
   // The transposed row block [128, kBlocks * 128] of one token tile.
   int64_t xtBytes = kBlocks * 128 * (et.isBF16() ? 2 : 4);
@@ -47,23 +308,20 @@ static LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
            << " is too large: the transposed token tile needs " << xtBytes
            << " bytes per partition, more than half of the "
            << pl.target().workingBytes << " bytes of working SBUF";
-  Placement y = pl.placeResult(op.getResult());
   Type f32 = pl.builder().getF32Type();
   int64_t nChunk = std::min<int64_t>(n, ncore::kMatmulMaxN);
 
   pl.forEachRowTile(rows, [&](Index r0, int64_t p) {
-    // 1. X^T blocks: block kb at free offset kb * p, K rows on partitions.
     Value xt =
         pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(k, 128), kBlocks * p}, et);
     Value tp = pl.alloc(MemSpace::Psum, {std::min<int64_t>(k, 128), p}, f32);
     pl.forEachChunk(k, 128, [&](Index k0, int64_t kc, bool) {
-      Value xs = pl.load(*x, r0, p, k0, kc);
+      Value xs = pl.load(x, r0, p, k0, kc);
       Value tpv = pl.view(tp, {kc, p}, {pl.cst(0), pl.cst(0)});
       pl.create<ncore::TransposeOp>(tpv, xs, ncore::EngineAttr());
       Value dst = pl.view(xt, {kc, p}, {pl.cst(0), k0.floorDiv(128) * p});
       pl.create<ncore::TensorCopyOp>(dst, tpv, ncore::EngineAttr());
     });
-    // 2./3. N blocks with K accumulated in PSUM.
     Value acc = pl.alloc(MemSpace::Psum, {p, nChunk}, f32);
     pl.forEachChunk(n, nChunk, [&](Index n0, int64_t nc, bool) {
       Value accv = pl.view(acc, {p, nc}, {pl.cst(0), pl.cst(0)});
@@ -71,24 +329,75 @@ static LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
           k, 128,
           [&](Index k0, int64_t kc, bool first) {
             Value st = pl.view(xt, {kc, p}, {pl.cst(0), k0.floorDiv(128) * p});
-            Value mv = pl.load(*w, k0, kc, n0, nc);
+            Value mv = pl.load(w, k0, kc, n0, nc);
             pl.create<ncore::MatmulOp>(accv, st, mv, /*accumulate=*/!first,
                                        ncore::EngineAttr());
           },
           /*peelFirst=*/true);
-      Value out = pl.outTile(y, r0, p, n0, nc);
-      if (op.getBias()) {
-        Value bt = pl.broadcastRow(*bias, n0, nc, p);
-        pl.create<ncore::TensorTensorOp>(out, accv, bt, ncore::AluOp::Add,
-                                         ncore::EngineAttr());
-      } else {
-        pl.create<ncore::TensorCopyOp>(out, accv, ncore::EngineAttr());
-      }
-      pl.storeOut(y, r0, p, n0, nc, out);
+      Value bt;
+      if (bias)
+        bt = pl.broadcastRow(*bias, n0, nc, p);
+      evacuate(pl, y, accv, bt, r0, p, n0, nc);
     });
   });
   return success();
 }
+
+std::string mib(double bytes) {
+  return llvm::formatv("{0:F2} MiB", bytes / (1024.0 * 1024.0)).str();
+}
+
+LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
+  auto op = cast<LinearOp>(o);
+  auto x = pl.get(op.getInput(), op), w = pl.get(op.getWeight(), op);
+  if (failed(x) || failed(w))
+    return failure();
+  std::optional<Placement> bias;
+  if (op.getBias()) {
+    auto b = pl.get(op.getBias(), op);
+    if (failed(b))
+      return failure();
+    bias = *b;
+  }
+  int64_t k = x->cols, n = w->cols;
+  if (w->rows != k || w->shape.size() != 2)
+    return op.emitOpError() << "convert-seam-to-ncore: weight must be [K, N] "
+                               "with K = "
+                            << k << ", got " << w->rows << " x " << w->cols;
+  if (w->elementType != x->elementType)
+    return op.emitOpError() << "convert-seam-to-ncore: input and weight dtypes "
+                               "differ (the Tensor engine multiplies equal "
+                               "dtypes)";
+  Placement y = pl.placeResult(op.getResult());
+  std::optional<LinearPlan> plan = planLinear(pl, *x, *w, y, bias.has_value());
+  if (!plan) {
+    ++pl.statistics().linearsBlocked;
+    op.emitRemark() << "convert-seam-to-ncore: linear [" << x->rows << " x "
+                    << k << "] x [" << k << " x " << n
+                    << "]: blocked order (W read once per token tile): no "
+                       "weight-streaming plan fits";
+    return lowerBlocked(pl, op, *x, *w, y, bias);
+  }
+  ++pl.statistics().linearsStreamed;
+  pl.statistics().weightPasses += plan->groups;
+  int64_t eb = x->elementType.isBF16() ? 2 : 4;
+  int64_t slabs = (n + plan->slabCols - 1) / plan->slabCols;
+  op.emitRemark() << llvm::formatv(
+      "convert-seam-to-ncore: linear [{0} x {1}] x [{1} x {2}]: weight "
+      "streamed {3} in {4} slab(s) of {5} columns ({6} per DMA, two "
+      "buffers), K = {7} x {8}, X^T of {9} row tile(s) resident; estimated "
+      "TE {10:F1} us, DMA {11:F1} us, fill {12:F1} us ({13}-bound)",
+      x->rows, k, n,
+      plan->groups == 1 ? std::string("once")
+                        : llvm::formatv("{0} times", plan->groups).str(),
+      slabs, plan->slabCols, mib(double(k) * plan->slabCols * eb), plan->pk,
+      plan->kb, plan->groupTiles, plan->teNs * 1e-3, plan->dmaNs * 1e-3,
+      plan->fillNs * 1e-3, plan->teNs >= plan->dmaNs ? "TE" : "DMA");
+  lowerStreamed(pl, *plan, *x, *w, y, bias);
+  return success();
+}
+
+} // namespace
 
 void conversion::populateLinearLowerings(LoweringTable &table) {
   table[LinearOp::getOperationName()] = lowerLinear;

@@ -177,6 +177,12 @@ Placement ProgramLowering::placeResult(Value v) {
   return p;
 }
 
+int64_t ProgramLowering::workingBudget() const {
+  // Bias rows, ones columns, output tiles of one 512-column block.
+  constexpr int64_t kHelperMargin = 8 * 1024;
+  return std::max<int64_t>(0, tgt.sbufPartitionBytes - used - kHelperMargin);
+}
+
 void ProgramLowering::release(Value owner) {
   auto it = ownedBytes.find(owner);
   if (it == ownedBytes.end())
@@ -222,6 +228,52 @@ void ProgramLowering::forEachChunk(
     });
   if (rem)
     body(cst(full * chunk), rem, /*first=*/peelFirst && full == 0);
+}
+
+void ProgramLowering::forRangeAlternating(
+    int64_t trips, function_ref<void(Index, unsigned)> body) {
+  forRange(trips / 2, [&](Index i) {
+    body(i * 2, 0);
+    body(i * 2 + 1, 1);
+  });
+  if (trips % 2)
+    body(cst(trips - 1), 0);
+}
+
+void ProgramLowering::forEachChunkAlternating(
+    int64_t n, int64_t chunk,
+    function_ref<void(Index start, int64_t size, unsigned parity)> body) {
+  int64_t full = n / chunk, rem = n % chunk;
+  forRangeAlternating(
+      full, [&](Index i, unsigned parity) { body(i * chunk, chunk, parity); });
+  if (rem)
+    body(cst(full * chunk), rem, full % 2);
+}
+
+void ProgramLowering::forEachChunkPipelined(
+    int64_t n, int64_t chunk,
+    function_ref<void(Index, int64_t, unsigned)> load,
+    function_ref<void(Index, int64_t, unsigned)> compute) {
+  int64_t full = n / chunk, rem = n % chunk;
+  int64_t count = full + (rem ? 1 : 0);
+  if (count == 0)
+    return;
+  auto sizeOf = [&](int64_t i) { return i < full ? chunk : rem; };
+  load(cst(0), sizeOf(0), 0);
+  // Steps i = 0 .. count-2: load(i + 1), compute(i). Those whose chunks are
+  // both full go in a loop over pairs of steps (buffers 1, 0 then 0, 1).
+  int64_t steady = full >= 1 ? full - 1 : 0;
+  forRange(steady / 2, [&](Index j) {
+    load(j * (2 * chunk) + chunk, chunk, 1);
+    compute(j * (2 * chunk), chunk, 0);
+    load(j * (2 * chunk) + 2 * chunk, chunk, 0);
+    compute(j * (2 * chunk) + chunk, chunk, 1);
+  });
+  for (int64_t i = steady / 2 * 2; i + 1 < count; ++i) {
+    load(cst((i + 1) * chunk), sizeOf(i + 1), (i + 1) % 2);
+    compute(cst(i * chunk), sizeOf(i), i % 2);
+  }
+  compute(cst((count - 1) * chunk), sizeOf(count - 1), (count - 1) % 2);
 }
 
 //===----------------------------------------------------------------------===//
@@ -339,9 +391,10 @@ void ProgramLowering::tensorScalar(ncore::AluOp alu, Value dst, Value src,
 }
 
 Value ProgramLowering::broadcastRow(const Placement &vec, Index col, int64_t n,
-                                    int64_t p) {
+                                    int64_t p, Value into) {
   Type et = vec.elementType;
-  Value tile = alloc(MemSpace::Sbuf, {p, n}, et);
+  Value tile = into ? view(into, {p, n}, {cst(0), cst(0)})
+                    : alloc(MemSpace::Sbuf, {p, n}, et);
   // The row in SBUF (one partition): the placement itself, or one DMA.
   Value row = load(vec, cst(0), 1, col, n);
   // ones[1, p]^T x row[1, n] = row on every partition (exact). (A stride-0
@@ -504,6 +557,13 @@ static PassCounter numNarrow{"convert-seam-to-ncore", "narrow-in-hbm",
                              "Tensors of few long rows placed in HBM"};
 static PassCounter numResident{"convert-seam-to-ncore", "sbuf-resident",
                                "Intermediates kept in SBUF"};
+static PassCounter numStreamed{"convert-seam-to-ncore", "linears-streamed",
+                               "Linears lowered weight-streaming"};
+static PassCounter numWeightPasses{
+    "convert-seam-to-ncore", "weight-passes",
+    "Passes of streamed linears over their weight in HBM"};
+static PassCounter numBlocked{"convert-seam-to-ncore", "linears-blocked",
+                              "Linears left to the blocked order"};
 
 LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
                                                    ModuleOp programs,
@@ -677,6 +737,7 @@ void ConvertSeamToNcorePass::runOnOperation() {
   // Working tiles of the widest op (a linear's transposed row block, an
   // attention row of scores, a norm's f32 row) stay below a third of SBUF.
   info.workingBytes = info.sbufPartitionBytes / 3;
+  info.profile = &profile;
 
   LoweringTable table;
   populateLinearLowerings(table);
@@ -739,4 +800,7 @@ void ConvertSeamToNcorePass::runOnOperation() {
   numKernelCalls += stats.kernelCalls;
   numResident += stats.sbufResident;
   numNarrow += stats.narrowInHbm;
+  numStreamed += stats.linearsStreamed;
+  numWeightPasses += stats.weightPasses;
+  numBlocked += stats.linearsBlocked;
 }

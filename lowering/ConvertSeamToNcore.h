@@ -28,6 +28,10 @@
 #include <functional>
 #include <memory>
 
+namespace seam::rt {
+struct Profile;
+} // namespace seam::rt
+
 namespace mlir::seam {
 
 #define GEN_PASS_DECL
@@ -75,12 +79,19 @@ struct TargetInfo {
   int64_t sbufPartitionBytes = 0;
   /// Bytes per partition kept free for the working tiles of one op.
   int64_t workingBytes = 0;
+  /// The hardware profile, for the cost models that choose loop orders and
+  /// tile sizes (engine clocks, DMA queues, bandwidth and fixed cost).
+  const ::seam::rt::Profile *profile = nullptr;
 };
 
 /// Counters of one conversion (printed with -mlir-pass-statistics).
 struct ConversionStats {
   int64_t programs = 0, spills = 0, spillBytes = 0, relayouts = 0,
           kernelCalls = 0, sbufResident = 0, narrowInHbm = 0;
+  /// Linears lowered weight-streaming (each weight slab read once per row
+  /// group), the weight passes they make over HBM in all, and linears left
+  /// to the blocked order (no streaming plan fits).
+  int64_t linearsStreamed = 0, weightPasses = 0, linearsBlocked = 0;
 };
 
 class ProgramLowering;
@@ -164,6 +175,28 @@ public:
   forEachChunk(int64_t n, int64_t chunk,
                function_ref<void(Index start, int64_t size, bool first)> body,
                bool peelFirst = false);
+  /// body(i, parity) for i in [0, trips), where iterations alternate
+  /// between two sets of buffers (the body picks them by `parity`): a loop
+  /// over pairs with the body twice, and the odd last iteration after it.
+  /// The refill of one set then overlaps the work on the other (the
+  /// scheduler only makes an iteration wait for the one two before it).
+  void forRangeAlternating(int64_t trips,
+                           function_ref<void(Index, unsigned parity)> body);
+  /// forEachChunk with alternating buffers: full chunks alternate parity,
+  /// the remainder gets the parity that follows the last full chunk.
+  void forEachChunkAlternating(
+      int64_t n, int64_t chunk,
+      function_ref<void(Index start, int64_t size, unsigned parity)> body);
+  /// Streams chunks of `chunk` over [0, n) through two buffers, software
+  /// pipelined: load(chunk c + 1) is emitted before compute(chunk c), so
+  /// that in program order (and so in the in-order DMA stream) the refill of
+  /// the other buffer comes before anything chunk c issues after its compute
+  /// (stores of results), and overlaps that compute. `parity` names the
+  /// buffer of the chunk (load and compute of one chunk get the same one).
+  void forEachChunkPipelined(
+      int64_t n, int64_t chunk,
+      function_ref<void(Index start, int64_t size, unsigned parity)> load,
+      function_ref<void(Index start, int64_t size, unsigned parity)> compute);
   /// Row tiles of 128 rows: body(row0, p).
   void forEachRowTile(int64_t rows,
                       function_ref<void(Index row0, int64_t p)> body) {
@@ -195,8 +228,10 @@ public:
                 Value tile);
   /// A [p, n] SBUF tile holding row 0 of `vec` (cols [col, col + n)) on
   /// every partition: the row (DMA'd in when in HBM) times a ones column on
-  /// the Tensor engine, in 512-column blocks.
-  Value broadcastRow(const Placement &vec, Index col, int64_t n, int64_t p);
+  /// the Tensor engine, in 512-column blocks. Written into `into` (a
+  /// [>= p, >= n] SBUF tile) when given, else into a fresh tile.
+  Value broadcastRow(const Placement &vec, Index col, int64_t n, int64_t p,
+                     Value into = {});
   /// Copies the whole of `src` into `dst` (same rows x cols).
   void copyInto(const Placement &dst, const Placement &src);
   /// `t` as a contiguous HBM tile of its seam shape (copies when it is not).
@@ -228,6 +263,16 @@ public:
   const TargetInfo &target() const { return tgt; }
   int64_t sbufUsed() const { return used; }
   int64_t sbufPeak() const { return peak; }
+  /// SBUF bytes per partition free for the working tiles of the op being
+  /// lowered (after its result is placed), less a margin for the small
+  /// tiles its helpers allocate.
+  int64_t workingBudget() const;
+  /// Declares that the op being lowered keeps `bytes` per partition of
+  /// working tiles live at once: the program's recorded SBUF peak
+  /// (`seam.sbuf_peak_bytes`, the budget of ncore-double-buffer) includes it.
+  void noteWorkingBytes(int64_t bytes) {
+    peak = std::max(peak, used + bytes);
+  }
 
 private:
   ncore::ProgramOp program;

@@ -44,7 +44,7 @@ private:
       timings.doubleBufferNs += ns;
     else if (arg == "ncore-allocate")
       timings.allocateNs += ns;
-    else if (arg == "ncore-schedule")
+    else if (arg == "ncore-schedule" || arg == "ncore-split-dma")
       timings.scheduleNs += ns;
   }
 
@@ -76,6 +76,7 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
     pm.addPass(createNcoreDoubleBuffer(NcoreDoubleBufferOptions{t}));
     pm.addPass(createNcoreAllocate(NcoreAllocateOptions{t}));
     pm.addPass(createNcoreSchedule(NcoreScheduleOptions{t}));
+    pm.addPass(createNcoreSplitDma(NcoreSplitDmaOptions{t, 0}));
     if (timings) {
       pm.addInstrumentation(std::make_unique<PhaseClock>(*timings));
       ++timings->programsPrepared;

@@ -1,7 +1,7 @@
 //===- NcoreCodegen.h - ncore program -> runtime program, for tools -*- C++ -*-===//
 //
 // The codegen half of lowering as one call: ncore-double-buffer,
-// ncore-allocate and ncore-schedule
+// ncore-allocate, ncore-schedule and ncore-split-dma
 // (in place, on the program and every program it calls, each once), then
 // emission. seam-run and the benchmarks call this; an optional
 // CodegenTimings reports the wall time of each phase.
@@ -26,7 +26,7 @@ constexpr llvm::StringLiteral kScheduledAttrName = "ncore.scheduled";
 struct CodegenTimings {
   double doubleBufferNs = 0; ///< ncore-double-buffer
   double allocateNs = 0;     ///< ncore-allocate
-  double scheduleNs = 0;     ///< ncore-schedule
+  double scheduleNs = 0;     ///< ncore-schedule + ncore-split-dma
   double emitNs = 0;         ///< emitProgram (ncore -> runtime program)
   /// Programs double-buffered/allocated/scheduled here (callees included;
   /// programs already scheduled are not counted).

@@ -37,10 +37,6 @@ std::optional<rt::DType> toRtType(Type t) {
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-/// Smallest DMA piece worth its own queue: the fixed cost per transfer
-/// (~1.3 us on trn1) is paid per piece, so pieces stay >= 8 KiB.
-constexpr uint64_t kDmaPieceBytes = 8192;
-
 class ProgramEmitter {
 public:
   ProgramEmitter(ProgramOp program, rt::Target target,
@@ -170,7 +166,6 @@ private:
   }
 
   LogicalResult barrier(Operation *at);
-  void emitDma(rt::Instruction inst);
   LogicalResult emitBlock(Block &block);
   LogicalResult emitLoop(LoopOp loop);
   LogicalResult emitCall(CallKernelOp call);
@@ -615,51 +610,8 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
   }
   if (failed(ok))
     return failure();
-  if (inst.op == rt::Opcode::DmaCopy)
-    return emitDma(std::move(inst)), success();
   emitInstruction(toRt(iface.getExecutionEngine()), std::move(inst));
   return success();
-}
-
-/// A large transfer is spread over DMA queues by partition rows, as the
-/// Neuron compiler spreads a DMA over the 16 engines of a core (one queue
-/// sustains 1/16 of the core's DMA bandwidth: hardware.md "DMA"). Pieces
-/// carry the waits; the last one carries the signal (the pieces are equal
-/// and start together, so it ends with the others).
-void ProgramEmitter::emitDma(rt::Instruction inst) {
-  using S = rt::Instruction::Slot;
-  const rt::AccessPattern &dst = inst.aps[S::Dst], &src = inst.aps[S::Src0];
-  uint64_t bytes = dst.bytes();
-  unsigned pieces = 1;
-  if (dst.partitions == src.partitions &&
-      dst.freeElements() == src.freeElements())
-    for (unsigned k : {16u, 8u, 4u, 2u})
-      if (dst.partitions % k == 0 && bytes / k >= kDmaPieceBytes) {
-        pieces = k;
-        break;
-      }
-  if (pieces == 1) {
-    emitInstruction(rt::Engine::Dma, std::move(inst));
-    return;
-  }
-  uint32_t rows = dst.partitions / pieces;
-  auto slice = [&](rt::AccessPattern ap, unsigned j) {
-    ap.partitions = rows;
-    if (ap.space == rt::MemSpace::Hbm)
-      ap.offset += static_cast<int64_t>(j) * rows * ap.partitionStride *
-                   rt::byteSize(ap.dtype);
-    else
-      ap.partitionStart += j * rows;
-    return ap;
-  };
-  std::vector<rt::SemWaitSpec> waits = pendingWaits[unsigned(rt::Engine::Dma)];
-  for (unsigned j = 0; j < pieces; ++j) {
-    rt::Instruction piece = inst;
-    piece.aps[S::Dst] = slice(dst, j);
-    piece.aps[S::Src0] = slice(src, j);
-    pendingWaits[unsigned(rt::Engine::Dma)] = waits;
-    emitInstruction(rt::Engine::Dma, std::move(piece));
-  }
 }
 
 LogicalResult ProgramEmitter::emitBlock(Block &block) {

@@ -93,6 +93,40 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
   ];
 }
 
+def NcoreSplitDma : Pass<"ncore-split-dma"> {
+  let summary = "Spread large DMA transfers over the DMA queues";
+  let description = [{
+    After ncore-schedule: a `dma_copy` whose source and destination have the
+    same rows (partitions on chip, rows in HBM) is split by rows into k equal
+    pieces, k the largest of 16, 8, 4, 2 (at most the profile's DMA engines)
+    that divides the rows and leaves every piece at least `min-piece-bytes`
+    (0: four times the bytes one queue moves during the fixed cost of a
+    transfer, so that the fixed cost is at most a fifth of a piece's time:
+    ~55 KB on trn2, ~88 KB on trn1; hardware.md "DMA"). One queue sustains
+    1/16 of a core's DMA bandwidth, so a transfer that is not split runs at a
+    sixteenth of the core's rate; one that is split into pieces too small
+    pays the fixed cost per piece. The pieces take the place of the
+    transfer: the semaphore waits before it now precede the first piece
+    (the DMA stream issues in order, so the others follow at once) and its
+    signal follows the last one.
+
+    ```mlir
+    ncore.dma_copy %t, %w : !ncore.tile<sbuf, 128x3072xbf16>, !ncore.tile<hbm, 128x3072xbf16>
+    // becomes 16 transfers of 8 rows:
+    %d0 = ncore.view %t offsets affine_map<() -> (0, 0)> : ... to !ncore.tile<sbuf, 8x3072xbf16>
+    %s0 = ncore.view %w offsets affine_map<() -> (0, 0)> : ... to !ncore.tile<hbm, 8x3072xbf16>
+    ncore.dma_copy %d0, %s0 : ...
+    ...
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"trn1\"",
+           "Hardware profile (trn1 or trn2) for the DMA figures">,
+    Option<"minPieceBytes", "min-piece-bytes", "int64_t", "0",
+           "Smallest piece in bytes (0: derived from the profile)">
+  ];
+}
+
 def NcoreEmit : Pass<"ncore-emit", "ModuleOp"> {
   let summary = "Write one runtime program file per ncore.program";
   let description = [{

@@ -56,6 +56,9 @@ struct Footprint {
   int64_t lo = 0, hi = 0;   ///< Bytes [lo, hi).
   /// Bytes of one iteration's window (no loop spans).
   int64_t extent = 0;
+  bool onChip = false;
+  /// The buffer itself (its alloc or program argument), also when placed.
+  const void *tile = nullptr;
   SmallVector<std::pair<LoopOp, int64_t>, 2> steps; ///< Bytes.
 };
 
@@ -93,6 +96,8 @@ FailureOr<Footprint> footprint(Value tile, bool write) {
   Footprint f;
   f.root = a->root.getAsOpaquePointer();
   f.write = write;
+  f.onChip = rootType.isOnChip();
+  f.tile = f.root;
   int64_t base = 0;
   if (auto alloc = a->root.getDefiningOp<AllocOp>())
     if (rootType.isOnChip() && alloc.getOffset()) {
@@ -257,8 +262,25 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
 
   // 2. Instructions in program order with their footprints.
   std::vector<Inst> insts;
-  llvm::DenseMap<const void *, std::vector<std::pair<unsigned, unsigned>>>
-      byRoot;
+  // Footprints (instruction, footprint) in program order, per root and, on
+  // chip, per window of kBucketBytes of a partition's bytes: placed SBUF and
+  // PSUM tiles share one root, and a consumer only needs to look at the
+  // accesses that can overlap its own bytes. (HBM footprints stay in one
+  // list per binding.)
+  constexpr int64_t kBucketBytes = 4096;
+  using Entry = std::pair<unsigned, unsigned>;
+  llvm::DenseMap<std::pair<const void *, int64_t>, std::vector<Entry>>
+      byBucket;
+  // The same entries per buffer. A read of an on-chip tile only depends on
+  // writes to that tile: ncore-allocate never gives live tiles the same
+  // bytes, so a write to another tile that shares bytes with this one came
+  // before its live range, and the tile's own writes waited for it.
+  llvm::DenseMap<const void *, std::vector<Entry>> byTile;
+  auto bucketsOf = [&](const Footprint &f) -> std::pair<int64_t, int64_t> {
+    if (!f.onChip || f.hi <= f.lo)
+      return {0, 0};
+    return {f.lo / kBucketBytes, (f.hi - 1) / kBucketBytes};
+  };
   unsigned epoch = 0;
   int64_t pos = 0;
   program.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -301,8 +323,13 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       inst.footprints.push_back(*f);
     }
     unsigned idx = insts.size();
-    for (auto [k, f] : llvm::enumerate(inst.footprints))
-      byRoot[f.root].push_back({idx, static_cast<unsigned>(k)});
+    for (auto [k, f] : llvm::enumerate(inst.footprints)) {
+      auto [b0, b1] = bucketsOf(f);
+      for (int64_t bk = b0; bk <= b1; ++bk)
+        byBucket[{f.root, bk}].push_back({idx, static_cast<unsigned>(k)});
+      if (f.onChip)
+        byTile[f.tile].push_back({idx, static_cast<unsigned>(k)});
+    }
     insts.push_back(std::move(inst));
   });
   if (bad)
@@ -329,6 +356,63 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     });
     loopEnd[loop] = end;
   });
+  // Accesses to an on-chip tile depend on the tile's own accesses, and its
+  // writes also on what used its bytes before it was live (other tiles the
+  // allocator placed there earlier): per engine the latest such access,
+  // found once per tile by a scan back from the tile's first access. (An
+  // engine completes in order, so waiting for its latest access covers its
+  // earlier ones.)
+  llvm::DenseMap<const void *, SmallVector<unsigned, 4>> before;
+  for (auto &[tile, list] : byTile) {
+    const Footprint &f0 =
+        insts[list.front().first].footprints[list.front().second];
+    if (f0.root == tile)
+      continue; // not placed: the tile is its own root, its list is complete
+    Footprint region = f0;
+    region.write = true;
+    for (const Entry &e : list) {
+      const Footprint &f = insts[e.first].footprints[e.second];
+      region.pLo = std::min(region.pLo, f.pLo);
+      region.pHi = std::max(region.pHi, f.pHi);
+      region.lo = std::min(region.lo, f.lo);
+      region.hi = std::max(region.hi, f.hi);
+    }
+    unsigned first = list.front().first;
+    unsigned epoch = insts[first].epoch;
+    std::array<bool, kEngines> found{};
+    auto [b0, b1] = bucketsOf(region);
+    // Latest first over the merged bucket lists (entries before `first`).
+    SmallVector<std::pair<std::vector<Entry> *, size_t>, 8> heads;
+    for (int64_t bk = b0; bk <= b1; ++bk) {
+      auto it = byBucket.find({region.root, bk});
+      if (it == byBucket.end())
+        continue;
+      auto &l = it->second;
+      heads.push_back({&l, size_t(std::lower_bound(
+                                     l.begin(), l.end(), Entry{first, 0}) -
+                                 l.begin())});
+    }
+    SmallVector<unsigned, 4> &out = before[tile];
+    while (!llvm::all_of(found, [](bool f) { return f; })) {
+      int best = -1;
+      for (unsigned i = 0; i < heads.size(); ++i)
+        if (heads[i].second > 0 &&
+            (best < 0 || (*heads[best].first)[heads[best].second - 1] <
+                             (*heads[i].first)[heads[i].second - 1]))
+          best = int(i);
+      if (best < 0)
+        break;
+      Entry e = (*heads[best].first)[--heads[best].second];
+      const Inst &P = insts[e.first];
+      if (P.epoch != epoch)
+        break;
+      if (found[P.engine] || !conflicts(region, P.footprints[e.second]))
+        continue;
+      found[P.engine] = true;
+      out.push_back(e.first);
+    }
+  }
+
   std::vector<std::vector<Edge>> edges(insts.size());
   for (unsigned c = 0; c < insts.size(); ++c) {
     Inst &C = insts[c];
@@ -336,7 +420,34 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     int64_t lastCarried =
         C.loops.empty() ? -1 : loopEnd.lookup(C.loops.front());
     for (const Footprint &fc : C.footprints) {
-      auto &list = byRoot[fc.root];
+      // The bucket lists of fc, each with the index of its first entry
+      // after the consumer: merged, they are the candidates in program
+      // order (an entry in several buckets is seen once).
+      SmallVector<std::vector<Entry> *, 8> lists;
+      SmallVector<size_t, 8> splits;
+      auto addList = [&](std::vector<Entry> &list) {
+        lists.push_back(&list);
+        splits.push_back(std::upper_bound(list.begin(), list.end(), c,
+                                          [](unsigned v, const Entry &e) {
+                                            return v < e.first;
+                                          }) -
+                         list.begin());
+      };
+      if (fc.onChip) {
+        addList(byTile[fc.tile]);
+        if (fc.write)
+          for (unsigned p : before.lookup(fc.tile))
+            if (insts[p].engine != C.engine ||
+                C.engine == static_cast<unsigned>(Engine::Dma))
+              producers.insert(p);
+      } else {
+        auto [b0, b1] = bucketsOf(fc);
+        for (int64_t bk = b0; bk <= b1; ++bk) {
+          auto it = byBucket.find({fc.root, bk});
+          if (it != byBucket.end())
+            addList(it->second);
+        }
+      }
       auto consider = [&](unsigned p, unsigned k) {
         const Inst &P = insts[p];
         if (P.engine == C.engine &&
@@ -351,21 +462,44 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         producers.insert(p);
         return true;
       };
-      // Index of the first entry after the consumer.
-      auto split = std::upper_bound(
-          list.begin(), list.end(), c,
-          [](unsigned v, const std::pair<unsigned, unsigned> &e) {
-            return v < e.first;
-          });
       // Later instructions of the loops around C: previous iterations.
-      for (auto it = split; it != list.end() &&
-                            static_cast<int64_t>(it->first) <= lastCarried;
-           ++it)
-        consider(it->first, it->second);
+      {
+        SmallVector<size_t, 8> at(splits);
+        std::optional<Entry> last;
+        while (true) {
+          int best = -1;
+          for (unsigned i = 0; i < lists.size(); ++i)
+            if (at[i] < lists[i]->size() &&
+                (best < 0 || (*lists[i])[at[i]] < (*lists[best])[at[best]]))
+              best = int(i);
+          if (best < 0)
+            break;
+          Entry e = (*lists[best])[at[best]++];
+          if (static_cast<int64_t>(e.first) > lastCarried)
+            break;
+          if (last && *last == e)
+            continue;
+          last = e;
+          consider(e.first, e.second);
+        }
+      }
+      // Earlier instructions, latest first.
+      SmallVector<size_t, 8> at(splits);
+      std::optional<Entry> last;
       std::array<bool, kEngines> found{};
-      for (auto it = std::make_reverse_iterator(split); it != list.rend();
-           ++it) {
-        auto [p, k] = *it;
+      while (true) {
+        int best = -1;
+        for (unsigned i = 0; i < lists.size(); ++i)
+          if (at[i] > 0 && (best < 0 || (*lists[best])[at[best] - 1] <
+                                            (*lists[i])[at[i] - 1]))
+            best = int(i);
+        if (best < 0)
+          break;
+        Entry e = (*lists[best])[--at[best]];
+        if (last && *last == e)
+          continue;
+        last = e;
+        auto [p, k] = e;
         const Inst &P = insts[p];
         if (P.epoch != C.epoch)
           break;

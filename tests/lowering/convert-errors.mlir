@@ -20,6 +20,7 @@ func.func private @long_rows(%x: tensor<128x65536xf32>) -> tensor<128x65536xf32>
 // -----
 
 func.func private @huge_k(%x: tensor<128x65536xf32>, %w: tensor<65536x64xf32>) -> tensor<128x64xf32> attributes {seam.program} {
+  // expected-remark @+2 {{blocked order (W read once per token tile): no weight-streaming plan fits}}
   // expected-error @+1 {{K = 65536 is too large}}
   %y = seam.linear %x, %w : (tensor<128x65536xf32>, tensor<65536x64xf32>) -> tensor<128x64xf32>
   return %y : tensor<128x64xf32>

@@ -1,14 +1,24 @@
 // RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
 // RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s --check-prefix=COUNT
+// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
-// A [1, 768, 3072] x [3072, 768] linear: a loop over 6 token tiles; N = 768
-// is a 512 block and a 256 block; K = 3072 is 24 blocks: one peeled
-// non-accumulating matmul and a loop of 23 accumulating ones. Nothing is
-// unrolled: 4 matmul ops in all, not 6 x 2 x 24.
+// A [1, 768, 3072] x [3072, 768] linear streams its weight: W is read once,
+// in slabs of 256 columns (each one 1.5 MiB DMA: W reshaped to [128, 24, N],
+// K = 128 partitions x 24 blocks), software-pipelined over two buffers (the
+// DMA of slab s + 1 comes before the matmuls of slab s), while X^T of all six
+// token tiles stays in SBUF. Nothing is unrolled: the three slabs are a
+// prologue load, one pipelined step and a last step, each a loop over token
+// tiles (two accumulators) around a K loop.
+
+// REMARK: remark: convert-seam-to-ncore: linear [768 x 3072] x [3072 x 768]: weight streamed once in 3 slab(s) of 256 columns (1.50 MiB per DMA, two buffers), K = 128 x 24, X^T of 6 row tile(s) resident
+// STATS: 0 linears-blocked
+// STATS-NEXT: 3 linears-streamed
+// STATS: 3 weight-passes
 
 // COUNT-LABEL: ncore.program @prog_mlp
-// COUNT-COUNT-4: ncore.matmul
-// COUNT-NOT: ncore.matmul
+// COUNT-COUNT-3: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x24x256xbf16>, <hbm, 128x24x256xbf16>
+// COUNT-NOT: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x24x256xbf16>
 // COUNT: // -----
 
 // CHECK-LABEL: func.func private @prog_mlp
@@ -17,21 +27,25 @@
 // CHECK-SAME: %[[X:[^:]+]]: !ncore.tile<hbm, 1x768x3072xbf16> {ncore.role = "input"}
 // CHECK-SAME: %[[W:[^:]+]]: !ncore.tile<hbm, 3072x768xbf16> {ncore.role = "param"}
 // CHECK-SAME: %[[Y:[^:]+]]: !ncore.tile<hbm, 1x768x768xbf16> {ncore.role = "output"}
-// CHECK: ncore.loop %[[T:.+]] trips 6 {
-// CHECK:   ncore.loop %{{.+}} trips 24 {
+// X^T: per token tile one DMA of [128, 3072], 24 transposes of the strided
+// columns j, j + 24, ... (two PSUM tiles alternate).
+// CHECK: %[[XT:.+]] = ncore.alloc : <sbuf, 128x18432xbf16>
+// CHECK: %[[W3:.+]] = ncore.reshape %[[W]] : <hbm, 3072x768xbf16> to <hbm, 128x24x768xbf16>
+// CHECK: ncore.loop %{{.+}} trips 3 {
+// CHECK:   ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x3072xbf16>, <hbm, 128x3072xbf16>
+// CHECK:   ncore.loop %{{.+}} trips 12 {
+// CHECK:     ncore.view %{{.+}} offsets #{{.+}} strides [1, 24] : <sbuf, 128x3072xbf16> to <sbuf, 128x128xbf16>
 // CHECK:     ncore.transpose
 // CHECK:     ncore.tensor_copy
-// CHECK:   }
-// CHECK:   ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x512xf32>, <sbuf, 128x128xbf16>, <sbuf, 128x512xbf16>
-// CHECK:   ncore.loop %{{.+}} trips 23 {
-// CHECK:     ncore.dma_copy
-// CHECK:     ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} accumulate : <psum, 128x512xf32>
-// CHECK:   }
-// CHECK:   ncore.tensor_copy
-// CHECK:   ncore.dma_copy
-// CHECK:   ncore.matmul %{{.+}} : <psum, 128x256xf32>
+// Prologue: slab 0; then slab 1 is loaded before slab 0's matmuls.
+// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x24x256xbf16>, <hbm, 128x24x256xbf16>
+// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x24x256xbf16>, <hbm, 128x24x256xbf16>
+// CHECK: ncore.loop %{{.+}} trips 3 {
+// CHECK:   ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x256xf32>, <sbuf, 128x128xbf16>, <sbuf, 128x256xbf16>
 // CHECK:   ncore.loop %{{.+}} trips 23 {
 // CHECK:     ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} accumulate : <psum, 128x256xf32>
+// CHECK:   ncore.tensor_copy
+// CHECK:   ncore.dma_copy
 func.func private @prog_mlp(%x: tensor<1x768x3072xbf16>, %w: tensor<3072x768xbf16>) -> tensor<1x768x768xbf16> attributes {seam.program} {
   %y = seam.linear %x, %w : (tensor<1x768x3072xbf16>, tensor<3072x768xbf16>) -> tensor<1x768x768xbf16>
   return %y : tensor<1x768x768xbf16>
@@ -53,11 +67,14 @@ func.func @forward(%x: tensor<1x768x3072xbf16>) -> tensor<1x768x768xbf16> {
 // CHECK-SAME: {ncore.role = "input"}
 // CHECK: %[[H:.+]] = ncore.alloc : <sbuf, 128x128xf32>
 // CHECK: ncore.transpose %{{.+}}, %{{.+}} : <psum, 64x128xf32>, <sbuf, 128x64xf32>
-// CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x64xf32>, <sbuf, 64x128xf32>, <sbuf, 64x64xf32>
+// CHECK: ncore.transpose %{{.+}}, %{{.+}} : <psum, 64x72xf32>, <sbuf, 72x64xf32>
+// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 64x1x64xf32>, <hbm, 64x1x64xf32>
+// The bias is broadcast once per slab (ones column x row on the TE).
 // CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 1x64xf32>, <hbm, 1x64xf32>
 // CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x64xf32>, <sbuf, 1x128xf32>, <sbuf, 1x64xf32>
+// CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x64xf32>, <sbuf, 64x128xf32>, <sbuf, 64x64xf32>
 // CHECK: ncore.tensor_tensor add %{{.+}}, %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<psum, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
-// CHECK: ncore.transpose %{{.+}}, %{{.+}} : <psum, 64x72xf32>, <sbuf, 72x64xf32>
+// CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 72x64xf32>, <sbuf, 64x72xf32>, <sbuf, 64x64xf32>
 // The second linear reads the SBUF intermediate through views.
 // CHECK: %[[V:.+]] = ncore.view %[[H]] offsets #{{.+}} : <sbuf, 128x128xf32> to <sbuf, 128x64xf32>
 // CHECK: ncore.transpose %{{.+}}, %[[V]]

@@ -1,4 +1,4 @@
-// RUN: seam-opt %s -ncore-allocate -ncore-schedule -ncore-dump -o /dev/null | FileCheck %s
+// RUN: seam-opt %s -ncore-allocate -ncore-schedule -ncore-split-dma=min-piece-bytes=8192 -ncore-dump -o /dev/null | FileCheck %s
 // RUN: rm -rf %t && seam-opt %s -ncore-allocate -ncore-schedule -ncore-emit=dir=%t -o /dev/null && ls %t | FileCheck %s --check-prefix=FILES
 
 // FILES: caller.seamprg
@@ -18,15 +18,17 @@
 // CHECK-NEXT: loop_end
 // CHECK: stream SE
 // CHECK-NEXT: tensor_copy {{.*}} wait(s0>=4) signal(s2+=1)
-// Large transfers are spread over DMA queues by partition rows (8 KiB or
-// more per piece): every piece waits, the last one signals.
+// ncore-split-dma (here with 8 KiB pieces) spread large transfers over the
+// DMA queues by partition rows; the emitter translates each piece: the
+// first one carries the waits (the DMA stream issues in order), the last
+// one the signal.
 // CHECK: stream DMA
 // CHECK-NEXT: sem_signal signal(s4+=1)
 // CHECK-NEXT: loop_begin x4
 // CHECK-NEXT: dma_copy dst=sbuf<bf16>(p0:32 +512B, [128:1]) src0=hbm<bf16>(w +0B, rows 32 x 128, [128:1], loop step B [32768, 0, 0, 0]) wait(s4>=0+2*i0) wait(s0>=0+1*i0)
 // CHECK-NEXT: dma_copy dst=sbuf<bf16>(p32:64 +512B, [128:1]) src0=hbm<bf16>(w +8192B,
 // CHECK-NEXT: dma_copy dst=sbuf<bf16>(p64:96 +512B, [128:1]) src0=hbm<bf16>(w +16384B,
-// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p96:128 +512B, [128:1]) src0=hbm<bf16>(w +24576B, {{.*}} wait(s4>=0+2*i0) wait(s0>=0+1*i0) signal(s4+=1)
+// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p96:128 +512B, [128:1]) src0=hbm<bf16>(w +24576B, {{.*}} 0, 0, 0]) signal(s4+=1)
 // CHECK-NEXT: dma_copy dst=sbuf<bf16>(p0:16 +0B, [256:1]) src0=hbm<bf16>(x +0B, rows 16 x 256, [256:1], loop step B [65536, 0, 0, 0]) wait(s4>=1+2*i0)
 // CHECK-COUNT-7: dma_copy dst=sbuf<bf16>(p{{[0-9]+}}:{{[0-9]+}} +0B, [256:1]) src0=hbm<bf16>(x
 // CHECK-NEXT: loop_end
@@ -71,13 +73,14 @@ ncore.program @mm(%w: !ncore.tile<hbm, 512x128xbf16> {ncore.role = "param", ncor
 // CHECK-NEXT: tensor_scalar add 1 {{.*}} wait(s4>=2)
 // CHECK: stream DMA (26)
 // CHECK: dma_copy dst=sbuf<f32>(p96:128 +0B, [64:1]) src0=hbm<f32>(x +24576B, rows 32 x 64, [64:1]) signal(s4+=1)
-// CHECK: dma_copy dst=hbm<f32>(spill0 +24576B, {{.*}} wait(s2>=1) signal(s[[BD]]+=1)
+// CHECK: dma_copy dst=hbm<f32>(spill0 +0B, {{.*}} wait(s2>=1)
+// CHECK: dma_copy dst=hbm<f32>(spill0 +24576B, {{.*}}]) signal(s[[BD]]+=1)
 // CHECK-NEXT: sem_wait wait(s2>=1) wait(s[[BD]]>=1)
 // CHECK-NEXT: dma_copy dst=sbuf<f32>(p0:32 +256B, [64:1]) src0=hbm<f32>(spill0 +0B,
 // CHECK: dma_copy dst=sbuf<f32>(p96:128 +256B, [64:1]) src0=hbm<f32>(spill0 +24576B, {{.*}} signal(s[[CD]]+=1)
 // CHECK-NEXT: dma_copy dst=hbm<f32>(scale.tmp +0B, {{.*}} wait(s[[CS]]>=1)
 // CHECK: dma_copy dst=hbm<f32>(y +16384B, {{.*}} src0=hbm<f32>(scale.tmp +0B, {{.*}} wait(s[[CD]]>=2)
-// CHECK: dma_copy dst=hbm<f32>(y +40960B, {{.*}} src0=hbm<f32>(scale.tmp +24576B, {{.*}} wait(s[[CD]]>=2) signal(s[[BD]]+=1)
+// CHECK: dma_copy dst=hbm<f32>(y +40960B, {{.*}} src0=hbm<f32>(scale.tmp +24576B, {{.*}}]) signal(s[[BD]]+=1)
 // CHECK-NEXT: sem_wait wait(s[[CS]]>=1) wait(s[[BD]]>=2)
 // CHECK-NEXT: dma_copy dst=sbuf<f32>(p0:32 +0B, [64:1]) src0=hbm<f32>(y +16384B
 ncore.program private @scale(%i: !ncore.tile<hbm, 128x64xf32> {ncore.name = "in"},

@@ -218,7 +218,9 @@ TEST(ConvertLinear, BiasPartialTilesKRemainder) {
        {LinearCase{128, 128, 128, false}, LinearCase{128, 128, 128, true},
         LinearCase{200, 128, 128, false}, LinearCase{128, 192, 128, false},
         LinearCase{128, 384, 128, false}, LinearCase{128, 128, 640, false},
-        LinearCase{200, 192, 640, true}}) {
+        LinearCase{200, 192, 640, true}, LinearCase{200, 192, 640, false},
+        LinearCase{128, 192, 640, true}, LinearCase{200, 128, 640, true},
+        LinearCase{200, 192, 128, true}, LinearCase{1, 384, 1536, true}}) {
     for (bool bf : {false, true}) {
       std::string t = dt(bf);
       auto ty = [&](std::initializer_list<int64_t> dims) {

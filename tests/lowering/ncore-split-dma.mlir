@@ -1,0 +1,74 @@
+// RUN: seam-opt %s -split-input-file -ncore-split-dma=target=trn2 | FileCheck %s
+// RUN: seam-opt %s -split-input-file -ncore-split-dma="target=trn2 min-piece-bytes=8192" | FileCheck %s --check-prefix=SMALL
+// RUN: seam-opt %s -split-input-file -ncore-allocate=target=trn2 -ncore-schedule=target=trn2 -ncore-split-dma=target=trn2 | FileCheck %s --check-prefix=SCHED
+
+// A 768 KiB weight slab: pieces of at least 4 x 600 ns x 23 B/ns (~55 KB on
+// trn2) allow 8 pieces of 16 rows (96 KiB each), not 16 of 48 KiB.
+// CHECK-LABEL: ncore.program @slab
+// CHECK-COUNT-8: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 16x3072xbf16{{(, start = [0-9]+)?}}>, <hbm, 16x3072xbf16>
+// CHECK-NOT: ncore.dma_copy
+// SMALL-LABEL: ncore.program @slab
+// SMALL-COUNT-16: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 8x3072xbf16{{(, start = [0-9]+)?}}>, <hbm, 8x3072xbf16>
+// SMALL-NOT: ncore.dma_copy
+ncore.program @slab(%w: !ncore.tile<hbm, 128x3072xbf16> {ncore.role = "param"}) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x3072xbf16>
+  ncore.dma_copy %t, %w : !ncore.tile<sbuf, 128x3072xbf16>, !ncore.tile<hbm, 128x3072xbf16>
+}
+
+// -----
+
+// Rows of the second piece start after the first: partitions on chip, row
+// offsets in HBM (also through a 3-D view, the layout of a weight slab).
+// CHECK-LABEL: ncore.program @offsets
+// SMALL-LABEL: ncore.program @offsets
+// CHECK: %[[D0:.+]] = ncore.view %{{.+}} offsets #{{.+}} : <sbuf, 128x24x512xbf16> to <sbuf, 8x24x512xbf16>
+// CHECK: %[[S0:.+]] = ncore.view %{{.+}} offsets #{{.+}} : <hbm, 128x24x512xbf16> to <hbm, 8x24x512xbf16>
+// CHECK: ncore.dma_copy %[[D0]], %[[S0]]
+// CHECK: ncore.view %{{.+}} offsets #{{.+}} : <sbuf, 128x24x512xbf16> to <sbuf, 8x24x512xbf16, start = 8>
+// CHECK-COUNT-15: ncore.dma_copy
+ncore.program @offsets(%w: !ncore.tile<hbm, 128x24x9216xbf16> {ncore.role = "param"}) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x12288xbf16>
+  %d = ncore.reshape %t : !ncore.tile<sbuf, 128x12288xbf16> to !ncore.tile<sbuf, 128x24x512xbf16>
+  %s = ncore.view %w offsets affine_map<() -> (0, 0, 512)> : !ncore.tile<hbm, 128x24x9216xbf16> to !ncore.tile<hbm, 128x24x512xbf16>
+  ncore.dma_copy %d, %s : !ncore.tile<sbuf, 128x24x512xbf16>, !ncore.tile<hbm, 128x24x512xbf16>
+}
+
+// -----
+
+// Left whole: a transfer too small for two pieces, rows that no piece count
+// divides, and endpoints whose rows differ.
+// CHECK-LABEL: ncore.program @kept
+// CHECK-COUNT-3: ncore.dma_copy
+// CHECK-NOT: ncore.dma_copy
+ncore.program @kept(%a: !ncore.tile<hbm, 128x64xf32>, %b: !ncore.tile<hbm, 127x4096xf32>, %c: !ncore.tile<hbm, 64x8192xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>
+  ncore.dma_copy %t, %a : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  %u = ncore.alloc : !ncore.tile<sbuf, 127x4096xf32>
+  ncore.dma_copy %u, %b : !ncore.tile<sbuf, 127x4096xf32>, !ncore.tile<hbm, 127x4096xf32>
+  %v = ncore.alloc : !ncore.tile<sbuf, 128x4096xf32>
+  ncore.dma_copy %v, %c : !ncore.tile<sbuf, 128x4096xf32>, !ncore.tile<hbm, 64x8192xf32>
+}
+
+// -----
+
+// After ncore-schedule the pieces take the transfer's place: the waits that
+// preceded it precede the first piece, its signal follows the last one.
+// CHECK-LABEL: ncore.program @sync
+// SCHED-LABEL: ncore.program @sync
+// SCHED-COUNT-16: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 8x4096xf32{{.*}}>, <hbm, 8x4096xf32>
+// SCHED-NEXT: ncore.sem_signal 4 on dma
+// SCHED-NEXT: ncore.sem_wait 4 ge 1 on vector
+// SCHED-NEXT: ncore.tensor_copy
+// SCHED-NEXT: ncore.sem_signal 1 on vector
+// SCHED-NEXT: ncore.sem_wait 1 ge 1 on dma
+// SCHED-NOT: ncore.sem_
+// SCHED-COUNT-16: ncore.dma_copy %{{.+}}, %{{.+}} : <hbm, 8x4096xf32>, <sbuf
+// SCHED-NEXT: ncore.sem_wait 4 ge 1 on dma
+ncore.program @sync(%x: !ncore.tile<hbm, 128x4096xf32>, %y: !ncore.tile<hbm, 128x4096xf32> {ncore.role = "output"}) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x4096xf32>
+  %u = ncore.alloc : !ncore.tile<sbuf, 128x4096xf32>
+  ncore.dma_copy %t, %x : !ncore.tile<sbuf, 128x4096xf32>, !ncore.tile<hbm, 128x4096xf32>
+  ncore.tensor_copy %u, %t on vector : !ncore.tile<sbuf, 128x4096xf32>, !ncore.tile<sbuf, 128x4096xf32>
+  ncore.dma_copy %y, %u : !ncore.tile<hbm, 128x4096xf32>, !ncore.tile<sbuf, 128x4096xf32>
+  ncore.dma_copy %x, %u : !ncore.tile<hbm, 128x4096xf32>, !ncore.tile<sbuf, 128x4096xf32>
+}
