@@ -20,6 +20,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 
 using namespace mlir;
@@ -189,6 +190,13 @@ RooflineReport planRoofline(const std::vector<PlanItem> &plan,
       rep.bound = b;
     }
   return rep;
+}
+
+/// Milliseconds with 4 significant digits ("11.62 ms", "0.01567 ms").
+std::string milliseconds(double ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g ms", ns * 1e-6);
+  return buf;
 }
 
 std::string humanBytes(double b) {
@@ -584,12 +592,12 @@ static void printRoofline(const SessionResult &r, llvm::raw_ostream &os) {
   const StepStats &last = r.runs.back().steps.back();
   auto pct = [](double floor, double t) { return t > 0 ? 100 * floor / t : 0; };
   os << llvm::formatv(
-      "  roofline: {0:F1}% of {1:F3} ms (bound: {2}) = step floor / warm "
-      "step {3:F3} ms; device only {4:F1}% (floor / {5:F3} ms of device time "
-      "in the last step); {6} host fallback op(s) excluded from the floor\n",
-      pct(rf.floorNs, r.warmStepNs()), rf.floorNs * 1e-6, rf.bound,
-      r.warmStepNs() * 1e-6, pct(rf.floorNs, last.deviceNs),
-      last.deviceNs * 1e-6, rf.hostOpsExcluded);
+      "  roofline: {0:F1}% of {1} (bound: {2}) = step floor / warm step "
+      "{3}; device only {4:F1}% (floor / {5} of device time in the last "
+      "step); {6} host fallback op(s) excluded from the floor\n",
+      pct(rf.floorNs, r.warmStepNs()), milliseconds(rf.floorNs), rf.bound,
+      milliseconds(r.warmStepNs()), pct(rf.floorNs, last.deviceNs),
+      milliseconds(last.deviceNs), rf.hostOpsExcluded);
   double moved = r.dmaBytesPerRank(), transfers = r.dmaTransfersPerRank();
   os << llvm::formatv(
       "  roofline DMA per rank per step: {0} moved = {1:F2}x the {2} that must "
@@ -610,10 +618,10 @@ static void printRoofline(const SessionResult &r, llvm::raw_ostream &os) {
   });
   os << "  roofline, furthest from their floor:";
   for (size_t i = 0; i < std::min<size_t>(3, worst.size()); ++i)
-    os << llvm::formatv("{0} {1} x{2}: {3:F1}% of {4:F3} ms ({5})",
-                        i ? ";" : "", worst[i]->name, worst[i]->launchesPerStep,
+    os << llvm::formatv("{0} {1} x{2}: {3:F1}% of {4} ({5})", i ? ";" : "",
+                        worst[i]->name, worst[i]->launchesPerStep,
                         pct(worst[i]->floorNs, worst[i]->deviceNs),
-                        worst[i]->floorNs * 1e-6, worst[i]->bound);
+                        milliseconds(worst[i]->floorNs), worst[i]->bound);
   os << "\n";
 }
 
