@@ -326,7 +326,11 @@ GraphWork mlir::seam::workOf(StringRef opName, const KernelSignature &sig,
       int64_t n = x.getDimSize(axis);
       bool complexIn = isa<ComplexType>(x.getElementType());
       bool complexOut = isa<ComplexType>(out.getElementType());
-      double outputs = complexOut ? 2.0 * outElems : outElems;
+      // Real input: the TE makes the N/2 + 1 non-redundant outputs, the
+      // rest are their conjugates (copies, not charged).
+      double outputs = !complexOut ? outElems
+                       : complexIn ? 2.0 * outElems
+                                   : 2.0 * (outElems / n) * (n / 2 + 1);
       b.dft(n, outputs, complexIn ? 2.0 * n : n, x);
     }
   } else if (opName == FftConvOp::getOperationName()) {
