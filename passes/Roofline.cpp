@@ -52,6 +52,13 @@
 // Collectives (all_reduce, all_gather) and host fallback ops are not in the
 // floor; kernel constants (DFT matrices) are not either.
 //
+// Peaks (EnginePeaks::fromProfile) are the hardware's, from the profile: TE
+// rows x columns x 2 x clock; VE/SE/GpSimd lanes x clock. They can be above
+// what the emulator's cost formulas (hardware.md "Instruction costs", one
+// element per partition per cycle) let a program reach: trn2's Vector engine
+// has 512 bf16 / 256 other lanes where an emulated VE instruction moves 128
+// elements per cycle, so an elementwise-bound trn2 program stays below 100%.
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Roofline.h"
 #include "dialect/seam/SeamOps.h"
