@@ -65,6 +65,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "passes/Accounting.h"
 #include "runtime/Profile.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include <algorithm>
@@ -105,6 +106,7 @@ double elements(RankedTensorType t) {
 
 /// Accumulates the work of one op.
 struct WorkBuilder {
+  explicit WorkBuilder(int64_t teRows) : teRows(teRows) {}
   GraphWork w;
   int64_t teRows;
 
@@ -118,26 +120,28 @@ struct WorkBuilder {
     w.elementwiseBf16 |= isBf16(dtype);
   }
 
-  /// Fewest factors <= teRows whose product is n (none: max int).
-  int fourStepStages(int64_t n) const {
+  /// Fewest factors <= teRows whose product is n (none: max int), memoised
+  /// over the divisors of n.
+  int fourStepStages(int64_t n) {
     if (n <= teRows)
       return 1;
+    if (auto it = stages.find(n); it != stages.end())
+      return it->second;
     int best = std::numeric_limits<int>::max();
-    for (int64_t a = std::min(teRows, n / 2); a >= 2; --a) {
+    for (int64_t a = std::min(teRows, n / 2); a >= 2 && best > 2; --a) {
       if (n % a)
         continue;
       int rest = fourStepStages(n / a);
       if (rest != std::numeric_limits<int>::max())
         best = std::min(best, 1 + rest);
-      if (best == 2)
-        break;
     }
-    return best;
+    return stages[n] = best;
   }
+  llvm::DenseMap<int64_t, int> stages;
 
   /// The charged contraction of one N-point DFT stage set whose dense form
   /// contracts over `denseK` real values.
-  double dftContraction(int64_t n, double denseK) const {
+  double dftContraction(int64_t n, double denseK) {
     int stages = fourStepStages(n);
     if (n <= teRows || stages == std::numeric_limits<int>::max())
       return denseK;
@@ -208,8 +212,11 @@ void fourierMixWork(WorkBuilder &b, RankedTensorType x,
     return;
   double e = elements(x);
   double best = std::numeric_limits<double>::max();
+  // Every order of up to four dims; beyond that (never in the models) the
+  // sorted one.
+  bool permute = order.size() <= 4;
   do {
-    WorkBuilder trial{{}, b.teRows};
+    WorkBuilder trial(b.teRows);
     // Complex values per vector along the transformed dims so far.
     double complexFraction = 1.0;
     for (size_t i = 0; i < order.size(); ++i) {
@@ -230,7 +237,7 @@ void fourierMixWork(WorkBuilder &b, RankedTensorType x,
       }
     }
     best = std::min(best, trial.w.teFlops());
-  } while (std::next_permutation(order.begin(), order.end()));
+  } while (permute && std::next_permutation(order.begin(), order.end()));
   b.matmul(best, x);
 }
 
@@ -287,7 +294,7 @@ void fftconvWork(WorkBuilder &b, const KernelSignature &sig) {
 
 GraphWork mlir::seam::workOf(StringRef opName, const KernelSignature &sig,
                              int64_t teRows) {
-  WorkBuilder b{{}, std::max<int64_t>(1, teRows)};
+  WorkBuilder b(std::max<int64_t>(1, teRows));
   if (sig.results.empty())
     return b.w;
   RankedTensorType out = sig.results[0];

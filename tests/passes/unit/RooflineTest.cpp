@@ -222,6 +222,15 @@ TEST_F(Roofline, DftContractionIsDenseOrFourStep) {
   // 512 = 128 x 4: two stages of 128 instead of the dense 2 x 512.
   EXPECT_DOUBLE_EQ(workOf("seam.fft", {{big}, {big}, attrs(1)}, 128).teFlopsF32,
                    2.0 * (2 * 2048) * 256);
+  // 2^20 = 128 x 128 x 64: three stages. 131 is prime: only the dense DFT.
+  auto huge = RankedTensorType::get({1, 1 << 20}, c64);
+  EXPECT_DOUBLE_EQ(
+      workOf("seam.fft", {{huge}, {huge}, attrs(1)}, 128).teFlopsF32,
+      2.0 * (2 << 20) * 384);
+  auto prime = RankedTensorType::get({1, 131}, c64);
+  EXPECT_DOUBLE_EQ(
+      workOf("seam.fft", {{prime}, {prime}, attrs(1)}, 128).teFlopsF32,
+      2.0 * (2 * 131) * (2 * 131));
 }
 
 } // namespace
