@@ -65,6 +65,14 @@ NOTES = [
     "time of the last step",
     "DMA figures are of the last step, per rank: bytes moved by dma_copy "
     "(ratio = moved / must-cross) and the number of transfers",
+    "eager's floor is above compile's for the same model: each program's "
+    "activations cross HBM and each program is bounded by its own slowest "
+    "term (flux2-klein: double-stream blocks are DMA-bound, single-stream "
+    "TE-bound); kernels do the work of the op they replace, so a model's "
+    "floor does not depend on --kernels (the host fallback ops they replace "
+    "are excluded without them)",
+    "host fallback ops are run for real on this CPU: warm steps of the rows "
+    "that have them vary from run to run",
 ]
 
 
