@@ -24,6 +24,7 @@ import tempfile
 import time
 
 import benchlib
+import roofline
 from benchlib import log, markdown
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -444,6 +445,14 @@ class Bench:
                    ["mechanism", "gap without it (s)", "contribution (s)",
                     "share of gap"], rows, notes)
 
+    # 8 -----------------------------------------------------------------------
+    def roofline(self):
+        rows, self.roofline_raw = roofline.measure(
+            os.path.join(self.bin, "seam-run"), self.tmp, self.smoke)
+        self.table("8-roofline", "Roofline: the floor from the graph's work "
+                   "and the fraction reached (trn2, per rank)",
+                   roofline.HEADER, rows, roofline.NOTES)
+
     def profile_figure(self, target, name):
         with open(os.path.join(ROOT, "runtime", "profiles",
                                target + ".json")) as f:
@@ -615,7 +624,7 @@ def main():
                     "kernel-vs-vanilla correctness")
     ap.add_argument("--only", default="",
                     help="comma list of sections (rope,eager,compile,correct,"
-                    "fnet,fftconv,ablation)")
+                    "fnet,fftconv,ablation,roofline)")
     args = ap.parse_args()
     log("published figures: " + os.path.abspath(args.seed))
     b = Bench(args)
@@ -624,7 +633,7 @@ def main():
     sections = [("rope", b.rope_applicability), ("eager", b.eager),
                 ("compile", b.compile_mode), ("correct", b.correctness),
                 ("fnet", b.fnet), ("fftconv", b.fftconv),
-                ("ablation", b.ablation)]
+                ("ablation", b.ablation), ("roofline", b.roofline)]
     b.correct = {}
     for name, fn in sections:
         if only and name not in only:

@@ -3,6 +3,7 @@
 #include "runtime/Profile.h"
 #include "runtime/Json.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -25,6 +26,30 @@ double Profile::clockGhz(Engine engine) const {
   default:
     return 0.0;
   }
+}
+
+double Profile::teFlopsPerNs(bool fp32) const {
+  double bf16 = 2.0 * teArrayRows * teArrayCols * teClockGhz;
+  return fp32 ? bf16 / matmulFp32Factor : bf16;
+}
+
+double Profile::elementsPerNs(Engine engine, bool bf16) const {
+  switch (engine) {
+  case Engine::Vector:
+    return (bf16 ? veLanesBf16 : veLanes) * veClockGhz;
+  case Engine::Scalar:
+    return seLanes * seClockGhz;
+  case Engine::GpSimd:
+    return gpsimdLanes * gpClockGhz;
+  default:
+    return 0.0;
+  }
+}
+
+double Profile::dmaBytesPerNs(unsigned activeCoresPerChip) const {
+  double engines = dmaEngines * dmaEngineBytesPerNs;
+  double share = hbmBytesPerNs / std::max(1u, activeCoresPerChip);
+  return std::min(engines, share);
 }
 
 MemoryLimits Profile::memoryLimits() const {
@@ -74,13 +99,18 @@ std::vector<FieldRef> fieldTable(Profile &p) {
       {"gpsimd_fixed_cycles", &p.gpsimdFixedCycles, nullptr, nullptr, false},
       {"pcie_bytes_per_ns", &p.pcieBytesPerNs},
       {"launch_overhead_ns", &p.launchOverheadNs, nullptr, nullptr, false},
-      {"first_run_overhead_ns", &p.firstRunOverheadNs, nullptr, nullptr,
-       false},
+      {"first_run_overhead_ns", &p.firstRunOverheadNs, nullptr, nullptr, false},
       {"tracing_cost_per_op_ns", &p.tracingCostPerOpNs, nullptr, nullptr,
        false},
-      {"collective_hop_latency_ns", &p.collectiveHopLatencyNs, nullptr,
-       nullptr, false},
+      {"collective_hop_latency_ns", &p.collectiveHopLatencyNs, nullptr, nullptr,
+       false},
       {"neuronlink_bytes_per_ns", &p.neuronLinkBytesPerNs},
+      {"te_array_rows", nullptr, &p.teArrayRows},
+      {"te_array_cols", nullptr, &p.teArrayCols},
+      {"ve_lanes", nullptr, &p.veLanes},
+      {"ve_lanes_bf16", nullptr, &p.veLanesBf16},
+      {"se_lanes", nullptr, &p.seLanes},
+      {"gpsimd_lanes", nullptr, &p.gpsimdLanes},
   };
 }
 

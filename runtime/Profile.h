@@ -47,11 +47,26 @@ struct Profile {
   double pcieBytesPerNs = 0, launchOverheadNs = 0, firstRunOverheadNs = 0;
   double tracingCostPerOpNs = 0;
   double collectiveHopLatencyNs = 0, neuronLinkBytesPerNs = 0;
+  unsigned teArrayRows = 0, teArrayCols = 0;
+  unsigned veLanes = 0, veLanesBf16 = 0, seLanes = 0, gpsimdLanes = 0;
 
   /// Clock of an engine in GHz (cycles per ns). DMA/Sync/CC have none: 0.
   double clockGhz(Engine engine) const;
   MemoryLimits memoryLimits() const;
   uint64_t psumBankBytes() const { return psumPartitionBytes / psumBanks; }
+
+  // Peaks, the denominators of the roofline floor (hardware.md "Engines and
+  // clocks", "Memories", "DMA").
+  /// Tensor Engine FLOP/ns: rows x columns x 2 (multiply-add) x clock, divided
+  /// by `matmul_fp32_factor` for fp32 operands.
+  double teFlopsPerNs(bool fp32) const;
+  /// Elements per ns of a VE / SE / GpSimd instruction: lanes x clock (the
+  /// Vector engine has a wider mode for bf16 on trn2). 0 for other engines.
+  double elementsPerNs(Engine engine, bool bf16) const;
+  /// HBM bytes per ns one core can move: its DMA engines at their sustained
+  /// rate, capped by its share of the chip's HBM bandwidth when
+  /// `activeCoresPerChip` cores of the chip stream at the same time.
+  double dmaBytesPerNs(unsigned activeCoresPerChip) const;
 
   /// Overrides one figure (ablations); false if the name is unknown.
   bool set(const std::string &figure, double value);

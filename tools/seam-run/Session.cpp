@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "passes/Accounting.h"
+#include "passes/Roofline.h"
 #include "runtime/HostCache.h"
 #include "runtime/ProgramFile.h"
 #include "tools/seam-run/Compiler.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 
 using namespace mlir;
@@ -131,6 +133,80 @@ std::string describe(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
+}
+
+/// The roofline units of a step plan (one per distinct launched unit, in
+/// plan order) and the step's floor: the floors come from the graph alone.
+RooflineReport planRoofline(const std::vector<PlanItem> &plan,
+                            const rt::Profile &profile, unsigned ranks) {
+  using namespace mlir::seam;
+  RooflineReport rep;
+  // Ranks occupy cores 0..ranks-1; chip k holds cores [k*n, (k+1)*n).
+  EnginePeaks peaks = EnginePeaks::fromProfile(
+      profile, std::min(ranks, std::max(1u, profile.coresPerChip)));
+  rep.peakTeFlopsPerNs = peaks.teFlopsPerNsBf16;
+  rep.peakDmaBytesPerNs = peaks.dmaBytesPerNs;
+  std::map<std::string, size_t> index;
+  std::map<std::string, double> boundNs;
+  for (const PlanItem &item : plan) {
+    if (item.kind == PlanItem::Host) {
+      ++rep.hostOpsExcluded;
+      continue;
+    }
+    auto [it, inserted] = index.try_emplace(item.unit, rep.units.size());
+    if (inserted) {
+      GraphWork work = launchWork(item.op, peaks.teRows);
+      RooflineFloor f = rooflineFloor(work, peaks);
+      RooflineUnit u;
+      u.name = item.unit;
+      u.isKernel = item.isKernel;
+      u.floorNs = f.ns;
+      u.teNs = f.teNs;
+      u.elementwiseNs = f.elementwiseNs;
+      u.dmaNs = f.dmaNs;
+      u.bound = f.bound;
+      u.elementwiseEngines = f.elementwiseEngines;
+      u.teFlops = work.teFlops();
+      u.elementOps = work.elementwiseOps();
+      u.hbmBytes = work.hbmBytes;
+      rep.units.push_back(u);
+    }
+    RooflineUnit &u = rep.units[it->second];
+    ++u.launchesPerStep;
+    rep.floorNs += u.floorNs;
+    rep.teNs += u.teNs;
+    rep.elementwiseNs += u.elementwiseNs;
+    rep.dmaNs += u.dmaNs;
+    rep.mustCrossBytes += u.hbmBytes;
+    boundNs[u.bound == "TE" || u.bound == "DMA" || u.bound == "none"
+                ? u.bound
+                : "elementwise (" + u.bound + ")"] += u.floorNs;
+  }
+  rep.bound = "none";
+  double most = 0;
+  for (auto &[b, ns] : boundNs)
+    if (ns > most) {
+      most = ns;
+      rep.bound = b;
+    }
+  return rep;
+}
+
+/// Milliseconds with 4 significant digits ("11.62 ms", "0.01567 ms").
+std::string milliseconds(double ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g ms", ns * 1e-6);
+  return buf;
+}
+
+std::string humanBytes(double b) {
+  const char *units[] = {"B", "KB", "MB", "GB", "TB"};
+  int i = 0;
+  while (b >= 1000 && i < 4) {
+    b /= 1000;
+    ++i;
+  }
+  return llvm::formatv("{0:F2} {1}", b, units[i]).str();
 }
 
 } // namespace
@@ -299,6 +375,9 @@ rt::Expected<SessionResult> Session::run() {
         plan.push_back({PlanItem::Host, &op, "", 1});
       }
     }
+    bool lastRun = runIndex == opts.runs - 1;
+    if (lastRun)
+      result.roofline = planRoofline(plan, profile, unsigned(opts.tp));
 
     // Load-time values (parameters), once per run.
     llvm::DenseMap<Value, HostTensor> values;
@@ -429,14 +508,18 @@ rt::Expected<SessionResult> Session::run() {
         if (functional && !res->outputs.empty())
           for (auto [i, v] : llvm::enumerate(item.op->getResults()))
             values[v] = res->outputs[0].at(unit.resultBindings[i]);
-        if (s == opts.steps - 1 && runIndex == opts.runs - 1) {
+        if (s == opts.steps - 1 && lastRun) {
           const auto &cores = res->timeline.cores;
           for (const auto &c : cores) {
             for (unsigned e = 0; e < rt::kNumEngines; ++e)
               result.engineBusyNs[std::string(rt::name(rt::Engine(e)))] +=
                   c.busyNs[e];
             result.dmaBytes += c.dmaBytes;
+            result.roofline.dmaTransfers += c.dmaTransfers;
           }
+          for (RooflineUnit &u : result.roofline.units)
+            if (u.name == item.unit)
+              u.deviceNs += res->deviceNs / std::max(1, u.launchesPerStep);
         }
       }
       // Step end (mark_step): the host always waits for the device; the
@@ -493,6 +576,55 @@ rt::Expected<SessionResult> Session::run() {
   return result;
 }
 
+double SessionResult::dmaBytesPerRank() const {
+  return double(dmaBytes) / std::max(1, options.tp);
+}
+
+double SessionResult::dmaTransfersPerRank() const {
+  return double(roofline.dmaTransfers) / std::max(1, options.tp);
+}
+
+/// The step's roofline in one line, the DMA figures in another and, when the
+/// step launches several distinct units, the three furthest from their floor
+/// (device time above the floor, per step).
+static void printRoofline(const SessionResult &r, llvm::raw_ostream &os) {
+  const RooflineReport &rf = r.roofline;
+  const StepStats &last = r.runs.back().steps.back();
+  auto pct = [](double floor, double t) { return t > 0 ? 100 * floor / t : 0; };
+  os << llvm::formatv(
+      "  roofline: {0:F1}% of {1} (bound: {2}) = step floor / warm step "
+      "{3}; device only {4:F1}% (floor / {5} of device time in the last "
+      "step); {6} host fallback op(s) excluded from the floor\n",
+      pct(rf.floorNs, r.warmStepNs()), milliseconds(rf.floorNs), rf.bound,
+      milliseconds(r.warmStepNs()), pct(rf.floorNs, last.deviceNs),
+      milliseconds(last.deviceNs), rf.hostOpsExcluded);
+  double moved = r.dmaBytesPerRank(), transfers = r.dmaTransfersPerRank();
+  os << llvm::formatv(
+      "  roofline DMA per rank per step: {0} moved = {1:F2}x the {2} that must "
+      "cross HBM; {3:F0} transfers of {4} mean\n",
+      humanBytes(moved), rf.mustCrossBytes > 0 ? moved / rf.mustCrossBytes : 0,
+      humanBytes(rf.mustCrossBytes), transfers,
+      humanBytes(transfers > 0 ? moved / transfers : 0));
+  if (rf.units.size() < 2)
+    return;
+  std::vector<const RooflineUnit *> worst;
+  for (const RooflineUnit &u : rf.units)
+    worst.push_back(&u);
+  auto lost = [](const RooflineUnit *u) {
+    return (u->deviceNs - u->floorNs) * u->launchesPerStep;
+  };
+  llvm::stable_sort(worst, [&](const RooflineUnit *a, const RooflineUnit *b) {
+    return lost(a) > lost(b);
+  });
+  os << "  roofline, furthest from their floor:";
+  for (size_t i = 0; i < std::min<size_t>(3, worst.size()); ++i)
+    os << llvm::formatv("{0} {1} x{2}: {3:F1}% of {4} ({5})", i ? ";" : "",
+                        worst[i]->name, worst[i]->launchesPerStep,
+                        pct(worst[i]->floorNs, worst[i]->deviceNs),
+                        milliseconds(worst[i]->floorNs), worst[i]->bound);
+  os << "\n";
+}
+
 void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                           bool quiet) {
   const SessionOptions &o = r.options;
@@ -535,11 +667,62 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
       r.warmStepNs() * 1e-9, r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0,
       last.deviceNs * 1e-9, last.launchNs * 1e-9, last.transferNs * 1e-9,
       last.tracingNs * 1e-9, last.syncNs * 1e-9, last.fallbackNs * 1e-9);
+  printRoofline(r, os);
   if (r.nonFinite)
     os << "  WARNING: " << r.nonFinite << " non-finite values (NaN/Inf) "
        << "written by the device\n";
   for (const std::string &f : r.faults)
     os << "  FAULT: " << f << "\n";
+}
+
+/// `roofline`: {floor_s, fraction, bound} for the step and per launched
+/// unit, the terms of each floor, and the DMA figures of the last step.
+static llvm::json::Object rooflineJson(const SessionResult &r) {
+  using llvm::json::Array;
+  using llvm::json::Object;
+  const RooflineReport &rf = r.roofline;
+  const StepStats &last = r.runs.back().steps.back();
+  auto frac = [](double floor, double t) { return t > 0 ? floor / t : 0.0; };
+  Array units;
+  for (const RooflineUnit &u : rf.units)
+    units.push_back(Object{{"name", u.name},
+                           {"kernel", u.isKernel},
+                           {"launches_per_step", u.launchesPerStep},
+                           {"floor_s", u.floorNs * 1e-9},
+                           {"device_s", u.deviceNs * 1e-9},
+                           {"fraction", frac(u.floorNs, u.deviceNs)},
+                           {"bound", u.bound},
+                           {"te_s", u.teNs * 1e-9},
+                           {"elementwise_s", u.elementwiseNs * 1e-9},
+                           {"elementwise_engines", u.elementwiseEngines},
+                           {"dma_s", u.dmaNs * 1e-9},
+                           {"te_flops", u.teFlops},
+                           {"element_ops", u.elementOps},
+                           {"must_cross_bytes", u.hbmBytes}});
+  double moved = r.dmaBytesPerRank(), transfers = r.dmaTransfersPerRank();
+  return Object{
+      {"step",
+       Object{{"floor_s", rf.floorNs * 1e-9},
+              {"fraction", frac(rf.floorNs, r.warmStepNs())},
+              {"fraction_of", "warm_step_s"},
+              {"device_fraction", frac(rf.floorNs, last.deviceNs)},
+              {"device_s", last.deviceNs * 1e-9},
+              {"bound", rf.bound},
+              {"te_s", rf.teNs * 1e-9},
+              {"elementwise_s", rf.elementwiseNs * 1e-9},
+              {"dma_s", rf.dmaNs * 1e-9},
+              {"host_ops_excluded", rf.hostOpsExcluded},
+              {"not_in_floor", "host fallback ops, collectives (all_reduce, "
+                               "all_gather), kernel constants"}}},
+      {"programs", std::move(units)},
+      {"dma",
+       Object{{"bytes_per_rank_per_step", moved},
+              {"must_cross_bytes_per_rank_per_step", rf.mustCrossBytes},
+              {"ratio", rf.mustCrossBytes > 0 ? moved / rf.mustCrossBytes : 0},
+              {"transfers_per_rank_per_step", transfers},
+              {"mean_transfer_bytes", transfers > 0 ? moved / transfers : 0}}},
+      {"peaks", Object{{"te_bf16_flops_per_s", rf.peakTeFlopsPerNs * 1e9},
+                       {"dma_bytes_per_s", rf.peakDmaBytesPerNs * 1e9}}}};
 }
 
 std::string seamrun::writeJson(const SessionResult &r,
@@ -607,6 +790,7 @@ std::string seamrun::writeJson(const SessionResult &r,
       {"steps_per_s", r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0},
       {"engine_busy_s", std::move(busy)},
       {"dma_bytes", int64_t(r.dmaBytes)},
+      {"roofline", rooflineJson(r)},
       {"non_finite", int64_t(r.nonFinite)},
       {"runs", std::move(runs)}};
   std::error_code ec;

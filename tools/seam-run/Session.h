@@ -34,13 +34,13 @@ std::string validate(const SessionOptions &o);
 /// Where the time of one step went (host timeline, ns).
 struct StepStats {
   double latencyNs = 0;
-  double compileNs = 0;   ///< compile charged to this step (cold step 0)
-  double deviceNs = 0;    ///< device busy (sum of launch device times)
-  double launchNs = 0;    ///< launch + first-run overheads
-  double transferNs = 0;  ///< PCIe
-  double tracingNs = 0;   ///< lazy tracing
-  double syncNs = 0;      ///< waiting for the device at graph breaks
-  double fallbackNs = 0;  ///< host fallback ops, measured wall time
+  double compileNs = 0;  ///< compile charged to this step (cold step 0)
+  double deviceNs = 0;   ///< device busy (sum of launch device times)
+  double launchNs = 0;   ///< launch + first-run overheads
+  double transferNs = 0; ///< PCIe
+  double tracingNs = 0;  ///< lazy tracing
+  double syncNs = 0;     ///< waiting for the device at graph breaks
+  double fallbackNs = 0; ///< host fallback ops, measured wall time
   int launches = 0;
 };
 
@@ -64,6 +64,31 @@ struct CompileBreakdown {
   uint64_t instructions = 0;
 };
 
+/// The roofline of one launched unit (a program or a top-level kernel): its
+/// floor from the graph's work (passes/Roofline.h), per rank, beside the
+/// device time the last step measured.
+struct RooflineUnit {
+  std::string name;
+  bool isKernel = false;
+  int launchesPerStep = 0;
+  double floorNs = 0, teNs = 0, elementwiseNs = 0, dmaNs = 0;
+  std::string bound, elementwiseEngines;
+  double teFlops = 0, elementOps = 0, hbmBytes = 0; ///< per launch
+  double deviceNs = 0; ///< mean device time per launch, last step
+};
+
+struct RooflineReport {
+  std::vector<RooflineUnit> units;
+  /// The step's floor: the sum of its launches' floors (host fallback ops
+  /// are not device work and are excluded), and the sums of each term.
+  double floorNs = 0, teNs = 0, elementwiseNs = 0, dmaNs = 0;
+  std::string bound; ///< the term that sets most of the step's floor
+  int hostOpsExcluded = 0;
+  double mustCrossBytes = 0; ///< per rank per step
+  uint64_t dmaTransfers = 0; ///< all ranks, last step
+  double peakTeFlopsPerNs = 0, peakDmaBytesPerNs = 0;
+};
+
 struct SessionResult {
   SessionOptions options;
   std::vector<RunStats> runs;
@@ -76,9 +101,13 @@ struct SessionResult {
   std::map<std::string, double> engineBusyNs;
   uint64_t dmaBytes = 0;
   uint64_t nonFinite = 0;
+  RooflineReport roofline; ///< of the last step
   std::vector<std::string> faults;
 
   double warmStepNs() const;
+  /// DMA bytes and transfers of the last step, per rank.
+  double dmaBytesPerRank() const;
+  double dmaTransfersPerRank() const;
 };
 
 class Session {
