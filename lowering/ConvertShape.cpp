@@ -304,6 +304,45 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     out = pl.placeResult(op.getResult());
   else
     dst = resultHbm(pl, op.getResult(), out);
+  // HBM to HBM: one DMA per index of the outer dims of the result, or of
+  // the input when those are fewer ([1, 6, 768, 128] -> [1, 768, 6, 128]:
+  // 6 DMAs of [768, 128] instead of 768 of [6, 128], each transfer paying
+  // the DMA fixed cost).
+  int64_t inOuter = 1;
+  for (unsigned d = 0; d + 2 < rank; ++d)
+    inOuter *= in[d];
+  if (!toSbuf && inOuter < outer) {
+    SmallVector<int64_t> inv(rank);
+    for (unsigned d = 0; d < rank; ++d)
+      inv[perm[d]] = d;
+    SmallVector<unsigned> inLoops;
+    for (unsigned d = 0; d + 2 < rank; ++d)
+      if (in[d] > 1)
+        inLoops.push_back(d);
+    SmallVector<Index> at(rank, pl.cst(0));
+    std::function<void(unsigned)> emitIn = [&](unsigned level) {
+      if (level < inLoops.size()) {
+        pl.forRange(in[inLoops[level]], [&](Index i) {
+          at[inLoops[level]] = i;
+          emitIn(level + 1);
+        });
+        return;
+      }
+      SmallVector<int64_t> srcSizes(rank, 1), dstSizes(rank, 1);
+      srcSizes[rank - 2] = in[rank - 2];
+      srcSizes[rank - 1] = cols;
+      dstSizes[inv[rank - 2]] = in[rank - 2];
+      dstSizes[rank - 1] = cols;
+      SmallVector<Index> dstOff(rank, pl.cst(0));
+      for (unsigned d = 0; d + 2 < rank; ++d)
+        dstOff[inv[d]] = at[d];
+      pl.create<ncore::DmaCopyOp>(pl.view(dst, dstSizes, dstOff),
+                                  pl.view(src, srcSizes, at),
+                                  ncore::EngineAttr());
+    };
+    emitIn(0);
+    return success();
+  }
   SmallVector<Index> idx(rank, pl.cst(0));
   std::function<void(unsigned)> emit = [&](unsigned level) {
     if (level < loopDims.size()) {

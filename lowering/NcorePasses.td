@@ -96,10 +96,13 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
 def NcoreSplitDma : Pass<"ncore-split-dma"> {
   let summary = "Spread large DMA transfers over the DMA queues";
   let description = [{
-    After ncore-schedule: a `dma_copy` whose source and destination have the
-    same rows (partitions on chip, rows in HBM) is split by rows into k equal
-    pieces, k the largest of 16, 8, 4, 2 (at most the profile's DMA engines)
-    that divides the rows and leaves every piece at least `min-piece-bytes`
+    After ncore-schedule: a `dma_copy` is split into k equal pieces along
+    the first dim of size > 1 of each endpoint (partitions on chip, rows in
+    HBM, or the outermost free dim when those are 1: a slice of it is a run
+    of consecutive elements, so piece j of both endpoints moves the same
+    elements), k the largest of 16, 8, 4, 2 (at most the profile's DMA
+    engines) that divides both dims and leaves every piece at least
+    `min-piece-bytes`
     (0: four times the bytes one queue moves during the fixed cost of a
     transfer, so that the fixed cost is at most a fifth of a piece's time:
     ~55 KB on trn2, ~88 KB on trn1; hardware.md "DMA"). One queue sustains

@@ -4,7 +4,7 @@
 // here and visible in the IR, so that the emitter only translates.
 //
 //===----------------------------------------------------------------------===//
-#include "dialect/ncore/NcoreAccess.h"
+
 #include "lowering/NcorePasses.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
@@ -22,27 +22,29 @@ using mlir::seam::PassCounter;
 
 namespace {
 
-/// Rows of a DMA endpoint and its elements per row, as the runtime walks it.
-std::optional<std::pair<int64_t, int64_t>> rowsOf(Value tile) {
-  FailureOr<TileAccess> a = resolveAccess(tile);
-  if (failed(a))
-    return std::nullopt;
-  int64_t elems = 1;
-  for (const FreeDimAccess &d : a->dims)
-    elems *= d.size;
-  return std::make_pair(a->partitions, elems);
+/// The dim a DMA endpoint is split along: its first dim of size > 1 (the
+/// partitions of an on-chip tile, the rows of an HBM tensor, or, when those
+/// are 1, the outermost free dim). Slicing it into k equal parts cuts the
+/// endpoint's element walk into k consecutive ranges, so the two endpoints'
+/// slices j move the same elements.
+std::optional<unsigned> splitDimOf(TileType t) {
+  for (unsigned d = 0; d < t.getRank(); ++d)
+    if (t.getShape()[d] > 1)
+      return d;
+  return std::nullopt;
 }
 
-/// Rows [row0, row0 + rows) of `tile` (dim 0), a loop-invariant view.
-Value rowSlice(OpBuilder &b, Location loc, Value tile, int64_t row0,
-               int64_t rows) {
+/// Elements [row0, row0 + rows) of `tile`'s dim `dim`, a loop-invariant
+/// view (a partition range on chip when dim is 0).
+Value slice(OpBuilder &b, Location loc, Value tile, unsigned dim, int64_t row0,
+            int64_t rows) {
   auto type = cast<TileType>(tile.getType());
   SmallVector<int64_t> shape(type.getShape());
-  shape[0] = rows;
+  shape[dim] = rows;
   SmallVector<int64_t> offsets(shape.size(), 0);
-  offsets[0] = row0;
+  offsets[dim] = row0;
   TileType result = type.withShape(shape);
-  if (type.isOnChip())
+  if (type.isOnChip() && dim == 0)
     result = result.withStart(type.getStartPartition() + row0);
   return b.create<ViewOp>(loc, result, tile, offsets);
 }
@@ -79,29 +81,26 @@ private:
                         "Pieces the split transfers became"};
 
   void split(DmaCopyOp op, int64_t minPiece, int64_t maxPieces) {
-    auto dst = rowsOf(op.getDst()), src = rowsOf(op.getSrc());
-    if (!dst || !src || *dst != *src)
+    auto dt = cast<TileType>(op.getDst().getType()),
+         st = cast<TileType>(op.getSrc().getType());
+    std::optional<unsigned> dd = splitDimOf(dt), sd = splitDimOf(st);
+    if (!dd || !sd || dt.getNumElements() != st.getNumElements())
       return;
-    auto [rows, elems] = *dst;
-    int64_t bytes =
-        rows * elems * cast<TileType>(op.getDst().getType()).getElementBytes();
+    int64_t dn = dt.getShape()[*dd], sn = st.getShape()[*sd];
+    int64_t bytes = dt.getNumElements() * dt.getElementBytes();
     int64_t k = 1;
     for (int64_t c : {16, 8, 4, 2})
-      if (c <= maxPieces && rows % c == 0 && bytes / c >= minPiece) {
+      if (c <= maxPieces && dn % c == 0 && sn % c == 0 &&
+          bytes / c >= minPiece) {
         k = c;
         break;
       }
-    // The access rows must be the operands' dim 0 for a row slice to mean
-    // the same rows on both sides.
-    auto dt = cast<TileType>(op.getDst().getType()),
-         st = cast<TileType>(op.getSrc().getType());
-    if (k == 1 || dt.getPartitions() != rows || st.getPartitions() != rows)
+    if (k == 1)
       return;
     OpBuilder b(op);
-    int64_t piece = rows / k;
     for (int64_t j = 0; j < k; ++j) {
-      Value d = rowSlice(b, op.getLoc(), op.getDst(), j * piece, piece);
-      Value s = rowSlice(b, op.getLoc(), op.getSrc(), j * piece, piece);
+      Value d = slice(b, op.getLoc(), op.getDst(), *dd, j * (dn / k), dn / k);
+      Value s = slice(b, op.getLoc(), op.getSrc(), *sd, j * (sn / k), sn / k);
       b.create<DmaCopyOp>(op.getLoc(), d, s, op.getEngineAttr());
     }
     op.erase();

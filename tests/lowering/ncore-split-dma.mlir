@@ -35,18 +35,32 @@ ncore.program @offsets(%w: !ncore.tile<hbm, 128x24x9216xbf16> {ncore.role = "par
 
 // -----
 
-// Left whole: a transfer too small for two pieces, rows that no piece count
-// divides, and endpoints whose rows differ.
+// Left whole: a transfer too small for two pieces, and rows that no piece
+// count divides.
 // CHECK-LABEL: ncore.program @kept
-// CHECK-COUNT-3: ncore.dma_copy
+// CHECK-COUNT-2: ncore.dma_copy
 // CHECK-NOT: ncore.dma_copy
-ncore.program @kept(%a: !ncore.tile<hbm, 128x64xf32>, %b: !ncore.tile<hbm, 127x4096xf32>, %c: !ncore.tile<hbm, 64x8192xf32>) {
+ncore.program @kept(%a: !ncore.tile<hbm, 128x64xf32>, %b: !ncore.tile<hbm, 127x4096xf32>) {
   %t = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>
   ncore.dma_copy %t, %a : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
   %u = ncore.alloc : !ncore.tile<sbuf, 127x4096xf32>
   ncore.dma_copy %u, %b : !ncore.tile<sbuf, 127x4096xf32>, !ncore.tile<hbm, 127x4096xf32>
+}
+
+// -----
+
+// Each endpoint is cut along its first dim of size > 1: here 128 rows of
+// 4096 against 64 rows of 8192 (the same 16 consecutive ranges of elements),
+// and an HBM copy whose row dim is 1 (a concat into [1, 768, 3072]) along
+// its 768 rows, against a flat source.
+// CHECK-LABEL: ncore.program @outer
+// CHECK-COUNT-16: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 8x4096xf32{{.*}}>, <hbm, 4x8192xf32>
+// CHECK-COUNT-16: ncore.dma_copy %{{.+}}, %{{.+}} : <hbm, 1x48x2304xbf16>, <hbm, 1x110592xbf16>
+ncore.program @outer(%c: !ncore.tile<hbm, 64x8192xf32>, %x: !ncore.tile<hbm, 1x1769472xbf16>, %y: !ncore.tile<hbm, 1x768x3072xbf16> {ncore.role = "output"}) {
   %v = ncore.alloc : !ncore.tile<sbuf, 128x4096xf32>
   ncore.dma_copy %v, %c : !ncore.tile<sbuf, 128x4096xf32>, !ncore.tile<hbm, 64x8192xf32>
+  %d = ncore.view %y offsets affine_map<() -> (0, 0, 768)> : !ncore.tile<hbm, 1x768x3072xbf16> to !ncore.tile<hbm, 1x768x2304xbf16>
+  ncore.dma_copy %d, %x : !ncore.tile<hbm, 1x768x2304xbf16>, !ncore.tile<hbm, 1x1769472xbf16>
 }
 
 // -----
