@@ -107,6 +107,18 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   }
   Value kt = pl.alloc(MemSpace::Sbuf, {dp, sk}, et);
   Value tpsum = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
+  // V of a kv head in HBM is read once per head, in one DMA, rather than
+  // per query tile and key block: key k = p * kTiles + t sits at partition
+  // p, block t (each partition then reads kTiles consecutive rows), and the
+  // blocks of P^T take the keys t, t + kTiles, ... to match (P V sums over
+  // the keys in any order).
+  int64_t kTiles = sk / 128;
+  bool vResident = !va.inSbuf() && sk % 128 == 0 && kTiles > 1 &&
+                   va.isContiguous() && va.rowOffset == 0 &&
+                   bytes + kTiles * d * eb <= pl.target().workingBytes;
+  Value vAll;
+  if (vResident)
+    vAll = pl.alloc(MemSpace::Sbuf, {128, kTiles * d}, et);
 
   auto loadRoped = [&](const Placement &src, Index row, Index pos,
                        int64_t p) -> Value {
@@ -121,6 +133,12 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   };
 
   pl.forRange(batch * kvHeads, [&](Index bk) {
+    if (vResident) {
+      Value rows = pl.view(va.root, {sk, d}, {bk * sk, zero});
+      pl.create<ncore::DmaCopyOp>(pl.reshape(vAll, {128, kTiles, d}),
+                                  pl.reshape(rows, {128, kTiles, d}),
+                                  ncore::EngineAttr());
+    }
     // K^T of this kv head.
     pl.forEachChunk(sk, 128, [&](Index k0, int64_t nk, bool) {
       Value kr = loadRoped(ka, bk * sk + k0, k0, nk);
@@ -190,12 +208,18 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
             sk, 128,
             [&](Index k0, int64_t nk, bool first) {
               Value ptpv = pl.view(ptp, {nk, p}, {zero, zero});
-              pl.create<ncore::TransposeOp>(
-                  ptpv, pl.view(s.probs, {p, nk}, {zero, k0}),
-                  ncore::EngineAttr());
+              // Keys k0 .. k0 + nk, or (resident V) t, t + kTiles, ...
+              Value pBlock =
+                  vResident ? pl.view(s.probs, {p, nk},
+                                      {zero, k0.floorDiv(128)}, {1, kTiles})
+                            : pl.view(s.probs, {p, nk}, {zero, k0});
+              pl.create<ncore::TransposeOp>(ptpv, pBlock, ncore::EngineAttr());
               Value ptv = pl.view(pt, {nk, p}, {zero, zero});
               pl.create<ncore::TensorCopyOp>(ptv, ptpv, ncore::EngineAttr());
-              Value vt = pl.load(va, bk * sk + k0, nk, zero, d);
+              Value vt =
+                  vResident
+                      ? pl.view(vAll, {nk, d}, {zero, k0.floorDiv(128) * d})
+                      : pl.load(va, bk * sk + k0, nk, zero, d);
               pl.create<ncore::MatmulOp>(ops, ptv, vt, /*accumulate=*/!first,
                                          ncore::EngineAttr());
             },
