@@ -135,19 +135,26 @@ void KernelBuilder::loop(int64_t trips, llvm::function_ref<void(Ix)> body) {
 
 void KernelBuilder::loopUnrolled(int64_t trips, int64_t unroll,
                                  llvm::function_ref<void(Ix)> body) {
+  loopRing(trips, unroll, [&](Ix i, unsigned) { body(i); });
+}
+
+void KernelBuilder::loopRing(int64_t trips, int64_t unroll,
+                             llvm::function_ref<void(Ix, unsigned)> body) {
+  if (trips <= 0)
+    return;
   unroll = std::max<int64_t>(1, std::min(unroll, trips));
   int64_t iters = trips / unroll;
   if (iters == 1) {
     for (int64_t u = 0; u < unroll; ++u)
-      body(Ix(u));
+      body(Ix(u), unsigned(u));
   } else if (iters > 1) {
     loop(iters, [&](Ix i) {
       for (int64_t u = 0; u < unroll; ++u)
-        body(i * unroll + u);
+        body(i * unroll + u, unsigned(u));
     });
   }
   for (int64_t r = iters * unroll; r < trips; ++r)
-    body(Ix(r));
+    body(Ix(r), unsigned(r % unroll));
 }
 
 void KernelBuilder::pipelinedLoop(

@@ -108,6 +108,11 @@ public:
   /// of them in flight.
   void loopUnrolled(int64_t trips, int64_t unroll,
                     llvm::function_ref<void(Ix)> body);
+  /// loopUnrolled that also tells the body which of the `unroll` copies it
+  /// is (iteration mod unroll): a ring of `unroll` buffers (PSUM banks) lets
+  /// the Tensor engine fill one while another is read.
+  void loopRing(int64_t trips, int64_t unroll,
+                llvm::function_ref<void(Ix, unsigned)> body);
   /// Loop depth at the insertion point (ncore.loops this builder opened).
   unsigned loopDepth() const { return depth; }
   /// `trips` iterations software-pipelined over two buffer sets: `load(i,
