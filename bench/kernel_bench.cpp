@@ -20,6 +20,7 @@
 //   build/bin/kernel_bench                      # every case, trn2
 //   build/bin/kernel_bench --filter fftconv --json out.json --target trn1
 //   build/bin/kernel_bench --filter dft128 --trace /tmp/t.json
+//   build/bin/kernel_bench --filter qkv --print-ir   # the kernels' ncore
 //
 //===----------------------------------------------------------------------===//
 
@@ -249,8 +250,8 @@ double nowMs() {
       .count();
 }
 
-Measured measure(const Case &c, rt::Target target,
-                 const std::string &tracePath) {
+Measured measure(const Case &c, rt::Target target, const std::string &tracePath,
+                 bool printIr) {
   Measured m;
   MLIRContext ctx;
   ctx.loadDialect<sk::SeamDialect, ncore::NcoreDialect>();
@@ -267,6 +268,8 @@ Measured measure(const Case &c, rt::Target target,
     m.error = "build failed: " + diags;
     return m;
   }
+  if (printIr)
+    prog.print(llvm::outs());
   ncore::EmitOptions opts;
   opts.constantValues = [](ncore::ProgramOp p, unsigned i) {
     auto a = p.getArgAttrOfType<DictionaryAttr>(i, sk::kConstantAttrName);
@@ -332,6 +335,7 @@ std::string jsonEscape(const std::string &s) {
 
 int main(int argc, char **argv) {
   std::string filter, jsonPath, tracePath;
+  bool printIr = false;
   rt::Target target = rt::Target::Trn2;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -348,6 +352,8 @@ int main(int argc, char **argv) {
       jsonPath = next();
     else if (a == "--trace")
       tracePath = next();
+    else if (a == "--print-ir")
+      printIr = true;
     else if (a == "--target") {
       auto t = rt::parseTarget(next());
       if (!t) {
@@ -358,7 +364,8 @@ int main(int argc, char **argv) {
     } else {
       std::fprintf(stderr,
                    "usage: kernel_bench [--filter SUBSTRING] [--json FILE] "
-                   "[--trace FILE (last case)] [--target trn1|trn2]\n");
+                   "[--trace FILE (last case)] [--target trn1|trn2] "
+                   "[--print-ir]\n");
       return 2;
     }
   }
@@ -373,7 +380,7 @@ int main(int argc, char **argv) {
     std::string key = c.name + " " + c.shape;
     if (!filter.empty() && key.find(filter) == std::string::npos)
       continue;
-    Measured m = measure(c, target, tracePath);
+    Measured m = measure(c, target, tracePath, printIr);
     if (!m.ok) {
       anyFailed = true;
       std::printf("%-22s %-40s FAILED: %s\n", c.name.c_str(), c.shape.c_str(),
