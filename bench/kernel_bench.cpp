@@ -126,6 +126,7 @@ std::vector<Case> allCases() {
   // batch; real bf16 input as in FNet, complex fp32 as the source's kernel.
   cs.push_back(fft(128, 512, false, true));
   cs.push_back(fft(128, 4096, false, true));
+  cs.push_back(fft(128, 512, true, false));
   cs.push_back(fft(128, 4096, true, false));
   for (int64_t n : {256, 1024, 4096, 16384})
     cs.push_back(fft(n, n >= 16384 ? 8 : 64, true, false));

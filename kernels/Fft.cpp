@@ -404,10 +404,21 @@ static void buildBatchedFourStep(KernelBuilder &kb, const FftParams &p,
   int64_t n1 = dft.n1, n2 = dft.n2, g = dft.seqsPerGroup;
   int64_t m = dft.groupRows, tileSeqs = dft.seqsPerTile();
   int64_t parts = p.complexInput ? 2 : 1, outParts = p.realOutput ? 1 : 2;
-  // Rows per chunk: two buffers in half the budget, whole tiles.
+  // Rows per chunk: whole tiles, two buffers in half the budget. All rows
+  // at once when they fit in one tile; otherwise at least kMinChunks chunks
+  // when the batch has them (a chunk's loads overlap the previous chunk's
+  // compute) of at most kMaxRowDmas rows: inside the chunk loop the row
+  // DMAs are unrolled (ncore-schedule orders a nested loop's DMA after its
+  // own previous iteration, which would serialize them).
+  constexpr int64_t kMinChunks = 4, kMaxRowDmas = 32;
   int64_t seqBytes = n2 * parts * (p.dtype.isBF16() ? 2 : 4);
   int64_t fit = kKernelSbufBudgetBytes / 4 / seqBytes / tileSeqs * tileSeqs;
   int64_t chunk = std::min(p.batch, std::max(tileSeqs, fit));
+  if (p.batch > tileSeqs) {
+    int64_t want = ceilDiv(ceilDiv(p.batch, kMinChunks), tileSeqs) * tileSeqs;
+    int64_t cap = std::max(tileSeqs, kMaxRowDmas / tileSeqs * tileSeqs);
+    chunk = std::min({chunk, want, cap});
+  }
   Value a[2];
   for (unsigned i = 0; i < 2; ++i)
     a[i] = kb.sbuf({n1, chunk, n2, parts}, p.dtype);
@@ -418,11 +429,16 @@ static void buildBatchedFourStep(KernelBuilder &kb, const FftParams &p,
   Value outH = kb.reshape(out, {p.batch * n2, n1 * outParts});
 
   auto loadChunk = [&](Ix seq0, int64_t count, unsigned buf) {
-    kb.loop(count, [&](Ix c) {
+    auto loadRow = [&](Ix c) {
       Value row = kb.view(inH, {1, n * parts}, {seq0 + c, 0});
       kb.dma(kb.view(a[buf], {n1, 1, n2, parts}, {0, c, 0, 0}),
              kb.reshape(row, {n1, n2 * parts}));
-    });
+    };
+    if (kb.loopDepth() == 0)
+      kb.loopUnrolled(count, 1, loadRow);
+    else
+      for (int64_t c = 0; c < count; ++c)
+        loadRow(Ix(c));
   };
   auto computeTile = [&](Ix seq0, Ix local0, Ix group0, int64_t seqs,
                          unsigned buf) {
