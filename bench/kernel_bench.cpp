@@ -188,6 +188,8 @@ std::vector<Case> allCases() {
   for (int64_t l : {64, 372, 784, 1134, 4096, 8192})
     cs.push_back(fftconv(1, 64, l));
   cs.push_back(fftconv(1, 256, 1024));
+  // Batches share the filter spectra of a chunk of channels.
+  cs.push_back(fftconv(4, 64, 1024));
 
   // -- fused QKV (flux2-klein, TP = 4: the image and text streams) ------------
   for (int64_t m : {256, 512, 768}) {

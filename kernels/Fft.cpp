@@ -407,16 +407,15 @@ static void buildBatchedFourStep(KernelBuilder &kb, const FftParams &p,
   // Rows per chunk: whole tiles, two buffers in half the budget. All rows
   // at once when they fit in one tile; otherwise at least kMinChunks chunks
   // when the batch has them (a chunk's loads overlap the previous chunk's
-  // compute) of at most kMaxRowDmas rows: inside the chunk loop the row
-  // DMAs are unrolled (ncore-schedule orders a nested loop's DMA after its
-  // own previous iteration, which would serialize them).
-  constexpr int64_t kMinChunks = 4, kMaxRowDmas = 32;
+  // compute), of at most kMaxChunkRows rows (small chunks pipeline better;
+  // their row DMAs go as kDmaStreams parallel streams).
+  constexpr int64_t kMinChunks = 4, kMaxChunkRows = 32;
   int64_t seqBytes = n2 * parts * (p.dtype.isBF16() ? 2 : 4);
   int64_t fit = kKernelSbufBudgetBytes / 4 / seqBytes / tileSeqs * tileSeqs;
   int64_t chunk = std::min(p.batch, std::max(tileSeqs, fit));
   if (p.batch > tileSeqs) {
     int64_t want = ceilDiv(ceilDiv(p.batch, kMinChunks), tileSeqs) * tileSeqs;
-    int64_t cap = std::max(tileSeqs, kMaxRowDmas / tileSeqs * tileSeqs);
+    int64_t cap = std::max(tileSeqs, kMaxChunkRows / tileSeqs * tileSeqs);
     chunk = std::min({chunk, want, cap});
   }
   Value a[2];
@@ -434,11 +433,7 @@ static void buildBatchedFourStep(KernelBuilder &kb, const FftParams &p,
       kb.dma(kb.view(a[buf], {n1, 1, n2, parts}, {0, c, 0, 0}),
              kb.reshape(row, {n1, n2 * parts}));
     };
-    if (kb.loopDepth() == 0)
-      kb.loopUnrolled(count, 1, loadRow);
-    else
-      for (int64_t c = 0; c < count; ++c)
-        loadRow(Ix(c));
+    kb.dmaLoop(count, loadRow);
   };
   auto computeTile = [&](Ix seq0, Ix local0, Ix group0, int64_t seqs,
                          unsigned buf) {

@@ -47,9 +47,9 @@ struct ConvOperands {
 /// HBM tensor (sequence c from `start(c)`) and SBUF windows laid out as
 /// rows of `cols` (`rowsAt(c, r)`: the window of r full rows of sequence c,
 /// `lastAt(c, e)`: its row after them with e elements). The full rows of
-/// every sequence move in one loop and the partial rows in a second, so
-/// that the transfers of a loop never overlap each other (ncore-schedule
-/// keeps such a loop's DMAs in flight together).
+/// every sequence move in one DMA loop and the partial rows in a second,
+/// so that the transfers of a loop never overlap each other (ncore-schedule
+/// then keeps them in flight together).
 void moveSequences(KernelBuilder &kb, Value flat, int64_t count,
                    llvm::function_ref<Ix(Ix)> start, int64_t len, int64_t cols,
                    llvm::function_ref<Value(Ix, int64_t)> rowsAt,
@@ -57,12 +57,12 @@ void moveSequences(KernelBuilder &kb, Value flat, int64_t count,
   int64_t full = len / cols, rem = len % cols;
   auto mv = [&](Value t, Value hv) { toHbm ? kb.dma(hv, t) : kb.dma(t, hv); };
   if (full > 0)
-    kb.loopUnrolled(count, 1, [&](Ix c) {
+    kb.dmaLoop(count, [&](Ix c) {
       mv(rowsAt(c, full),
          kb.reshape(kb.view(flat, {full * cols}, {start(c)}), {full, cols}));
     });
   if (rem > 0)
-    kb.loopUnrolled(count, 1, [&](Ix c) {
+    kb.dmaLoop(count, [&](Ix c) {
       mv(lastAt(c, rem),
          kb.reshape(kb.view(flat, {rem}, {start(c) + full * cols}), {1, rem}));
     });

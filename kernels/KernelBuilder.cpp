@@ -138,6 +138,22 @@ void KernelBuilder::loopUnrolled(int64_t trips, int64_t unroll,
   loopRing(trips, unroll, [&](Ix i, unsigned) { body(i); });
 }
 
+void KernelBuilder::dmaLoop(int64_t count, llvm::function_ref<void(Ix)> body) {
+  if (count <= 0)
+    return;
+  if (depth == 0) {
+    loopUnrolled(count, 1, body);
+    return;
+  }
+  int64_t streams = std::min(count, kDmaStreams), range = count / streams;
+  loopUnrolled(range, 1, [&](Ix i) {
+    for (int64_t u = 0; u < streams; ++u)
+      body(i + u * range);
+  });
+  for (int64_t c = streams * range; c < count; ++c)
+    body(Ix(c));
+}
+
 void KernelBuilder::loopRing(int64_t trips, int64_t unroll,
                              llvm::function_ref<void(Ix, unsigned)> body) {
   if (trips <= 0)

@@ -42,6 +42,12 @@ namespace mlir::seam {
 /// profiles.
 constexpr int64_t kKernelSbufBudgetBytes = 96 * 1024;
 
+/// Independent DMA streams a kernel keeps in flight when it moves many
+/// separate windows (one per sequence) from inside a loop nest: enough to
+/// occupy every DMA queue of the profiles (16 engines; tests/kernels check
+/// it against them). A tuning figure, not read by the timing model.
+constexpr int64_t kDmaStreams = 16;
+
 /// An index: constant + sum of coefficient * loop induction variable (what a
 /// view offset may be).
 struct Ix {
@@ -113,6 +119,14 @@ public:
   /// the Tensor engine fill one while another is read.
   void loopRing(int64_t trips, int64_t unroll,
                 llvm::function_ref<void(Ix, unsigned)> body);
+  /// `body(c)` for c < count, where each body moves its own window by DMA
+  /// (windows of different c disjoint). At the top level one ncore.loop;
+  /// inside a loop nest kDmaStreams loops' worth of bodies in one loop, body
+  /// copy u walking the contiguous range [u R, (u + 1) R): ncore-schedule
+  /// orders a nested loop's DMA after its own previous iteration, so a
+  /// plain loop would serialize the transfers, while the copies' footprints
+  /// are disjoint and proceed together.
+  void dmaLoop(int64_t count, llvm::function_ref<void(Ix)> body);
   /// Loop depth at the insertion point (ncore.loops this builder opened).
   unsigned loopDepth() const { return depth; }
   /// `trips` iterations software-pipelined over two buffer sets: `load(i,

@@ -142,13 +142,16 @@ TEST(KernelRegistry, FftOnRank3Tensor) {
 }
 
 /// The kernels' SBUF planning budget leaves at least half of every
-/// profile's SBUF partition to the caller's tiles.
+/// profile's SBUF partition to the caller's tiles; their DMA streams cover
+/// every profile's queues.
 TEST(KernelRegistry, SbufBudgetFitsEveryProfile) {
   for (auto t : {::seam::rt::Target::Trn1, ::seam::rt::Target::Trn2}) {
     const auto &p = ::seam::rt::Profile::builtin(t);
     EXPECT_LE(2 * mlir::seam::kKernelSbufBudgetBytes,
               int64_t(p.sbufPartitionBytes))
         << p.name;
+    // The DMA streams a kernel keeps in flight cover the queues.
+    EXPECT_GE(mlir::seam::kDmaStreams, int64_t(p.dmaEngines)) << p.name;
   }
 }
 
