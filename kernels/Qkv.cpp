@@ -74,6 +74,8 @@ QkvPlan choosePlan(int64_t m, int64_t k, int64_t n, int64_t dt, bool bias) {
   // Otherwise row groups as large as fit with the narrowest slab: W is read
   // once per group.
   int64_t ns = widths.back();
+  if (planBytes(nk, k, n, 1, tail, ns, dt, bias) > kKernelSbufBudgetBytes)
+    return {0, ns, 0}; // Not even one block: the builder reports it.
   int64_t fit = 1;
   while (fit < blocks && planBytes(nk, k, n, fit + 1, tail, ns, dt, bias) <=
                              kKernelSbufBudgetBytes)

@@ -171,6 +171,12 @@ TEST(KernelRegistry, UnservableShapesAreReported) {
   EXPECT_TRUE(
       failed(mlir::seam::getOrBuildKernelProgram(*env.module, "qkv", qkv)));
   EXPECT_NE(msg.find("not a multiple of 128"), std::string::npos) << msg;
+  // qkv: a contraction too long for one block of x^T in SBUF.
+  qkv.args = {env.tensor({1, 64, 128 * 200}), env.tensor({128 * 200, 96})};
+  EXPECT_TRUE(
+      failed(mlir::seam::getOrBuildKernelProgram(*env.module, "qkv", qkv)));
+  EXPECT_NE(msg.find("exceeds the kernel SBUF budget"), std::string::npos)
+      << msg;
   // fftconv: bf16 is not built.
   auto bf = env.bf16();
   mlir::seam::KernelSignature conv;
