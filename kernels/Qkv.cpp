@@ -101,9 +101,12 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
   int64_t nk = kdim / kNumPartitions;
   QkvPlan plan = choosePlan(mdim, kdim, ndim, dt, hasBias);
   int64_t full = mdim / kNumPartitions, tail = mdim % kNumPartitions;
-  if (plan.groupBlocks == 0 && full > 0)
+  if (plan.groups == 0)
     return module.emitError()
-           << "qkv kernel: K = " << kdim << " does not fit the SBUF budget";
+           << "qkv kernel: one 128-row block of x^T (K = " << kdim
+           << ") with a W slab and the bias row (N = " << ndim
+           << ") exceeds the kernel SBUF budget of " << kKernelSbufBudgetBytes
+           << " bytes per partition";
   SmallVector<TileType> ins;
   for (RankedTensorType t : sig.args)
     ins.push_back(*hbmTileFor(t));
