@@ -22,65 +22,6 @@ using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::ncore;
 
-DftMatrices DftMatrices::load(KernelBuilder &kb, int64_t n, bool inverse,
-                              double scale, Type dtype) {
-  double sigma = inverse ? 1.0 : -1.0;
-  DftMatrices m;
-  auto ld = [&](const ConstantSpec &spec) {
-    Value t = kb.sbuf({n, n}, dtype);
-    kb.dma(t, kb.constant(spec, dtype));
-    return t;
-  };
-  m.c = ld(ConstantSpec::cos(n, n, n, scale));
-  m.s = ld(ConstantSpec::sin(n, n, n, sigma * scale));
-  m.ns = ld(ConstantSpec::sin(n, n, n, -sigma * scale));
-  return m;
-}
-
-FourStepDft::FourStepDft(KernelBuilder &kb, int64_t n1, int64_t n2,
-                         bool inverse, double scale, Type dtype)
-    : n1(n1), n2(n2), dtype(dtype), kb(kb) {
-  int64_t n = n1 * n2;
-  Type f32 = kb.f32();
-  m1 = DftMatrices::load(kb, n1, inverse, 1.0, dtype);
-  m2 = DftMatrices::load(kb, n2, inverse, scale, dtype);
-  double sigma = inverse ? 1.0 : -1.0;
-  twr = kb.sbuf({n2, n1}, f32);
-  twi = kb.sbuf({n2, n1}, f32);
-  kb.dma(twr, kb.constant(ConstantSpec::cos(n2, n1, n), f32));
-  kb.dma(twi, kb.constant(ConstantSpec::sin(n2, n1, n, sigma), f32));
-  br = kb.psum({n2, n1});
-  bi = kb.psum({n2, n1});
-  dr = kb.psum({n2, n1});
-  di = kb.psum({n2, n1});
-  cr = kb.sbuf({n2, n1}, dtype);
-  ci = kb.sbuf({n2, n1}, dtype);
-  tmpA = kb.sbuf({n2, n1}, f32);
-  tmpB = kb.sbuf({n2, n1}, f32);
-}
-
-void FourStepDft::run(Value ar, Value ai) {
-  // Stage 1: DFT over n1, data stationary -> transposed output [n2, k1].
-  kb.matmul(br, ar, m1.c);
-  if (ai)
-    kb.matmul(br, ai, m1.ns, /*accumulate=*/true);
-  kb.matmul(bi, ar, m1.s);
-  if (ai)
-    kb.matmul(bi, ai, m1.c, /*accumulate=*/true);
-  // Stage 2: twiddles W_N^(n2 k1) (fp32 on the Vector engine).
-  kb.tensorTensor(AluOp::Multiply, tmpA, br, twr);
-  kb.tensorTensor(AluOp::Multiply, tmpB, bi, twi);
-  kb.tensorTensor(AluOp::Subtract, cr, tmpA, tmpB);
-  kb.tensorTensor(AluOp::Multiply, tmpA, br, twi);
-  kb.tensorTensor(AluOp::Multiply, tmpB, bi, twr);
-  kb.tensorTensor(AluOp::Add, ci, tmpA, tmpB);
-  // Stage 3: DFT over n2, the DFT matrix stationary.
-  kb.matmul(dr, m2.c, cr);
-  kb.matmul(dr, m2.ns, ci, /*accumulate=*/true);
-  kb.matmul(di, m2.s, cr);
-  kb.matmul(di, m2.c, ci, /*accumulate=*/true);
-}
-
 std::optional<std::pair<int64_t, int64_t>> seam::fftFactors(int64_t n) {
   if (n <= 0)
     return std::nullopt;
@@ -92,78 +33,140 @@ std::optional<std::pair<int64_t, int64_t>> seam::fftFactors(int64_t n) {
   return std::nullopt;
 }
 
-/// N <= 128: Y[k, r] = sum_n F[n, k] X[n, r] for a chunk of up to 512 rows
-/// r (one matmul per DFT matrix). Rows arrive by contiguous DMA, 128 at a
-/// time, and are turned into columns by Tensor-engine transposes (and back
-/// for the result), as an NKI kernel does: no per-row DMA.
+static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Bytes per partition a kernel's large transfers aim for: the fixed cost
+/// of a DMA is paid per piece it is spread over (one per queue), so a piece
+/// should carry several times what the queue moves in that time
+/// (hardware.md "DMA": >= 2 KiB per partition approaches peak).
+constexpr int64_t kDmaTargetBytes = 16 * 1024;
+
+/// Rows [row0, row0 + parts x perPart) of the HBM matrix `rows2d` as one
+/// window [parts, perPart x rowElems]: partition p holds perPart
+/// consecutive rows (a contiguous run per partition).
+static Value rowBlock(KernelBuilder &kb, Value rows2d, Ix row0, int64_t parts,
+                      int64_t perPart) {
+  int64_t rowElems = KernelBuilder::tile(rows2d).getShape()[1];
+  Value v = kb.view(rows2d, {parts * perPart, rowElems}, {row0, 0});
+  return kb.reshape(v, {parts, perPart * rowElems});
+}
+
+/// N <= 128: rows on partitions, chunks of 128 partitions x kRowsPerPart
+/// rows (one contiguous DMA each way). Each 128-row block is turned into
+/// columns by one TE transpose and multiplied, x^T stationary, by the DFT
+/// matrix whose columns interleave (cos, sin) per frequency, so the PSUM
+/// result [rows, (k, re/im)] already has the layout of complex<f32>: no
+/// transposes back, and the whole output row block leaves in one DMA.
+/// Complex input adds a second matmul (the imaginary part's coefficients)
+/// accumulating in PSUM. Chunks are software-pipelined over two buffers.
 static void buildSingleDft(KernelBuilder &kb, const FftParams &p, Value in,
                            Value out) {
-  int64_t n = p.n;
-  // `sub` rows per transpose (<= 128), `chunk` rows per matmul (<= 512).
-  int64_t sub = 1, chunk = 1;
-  for (int64_t c = std::min<int64_t>(p.batch, 128); c >= 1; --c)
-    if (p.batch % c == 0) {
-      sub = chunk = c;
-      break;
-    }
-  if (sub == 128)
-    for (int64_t c = 4; c >= 1; --c)
-      if (p.batch % (128 * c) == 0) {
-        chunk = 128 * c;
-        break;
-      }
-  int64_t nsub = chunk / sub;
+  int64_t n = p.n, inParts = p.complexInput ? 2 : 1;
+  int64_t outW = p.realOutput ? n : 2 * n;
+  // Rows per partition per chunk: each transfer's fixed cost is paid per
+  // piece the DMA is spread over, so the output block should reach
+  // kDmaTargetBytes per partition; but at least kMinChunks chunks when the
+  // batch has them (the pipeline overlaps one chunk's transfers with
+  // another's compute), and the two buffer sets within half the SBUF
+  // budget.
+  constexpr int64_t kMinChunks = 4;
+  int64_t inBytes = n * inParts * (p.dtype.isBF16() ? 2 : 4);
+  int64_t outBytes = outW * 4;
+  int64_t rowsPerPart = std::max<int64_t>(
+      1, std::min({ceilDiv(kDmaTargetBytes, outBytes),
+                   ceilDiv(p.batch, kNumPartitions * kMinChunks),
+                   kKernelSbufBudgetBytes / 4 / (inBytes + outBytes)}));
+  const int64_t kRowsPerPart = rowsPerPart;
+  // PSUM and x^T tiles rotate over kRing 128-row blocks.
+  constexpr int64_t kRing = 4;
   Type f32 = kb.f32();
+  double sigma = p.inverse ? 1.0 : -1.0;
   double scale = p.inverse ? 1.0 / double(n) : 1.0;
-  DftMatrices m = DftMatrices::load(kb, n, p.inverse, scale, p.dtype);
-  int64_t inParts = p.complexInput ? 2 : 1;
-  Value xin = kb.sbuf({sub, n, inParts}, p.dtype);
-  Value xr = kb.sbuf({n, chunk}, p.dtype);
-  Value xi = p.complexInput ? kb.sbuf({n, chunk}, p.dtype) : Value();
-  Value tp = kb.psum({128, 128});
-  Value yr = kb.psum({n, chunk}), yi = kb.psum({n, chunk});
-  Value yrs = kb.sbuf({n, chunk}, f32), yis = kb.sbuf({n, chunk}, f32);
-  int64_t parts = p.realOutput ? 1 : 2;
-  Value o = kb.sbuf({sub, n, parts}, f32);
-  Value tpIn = kb.view(tp, {n, sub}, {0, 0});
-  Value tpOut = kb.view(tp, {sub, n}, {0, 0});
-  kb.loop(p.batch / chunk, [&](Ix c) {
-    for (int64_t s = 0; s < nsub; ++s) {
-      Ix row = c * chunk + s * sub;
-      if (p.complexInput)
-        kb.dma(xin, kb.view(in, {sub, n, 2}, {row, 0, 0}));
-      else
-        kb.dma(xin, kb.view(in, {sub, n}, {row, 0}));
-      kb.transpose(tpIn, kb.view(xin, {sub, n, 1}, {0, 0, 0}));
-      kb.copy(kb.view(xr, {n, sub}, {0, s * sub}), tpIn);
-      if (xi) {
-        kb.transpose(tpIn, kb.view(xin, {sub, n, 1}, {0, 0, 1}));
-        kb.copy(kb.view(xi, {n, sub}, {0, s * sub}), tpIn);
+  // X = sum_t (xr + i xi)(C + i sigma S): xr's coefficients (C, sigma S),
+  // xi's (-sigma S, C); the real part alone for a real output.
+  ConstantSpec fa = ConstantSpec::cos(n, outW, n, scale);
+  ConstantSpec fb = ConstantSpec::sin(n, outW, n, -sigma * scale);
+  if (!p.realOutput) {
+    fa = fa.interleave(ConstantSpec::Kind::Sin, sigma * scale);
+    fb = fb.interleave(ConstantSpec::Kind::Cos, scale);
+  }
+  auto load = [&](const ConstantSpec &spec) {
+    Value t = kb.sbuf({n, outW}, p.dtype);
+    kb.dma(t, kb.constant(spec, p.dtype));
+    return t;
+  };
+  Value ma = load(fa), mb = p.complexInput ? load(fb) : Value();
+  Value inH = kb.reshape(in, {p.batch, n * inParts});
+  Value outH = kb.reshape(out, {p.batch, outW});
+  Value xt[2], ot[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    xt[i] = kb.sbuf({kNumPartitions, kRowsPerPart, n, inParts}, p.dtype);
+    ot[i] = kb.sbuf({kNumPartitions, kRowsPerPart, outW}, f32);
+  }
+  SmallVector<Value> xT, tp, acc;
+  for (int64_t i = 0; i < kRing * inParts; ++i) {
+    xT.push_back(kb.sbuf({n, kNumPartitions}, p.dtype));
+    tp.push_back(kb.psum({n, kNumPartitions}));
+  }
+  for (int64_t i = 0; i < kRing; ++i)
+    acc.push_back(kb.psum({kNumPartitions, outW}));
+
+  auto loadChunk = [&](Ix row0, int64_t parts, int64_t q, unsigned buf) {
+    kb.dma(kb.view(xt[buf], {parts, q, n, inParts}, {0, 0, 0, 0}),
+           rowBlock(kb, inH, row0, parts, q));
+  };
+  auto computeChunk = [&](Ix row0, int64_t parts, int64_t q, unsigned buf) {
+    // Transposes run kRing blocks ahead of the matmuls: the Tensor engine
+    // runs on while the copies of the earlier blocks drain.
+    auto transposeBlock = [&](int64_t s) {
+      for (int64_t part = 0; part < inParts; ++part) {
+        int64_t i = (s % kRing) * inParts + part;
+        Value t = kb.view(tp[i], {n, parts}, {0, 0});
+        kb.transpose(t, kb.view(xt[buf], {parts, 1, n, 1}, {0, s, 0, part}));
+        kb.copy(kb.view(xT[i], {n, parts}, {0, 0}), t);
       }
+    };
+    for (int64_t s = 0; s < std::min(q, kRing); ++s)
+      transposeBlock(s);
+    for (int64_t s = 0; s < q; ++s) {
+      int64_t i = (s % kRing) * inParts;
+      Value a = kb.view(acc[s % kRing], {parts, outW}, {0, 0});
+      kb.matmul(a, kb.view(xT[i], {n, parts}, {0, 0}), ma);
+      if (mb)
+        kb.matmul(a, kb.view(xT[i + 1], {n, parts}, {0, 0}), mb,
+                  /*accumulate=*/true);
+      kb.copy(kb.view(ot[buf], {parts, 1, outW}, {0, s, 0}), a);
+      if (s + kRing < q)
+        transposeBlock(s + kRing);
     }
-    kb.matmul(yr, m.c, xr);
-    if (xi)
-      kb.matmul(yr, m.ns, xi, /*accumulate=*/true);
-    kb.copy(yrs, yr);
-    if (!p.realOutput) {
-      kb.matmul(yi, m.s, xr);
-      if (xi)
-        kb.matmul(yi, m.c, xi, /*accumulate=*/true);
-      kb.copy(yis, yi);
-    }
-    for (int64_t s = 0; s < nsub; ++s) {
-      Ix row = c * chunk + s * sub;
-      kb.transpose(tpOut, kb.view(yrs, {n, sub}, {0, s * sub}));
-      kb.copy(kb.view(o, {sub, n, 1}, {0, 0, 0}), tpOut);
-      if (!p.realOutput) {
-        kb.transpose(tpOut, kb.view(yis, {n, sub}, {0, s * sub}));
-        kb.copy(kb.view(o, {sub, n, 1}, {0, 0, 1}), tpOut);
-        kb.dma(kb.view(out, {sub, n, 2}, {row, 0, 0}), o);
-      } else {
-        kb.dma(kb.view(out, {sub, n}, {row, 0}), o);
-      }
-    }
-  });
+    kb.dma(rowBlock(kb, outH, row0, parts, q),
+           kb.view(ot[buf], {parts, q, outW}, {0, 0, 0}));
+  };
+  int64_t chunkRows = kNumPartitions * kRowsPerPart;
+  int64_t full = p.batch / chunkRows;
+  kb.pipelinedLoop(
+      full,
+      [&](Ix i, unsigned b) {
+        loadChunk(i * chunkRows, kNumPartitions, kRowsPerPart, b);
+      },
+      [&](Ix i, unsigned b) {
+        computeChunk(i * chunkRows, kNumPartitions, kRowsPerPart, b);
+      });
+  // The rest: whole 128-row blocks, then fewer partitions.
+  int64_t row = full * chunkRows, rem = p.batch - row;
+  unsigned buf = full % 2;
+  if (rem >= kNumPartitions) {
+    int64_t q = rem / kNumPartitions;
+    loadChunk(Ix(row), kNumPartitions, q, buf);
+    computeChunk(Ix(row), kNumPartitions, q, buf);
+    row += q * kNumPartitions;
+    rem -= q * kNumPartitions;
+    buf ^= 1;
+  }
+  if (rem > 0) {
+    loadChunk(Ix(row), rem, 1, buf);
+    computeChunk(Ix(row), rem, 1, buf);
+  }
 }
 
 /// The FNet source's algorithm for N = 128 x R (R = 2, 4): R interleaved
@@ -384,32 +387,97 @@ static void buildThreeFactor(KernelBuilder &kb, const FftParams &p, int64_t n1,
   });
 }
 
-/// N = N1 x N2: one row per iteration through FourStepDft.
-static void buildFourStep(KernelBuilder &kb, const FftParams &p, int64_t n1,
-                          int64_t n2, Value in, Value out) {
+/// N = n1 x n2 (n2 > 1): BatchedDft over chunks of rows. Each row is one
+/// DMA into its columns of A (in the chunk's load, software-pipelined with
+/// the previous chunk's compute); each group of G rows leaves as one DMA of
+/// its spectra (rows (g, f2) of D are the group's output rows in order).
+static void buildBatchedFourStep(KernelBuilder &kb, const FftParams &p,
+                                 Value in, Value out) {
   int64_t n = p.n;
-  double scale = p.inverse ? 1.0 / double(n) : 1.0;
-  FourStepDft dft(kb, n1, n2, p.inverse, scale, p.dtype);
-  Value ar = kb.sbuf({n1, n2}, p.dtype);
-  Value ai = p.complexInput ? kb.sbuf({n1, n2}, p.dtype) : Value();
-  int64_t parts = p.realOutput ? 1 : 2;
-  Value o = kb.sbuf({n2, n1, parts}, kb.f32());
-  kb.loop(p.batch, [&](Ix b) {
-    if (p.complexInput) {
-      kb.dma(ar, kb.view(in, {1, n, 1}, {b, 0, 0}));
-      kb.dma(ai, kb.view(in, {1, n, 1}, {b, 0, 1}));
-    } else {
-      kb.dma(ar, kb.view(in, {1, n}, {b, 0}));
+  BatchedDft::Config cfg;
+  cfg.n = n;
+  cfg.inverse = p.inverse;
+  cfg.scale = p.inverse ? 1.0 / double(n) : 1.0;
+  cfg.dtype = p.dtype;
+  cfg.complexInput = p.complexInput;
+  BatchedDft dft(kb, cfg);
+  int64_t n1 = dft.n1, n2 = dft.n2, g = dft.seqsPerGroup;
+  int64_t m = dft.groupRows, tileSeqs = dft.seqsPerTile();
+  int64_t parts = p.complexInput ? 2 : 1, outParts = p.realOutput ? 1 : 2;
+  // Rows per chunk: whole tiles, two buffers in half the budget. All rows
+  // at once when they fit in one tile; otherwise at least kMinChunks chunks
+  // when the batch has them (a chunk's loads overlap the previous chunk's
+  // compute), of at most kMaxChunkRows rows (small chunks pipeline better;
+  // their row DMAs go as kDmaStreams parallel streams).
+  constexpr int64_t kMinChunks = 4, kMaxChunkRows = 32;
+  int64_t seqBytes = n2 * parts * (p.dtype.isBF16() ? 2 : 4);
+  int64_t fit = kKernelSbufBudgetBytes / 4 / seqBytes / tileSeqs * tileSeqs;
+  int64_t chunk = std::min(p.batch, std::max(tileSeqs, fit));
+  if (p.batch > tileSeqs) {
+    int64_t want = ceilDiv(ceilDiv(p.batch, kMinChunks), tileSeqs) * tileSeqs;
+    int64_t cap = std::max(tileSeqs, kMaxChunkRows / tileSeqs * tileSeqs);
+    chunk = std::min({chunk, want, cap});
+  }
+  Value a[2];
+  for (unsigned i = 0; i < 2; ++i)
+    a[i] = kb.sbuf({n1, chunk, n2, parts}, p.dtype);
+  Value o = kb.sbuf(
+      {m, BatchedDft::kLanes * BatchedDft::kGroupsPerLane * n1, outParts},
+      kb.f32());
+  Value inH = kb.reshape(in, {p.batch, n * parts});
+  Value outH = kb.reshape(out, {p.batch * n2, n1 * outParts});
+
+  auto loadChunk = [&](Ix seq0, int64_t count, unsigned buf) {
+    auto loadRow = [&](Ix c) {
+      Value row = kb.view(inH, {1, n * parts}, {seq0 + c, 0});
+      kb.dma(kb.view(a[buf], {n1, 1, n2, parts}, {0, c, 0, 0}),
+             kb.reshape(row, {n1, n2 * parts}));
+    };
+    kb.dmaLoop(count, loadRow);
+  };
+  auto computeTile = [&](Ix seq0, Ix local0, Ix group0, int64_t seqs,
+                         unsigned buf) {
+    auto lanes = dft.lanes(local0, group0, seqs);
+    for (auto &l : lanes)
+      dft.stage1(l, a[buf]);
+    for (auto &l : lanes)
+      dft.twiddle(l);
+    for (auto &l : lanes)
+      dft.stage3(l);
+    for (auto &l : lanes) {
+      int64_t col = l.index * BatchedDft::kGroupsPerLane * n1;
+      int64_t w = l.groups * n1;
+      kb.copy(kb.view(o, {m, w, 1}, {0, col, 0}), dft.spectrumRe(l));
+      if (outParts == 2)
+        kb.copy(kb.view(o, {m, w, 1}, {0, col, 1}), dft.spectrumIm(l));
+      for (int64_t j = 0; j < l.groups; ++j) {
+        int64_t s = j + 1 == l.groups ? l.lastSeqs : g;
+        Ix first = seq0 + (l.index * BatchedDft::kGroupsPerLane + j) * g;
+        kb.dma(kb.view(outH, {s * n2, n1 * outParts}, {first * n2, 0}),
+               kb.view(o, {s * n2, n1, outParts}, {0, col + j * n1, 0}));
+      }
     }
-    dft.run(ar, ai);
-    kb.copy(kb.view(o, {n2, n1, 1}, {0, 0, 0}), dft.dr);
-    if (!p.realOutput)
-      kb.copy(kb.view(o, {n2, n1, 1}, {0, 0, 1}), dft.di);
-    if (p.realOutput)
-      kb.dma(kb.view(out, {1, n}, {b, 0}), o);
-    else
-      kb.dma(kb.view(out, {1, n, 2}, {b, 0, 0}), o);
-  });
+  };
+  auto computeChunk = [&](Ix seq0, int64_t count, unsigned buf) {
+    int64_t tiles = count / tileSeqs, groupsPerTile = tileSeqs / g;
+    if (tiles > 0)
+      kb.loop(tiles, [&](Ix t) {
+        computeTile(seq0 + t * tileSeqs, t * tileSeqs, t * groupsPerTile,
+                    tileSeqs, buf);
+      });
+    if (int64_t rest = count - tiles * tileSeqs)
+      computeTile(seq0 + tiles * tileSeqs, Ix(tiles * tileSeqs),
+                  Ix(tiles * groupsPerTile), rest, buf);
+  };
+  int64_t full = p.batch / chunk;
+  kb.pipelinedLoop(
+      full, [&](Ix i, unsigned b) { loadChunk(i * chunk, chunk, b); },
+      [&](Ix i, unsigned b) { computeChunk(i * chunk, chunk, b); });
+  if (int64_t rest = p.batch - full * chunk) {
+    unsigned b = full % 2;
+    loadChunk(Ix(full * chunk), rest, b);
+    computeChunk(Ix(full * chunk), rest, b);
+  }
 }
 
 FailureOr<ProgramOp> seam::buildFftProgram(OpBuilder &b, ModuleOp module,
@@ -454,7 +522,7 @@ FailureOr<ProgramOp> seam::buildFftProgram(OpBuilder &b, ModuleOp module,
   } else if (p.n <= 128)
     buildSingleDft(kb, q, kb.arg(0), kb.arg(1));
   else
-    buildFourStep(kb, q, factors->first, factors->second, kb.arg(0), kb.arg(1));
+    buildBatchedFourStep(kb, q, kb.arg(0), kb.arg(1));
   return prog;
 }
 

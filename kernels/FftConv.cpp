@@ -1,16 +1,27 @@
 //===- FftConv.cpp - Hyena FFT long convolution ---------------------------===//
 //
-// hyena-dna fftconv reference semantics, one (b, h) channel per iteration:
+// hyena-dna fftconv reference semantics:
 //   u' = gelu(u * v?) (gelu only with gelu_inp)
 //   y  = irfft(rfft(u', n) * rfft(k, n) / n, n, norm=forward)[:L] + u' * D[h]
 //   y  = gelu(y)? * dropout[b, h]? * (gelu(q) or q)?
-// with n = fft_size = N1 x N2. The zero padding of u and k to n is the
-// definition of rfft(., n) (a linear convolution), not a truncation trick.
-// The spectra are full complex DFTs (FftCommon.h): the product of two
-// spectra of real sequences is Hermitian, so Re(IDFT) is the irfft.
-// The forward transform leaves X in [N2, N1] order, which is exactly the
-// input order of the inverse transform with the factors swapped, whose
-// output is back in the natural [N1, N2] order of u: no reorders.
+// with n = fft_size. The zero padding of u and k to n is the definition of
+// rfft(., n) (a linear convolution), not a truncation trick; the product of
+// two spectra of real sequences is Hermitian, so Re(IDFT) is the irfft.
+// u' D[h] is folded into the filter: k'[0] = k[0] + D[h] (the DFT of D
+// delta is D at every frequency), exact for the cyclic convolution the
+// reference computes.
+//
+// Channels are batched into full-width matmuls (never one channel per
+// matmul):
+//  - n > 128 (n = n1 x n2, FftCommon.h BatchedDft): the sequences of a chunk
+//    of channels are columns of A[t1, (h, t2)] (one row-major DMA per
+//    channel); forward and inverse four-step transforms, both as 128-row
+//    matmuls with block-diagonal DFTs for the short factor, come back to
+//    A's layout without transposes. Per chunk of channels the filter
+//    spectra are computed once and kept in SBUF for every batch element.
+//  - n <= 128: channels on partitions (one contiguous DMA per 128
+//    channels), one TE transpose each way, and one DFT matmul per direction
+//    over up to 512 channels (DFT matrix stationary).
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/FftCommon.h"
@@ -22,17 +33,382 @@ using namespace mlir::seam;
 using namespace mlir::ncore;
 
 namespace {
-/// DMA between the first `len` elements (row-major) of on-chip `tile`
-/// [rows, cols] and the HBM window `hbmAt(offset, count)`.
-void movePrefix(KernelBuilder &kb, Value tile, int64_t cols, int64_t len,
-                llvm::function_ref<Value(int64_t, int64_t)> hbmAt, bool toHbm) {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The operands of a call, by role.
+struct ConvOperands {
+  Value u, k, d, v, q, mask, out;
+  bool gelu = false, geluInp = false, geluQ = false;
+  int64_t batch = 0, channels = 0, len = 0, filterLen = 0, n = 0;
+};
+
+/// DMA between the first `len` elements of `count` sequences of a flat
+/// HBM tensor (sequence c from `start(c)`) and SBUF windows laid out as
+/// rows of `cols` (`rowsAt(c, r)`: the window of r full rows of sequence c,
+/// `lastAt(c, e)`: its row after them with e elements). The full rows of
+/// every sequence move in one DMA loop and the partial rows in a second,
+/// so that the transfers of a loop never overlap each other (ncore-schedule
+/// then keeps them in flight together).
+void moveSequences(KernelBuilder &kb, Value flat, int64_t count,
+                   llvm::function_ref<Ix(Ix)> start, int64_t len, int64_t cols,
+                   llvm::function_ref<Value(Ix, int64_t)> rowsAt,
+                   llvm::function_ref<Value(Ix, int64_t)> lastAt, bool toHbm) {
   int64_t full = len / cols, rem = len % cols;
-  auto mv = [&](Value t, Value h) { toHbm ? kb.dma(h, t) : kb.dma(t, h); };
+  auto mv = [&](Value t, Value hv) { toHbm ? kb.dma(hv, t) : kb.dma(t, hv); };
   if (full > 0)
-    mv(kb.view(tile, {full, cols}, {0, 0}), hbmAt(0, full * cols));
+    kb.dmaLoop(count, [&](Ix c) {
+      mv(rowsAt(c, full),
+         kb.reshape(kb.view(flat, {full * cols}, {start(c)}), {full, cols}));
+    });
   if (rem > 0)
-    mv(kb.view(tile, {1, rem}, {full, 0}), hbmAt(full * cols, rem));
+    kb.dmaLoop(count, [&](Ix c) {
+      mv(lastAt(c, rem),
+         kb.reshape(kb.view(flat, {rem}, {start(c) + full * cols}), {1, rem}));
+    });
 }
+
+/// The tensor as one flat HBM dim.
+Value flatten(KernelBuilder &kb, Value t) {
+  return t ? kb.reshape(t, {KernelBuilder::tile(t).getNumElements()}) : Value();
+}
+
+//===----------------------------------------------------------------------===//
+// n > 128: BatchedDft over chunks of channels
+//===----------------------------------------------------------------------===//
+
+void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
+  Type f32 = kb.f32();
+  BatchedDft::Config cfg;
+  cfg.n = o.n;
+  cfg.dtype = f32;
+  cfg.convolution = true;
+  auto factors = *fftFactors(o.n);
+  int64_t n1 = factors.first, n2 = factors.second;
+  int64_t ru = ceilDiv(o.len, n2), rk = ceilDiv(o.filterLen, n2);
+  cfg.inRows = ru;
+  cfg.outRows = ru;
+  BatchedDft dft(kb, cfg);
+  int64_t g = dft.seqsPerGroup, m = dft.groupRows;
+  int64_t tileSeqs = dft.seqsPerTile(), groupsPerTile = tileSeqs / g;
+  // With one batch element the filter spectra of a tile are used once, right
+  // after they are computed; otherwise a chunk keeps them for every batch
+  // element (2 n1 floats per group of G channels).
+  bool spectraPerTile = o.batch == 1;
+
+  // Channels per chunk: A tiles of k (y reuses it) and u (v, q) at n2 floats
+  // per channel per partition, and the kept filter spectra, in what the
+  // budget leaves after the transform's constants and work tiles (< 32 KiB);
+  // whole tiles of channels.
+  int64_t perChannel = (2 + (o.v ? 1 : 0) + (o.q ? 1 : 0)) * n2 * 4 +
+                       (spectraPerTile ? 0 : ceilDiv(2 * n1 * 4, g));
+  int64_t fit = (kKernelSbufBudgetBytes - 32 * 1024) / perChannel;
+  int64_t chunk =
+      std::min(o.channels, std::max(tileSeqs, fit / tileSeqs * tileSeqs));
+  int64_t chunkGroups = ceilDiv(chunk, g);
+  auto seqTile = [&]() { return kb.sbuf({n1, chunk, n2, 1}, f32); };
+  // y of a tile replaces its filter columns in `ak` once the spectra are
+  // taken (every chunk starts by zeroing `ak` again).
+  Value ak = seqTile(), au = seqTile(), ay = ak;
+  Value av = o.v ? seqTile() : Value(), aq = o.q ? seqTile() : Value();
+  // Zero padding: the DMAs only ever write the first L elements.
+  for (Value t : {au, av, aq})
+    if (t)
+      kb.memset(t, 0.0f);
+  int64_t keptCols = spectraPerTile
+                         ? BatchedDft::kLanes * BatchedDft::kGroupsPerLane * n1
+                         : chunkGroups * n1;
+  Value kr = kb.sbuf({m, keptCols}, f32), ki = kb.sbuf({m, keptCols}, f32);
+  Value pr = kb.sbuf({m, kMatmulMaxN}, f32),
+        pi = kb.sbuf({m, kMatmulMaxN}, f32);
+  Value drow = kb.sbuf({1, chunk}, f32);
+  Value maskRow, maskAll, ones, maskPsum;
+  if (o.mask) {
+    maskRow = kb.sbuf({1, chunk}, f32);
+    ones = kb.sbuf({1, ru}, f32);
+    kb.memset(ones, 1.0f);
+    maskAll = kb.sbuf({ru, chunk, 1}, f32);
+    maskPsum = kb.psum({ru, std::min<int64_t>(chunk, kMatmulMaxN)});
+  }
+  Value uF = flatten(kb, o.u), kF = flatten(kb, o.k), vF = flatten(kb, o.v);
+  Value qF = flatten(kb, o.q), outF = flatten(kb, o.out);
+
+  // Moves sequences (b, h0 + c), c < count (of the filter when b is null),
+  // between their flat HBM tensor and columns c of an A tile.
+  auto moveChannels = [&](Value flat, Value a, std::optional<Ix> b, Ix h0,
+                          int64_t count, int64_t len, bool toHbm) {
+    moveSequences(
+        kb, flat, count,
+        [&](Ix c) { return (b ? *b * o.channels + h0 + c : h0 + c) * len; },
+        len, n2,
+        [&](Ix c, int64_t r) {
+          return kb.view(a, {r, 1, n2, 1}, {0, c, 0, 0});
+        },
+        [&](Ix c, int64_t e) {
+          return kb.view(a, {1, 1, e, 1}, {len / n2, c, 0, 0});
+        },
+        toHbm);
+  };
+  // Elementwise over the rows that hold data, columns of `count` channels.
+  auto rowsOf = [&](Value a, int64_t count) {
+    return kb.view(a, {ru, count, n2, 1}, {0, 0, 0, 0});
+  };
+  // The kept spectra of a lane: per tile at the lane's columns, else at its
+  // groups' columns of the chunk.
+  auto kept = [&](Value t, const BatchedDft::Lane &l) {
+    int64_t w = l.groups * n1;
+    if (spectraPerTile)
+      return kb.view(t, {m, w}, {0, l.index * BatchedDft::kGroupsPerLane * n1});
+    return kb.view(t, {m, w}, {0, l.group0 * n1});
+  };
+  auto filterSpectra = [&](ArrayRef<BatchedDft::Lane> lanes) {
+    for (auto &l : lanes)
+      dft.stage1(l, ak, rk);
+    for (auto &l : lanes)
+      dft.twiddle(l);
+    for (auto &l : lanes)
+      dft.stage3(l);
+    for (auto &l : lanes) {
+      kb.copy(kept(kr, l), dft.spectrumRe(l));
+      kb.copy(kept(ki, l), dft.spectrumIm(l));
+    }
+  };
+
+  auto runChunk = [&](Ix h0, int64_t count) {
+    int64_t tiles = count / tileSeqs, rest = count - tiles * tileSeqs;
+    auto forEachTile = [&](llvm::function_ref<void(Ix, Ix, int64_t)> body) {
+      kb.loopUnrolled(tiles, 1, [&](Ix t) {
+        body(t * tileSeqs, t * groupsPerTile, tileSeqs);
+      });
+      if (rest > 0)
+        body(Ix(tiles * tileSeqs), Ix(tiles * groupsPerTile), rest);
+    };
+    // Filter: k'[0] = k[0] + D[h].
+    kb.memset(ak, 0.0f);
+    moveChannels(kF, ak, std::nullopt, h0, count, o.filterLen, false);
+    kb.dma(kb.view(drow, {1, count}, {0, 0}),
+           kb.reshape(kb.view(o.d, {count}, {h0}), {1, count}));
+    Value k0 = kb.view(ak, {1, count, 1, 1}, {0, 0, 0, 0});
+    kb.tensorTensor(AluOp::Add, k0, k0, kb.view(drow, {1, count}, {0, 0}));
+    if (!spectraPerTile)
+      forEachTile([&](Ix c0, Ix grp0, int64_t seqs) {
+        filterSpectra(dft.lanes(c0, grp0, seqs));
+      });
+
+    kb.loopUnrolled(o.batch, 1, [&](Ix b) {
+      // u' = gelu(u v) in A's layout.
+      moveChannels(uF, au, b, h0, count, o.len, false);
+      if (av)
+        moveChannels(vF, av, b, h0, count, o.len, false);
+      if (aq)
+        moveChannels(qF, aq, b, h0, count, o.len, false);
+      if (av)
+        kb.tensorTensor(AluOp::Multiply, rowsOf(au, count), rowsOf(au, count),
+                        rowsOf(av, count));
+      if (o.geluInp)
+        kb.activation(ActFunc::Gelu, rowsOf(au, count), rowsOf(au, count));
+      if (aq && o.geluQ)
+        kb.activation(ActFunc::Gelu, rowsOf(aq, count), rowsOf(aq, count));
+      if (o.mask) {
+        // mask[b, h0 + c] on each of the ru rows: a rank-1 TE broadcast.
+        kb.dma(kb.view(maskRow, {1, count}, {0, 0}),
+               kb.view(o.mask, {1, count}, {b, h0}));
+        for (int64_t c = 0; c < count; c += kMatmulMaxN) {
+          int64_t w = std::min<int64_t>(kMatmulMaxN, count - c);
+          Value acc = kb.view(maskPsum, {ru, w}, {0, 0});
+          kb.matmul(acc, ones, kb.view(maskRow, {1, w}, {0, c}));
+          kb.copy(kb.view(maskAll, {ru, w, 1}, {0, c, 0}), acc);
+        }
+      }
+      forEachTile([&](Ix c0, Ix grp0, int64_t seqs) {
+        auto lanes = dft.lanes(c0, grp0, seqs);
+        if (spectraPerTile)
+          filterSpectra(lanes);
+        for (auto &l : lanes)
+          dft.stage1(l, au);
+        for (auto &l : lanes)
+          dft.twiddle(l);
+        for (auto &l : lanes)
+          dft.stage3(l);
+        // P = U K'.
+        auto half = [&](Value t, const BatchedDft::Lane &l) {
+          return kb.view(t, {m, l.groups * n1},
+                         {0, l.index * BatchedDft::kGroupsPerLane * n1});
+        };
+        for (auto &l : lanes)
+          dft.complexMultiply(l, m, half(pr, l), half(pi, l), dft.spectrumRe(l),
+                              dft.spectrumIm(l), kept(kr, l), kept(ki, l));
+        for (auto &l : lanes)
+          dft.inverse1(l, half(pr, l), half(pi, l));
+        for (auto &l : lanes)
+          dft.inverseTwiddle(l);
+        for (auto &l : lanes)
+          dft.inverse3(l);
+        for (auto &l : lanes) {
+          int64_t lseqs = (l.groups - 1) * g + l.lastSeqs;
+          Value yv = kb.view(ay, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0});
+          Value res = kb.view(dft.output(l), {ru, lseqs * n2}, {0, 0});
+          if (o.gelu)
+            kb.activation(ActFunc::Gelu, yv, res);
+          else
+            kb.copy(yv, res);
+          if (o.mask)
+            kb.tensorTensor(
+                AluOp::Multiply, yv, yv,
+                kb.view(maskAll, {ru, lseqs, n2}, {0, l.seq0, 0}, {1, 1, 0}));
+          if (aq)
+            kb.tensorTensor(AluOp::Multiply, yv, yv,
+                            kb.view(aq, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0}));
+        }
+      });
+      moveChannels(outF, ay, b, h0, count, o.len, true);
+    });
+  };
+  int64_t chunks = o.channels / chunk;
+  kb.loopUnrolled(chunks, 1, [&](Ix i) { runChunk(i * chunk, chunk); });
+  if (int64_t rest = o.channels - chunks * chunk)
+    runChunk(Ix(chunks * chunk), rest);
+}
+
+//===----------------------------------------------------------------------===//
+// n <= 128: one DFT matmul per direction over up to 512 channels
+//===----------------------------------------------------------------------===//
+
+void buildSingleConv(KernelBuilder &kb, const ConvOperands &o) {
+  Type f32 = kb.f32();
+  int64_t n = o.n, l = o.len, lk = o.filterLen;
+  constexpr int64_t kBlock = 128, kChunk = 512;
+  auto load = [&](int64_t rows, int64_t cols, const ConstantSpec &spec) {
+    Value t = kb.sbuf({rows, cols}, f32);
+    kb.dma(t, kb.constant(spec, f32));
+    return t;
+  };
+  // X[f] = sum_t x[t] (cos - i sin); y[t] = sum_f (Pr cos - Pi sin) / n.
+  Value fc = load(n, n, ConstantSpec::cos(n, n, n));
+  Value fs = load(n, n, ConstantSpec::sin(n, n, n, -1.0));
+  Value ic = load(n, n, ConstantSpec::cos(n, n, n, 1.0 / double(n)));
+  Value is = load(n, n, ConstantSpec::sin(n, n, n, -1.0 / double(n)));
+  int64_t chunk = std::min(o.channels, kChunk);
+  int64_t rows = std::min(o.channels, kBlock);
+  Value kn = kb.sbuf({rows, lk}, f32), un = kb.sbuf({rows, l}, f32);
+  Value vn = o.v ? kb.sbuf({rows, l}, f32) : Value();
+  Value qn = o.q ? kb.sbuf({rows, l}, f32) : Value();
+  Value yn = kb.sbuf({rows, l}, f32), mcol = kb.sbuf({rows, 1}, f32);
+  Value ak = kb.sbuf({lk, chunk}, f32), au = kb.sbuf({l, chunk}, f32);
+  Value ksr = kb.sbuf({n, chunk}, f32), ksi = kb.sbuf({n, chunk}, f32);
+  Value pr = kb.sbuf({n, chunk}, f32), pi = kb.sbuf({n, chunk}, f32);
+  Value ys = kb.sbuf({l, chunk}, f32), drow = kb.sbuf({1, chunk}, f32);
+  SmallVector<Value, 4> tmp;
+  for (int i = 0; i < 4; ++i)
+    tmp.push_back(kb.sbuf({n, chunk}, f32));
+  Value tp = kb.psum({kBlock, kBlock});
+  Value xr = kb.psum({n, chunk}), xi = kb.psum({n, chunk});
+  Value yp = kb.psum({l, chunk});
+
+  // Sequences as rows [B H, L].
+  auto rows2d = [&](Value t) {
+    return t ? kb.reshape(t, {o.batch * o.channels, l}) : Value();
+  };
+  Value uR = rows2d(o.u), vR = rows2d(o.v), qR = rows2d(o.q);
+  Value outR = rows2d(o.out);
+  Value maskF = o.mask ? flatten(kb, o.mask) : Value();
+  auto runChunk = [&](Ix h0, int64_t count) {
+    int64_t nblk = ceilDiv(count, kBlock);
+    auto blockRows = [&](int64_t s) {
+      return std::min<int64_t>(kBlock, count - s * kBlock);
+    };
+    // Filter columns k'[:, c] (k'[0] += D), spectra K' = F k'.
+    for (int64_t s = 0; s < nblk; ++s) {
+      int64_t r = blockRows(s);
+      Value kv = kb.view(kn, {r, lk}, {0, 0});
+      kb.dma(kv, kb.view(o.k, {r, lk}, {h0 + s * kBlock, 0}));
+      Value t = kb.view(tp, {lk, r}, {0, 0});
+      kb.transpose(t, kv);
+      kb.copy(kb.view(ak, {lk, r}, {0, s * kBlock}), t);
+    }
+    kb.dma(kb.view(drow, {1, count}, {0, 0}),
+           kb.reshape(kb.view(o.d, {count}, {h0}), {1, count}));
+    Value k0 = kb.view(ak, {1, count}, {0, 0});
+    kb.tensorTensor(AluOp::Add, k0, k0, kb.view(drow, {1, count}, {0, 0}));
+    Value akv = kb.view(ak, {lk, count}, {0, 0});
+    kb.matmul(kb.view(xr, {n, count}, {0, 0}), kb.view(fc, {lk, n}, {0, 0}),
+              akv);
+    kb.matmul(kb.view(xi, {n, count}, {0, 0}), kb.view(fs, {lk, n}, {0, 0}),
+              akv);
+    kb.copy(kb.view(ksr, {n, count}, {0, 0}), kb.view(xr, {n, count}, {0, 0}));
+    kb.copy(kb.view(ksi, {n, count}, {0, 0}), kb.view(xi, {n, count}, {0, 0}));
+
+    kb.loop(o.batch, [&](Ix b) {
+      for (int64_t s = 0; s < nblk; ++s) {
+        int64_t r = blockRows(s);
+        Ix h = h0 + s * kBlock;
+        Value uv = kb.view(un, {r, l}, {0, 0});
+        Ix row = b * o.channels + h;
+        kb.dma(uv, kb.view(uR, {r, l}, {row, 0}));
+        if (vn) {
+          Value vv = kb.view(vn, {r, l}, {0, 0});
+          kb.dma(vv, kb.view(vR, {r, l}, {row, 0}));
+          kb.tensorTensor(AluOp::Multiply, uv, uv, vv);
+        }
+        if (o.geluInp)
+          kb.activation(ActFunc::Gelu, uv, uv);
+        Value t = kb.view(tp, {l, r}, {0, 0});
+        kb.transpose(t, uv);
+        kb.copy(kb.view(au, {l, r}, {0, s * kBlock}), t);
+      }
+      Value auv = kb.view(au, {l, count}, {0, 0});
+      Value ur = kb.view(xr, {n, count}, {0, 0});
+      Value ui = kb.view(xi, {n, count}, {0, 0});
+      kb.matmul(ur, kb.view(fc, {l, n}, {0, 0}), auv);
+      kb.matmul(ui, kb.view(fs, {l, n}, {0, 0}), auv);
+      // P = U K'.
+      auto c = [&](Value v) { return kb.view(v, {n, count}, {0, 0}); };
+      kb.tensorTensor(AluOp::Multiply, c(tmp[0]), ur, c(ksr));
+      kb.tensorTensor(AluOp::Multiply, c(tmp[1]), ui, c(ksi));
+      kb.tensorTensor(AluOp::Subtract, c(pr), c(tmp[0]), c(tmp[1]));
+      kb.tensorTensor(AluOp::Multiply, c(tmp[2]), ur, c(ksi));
+      kb.tensorTensor(AluOp::Multiply, c(tmp[3]), ui, c(ksr));
+      kb.tensorTensor(AluOp::Add, c(pi), c(tmp[2]), c(tmp[3]));
+      Value y = kb.view(yp, {l, count}, {0, 0});
+      kb.matmul(y, kb.view(ic, {n, l}, {0, 0}), c(pr));
+      kb.matmul(y, kb.view(is, {n, l}, {0, 0}), c(pi), /*accumulate=*/true);
+      kb.copy(kb.view(ys, {l, count}, {0, 0}), y);
+      for (int64_t s = 0; s < nblk; ++s) {
+        int64_t r = blockRows(s);
+        Ix h = h0 + s * kBlock;
+        Value t = kb.view(tp, {r, l}, {0, 0});
+        kb.transpose(t, kb.view(ys, {l, r}, {0, s * kBlock}));
+        Value yv = kb.view(yn, {r, l}, {0, 0});
+        if (o.gelu)
+          kb.activation(ActFunc::Gelu, yv, t);
+        else
+          kb.copy(yv, t);
+        if (o.mask) {
+          Value mc = kb.view(mcol, {r, 1}, {0, 0});
+          kb.dma(mc,
+                 kb.reshape(kb.view(maskF, {r}, {b * o.channels + h}), {r, 1}));
+          kb.tensorScalar(AluOp::Multiply, yv, yv, mc);
+        }
+        if (qn) {
+          Value qv = kb.view(qn, {r, l}, {0, 0});
+          kb.dma(qv, kb.view(qR, {r, l}, {b * o.channels + h, 0}));
+          if (o.geluQ)
+            kb.activation(ActFunc::Gelu, qv, qv);
+          kb.tensorTensor(AluOp::Multiply, yv, yv, qv);
+        }
+        kb.dma(kb.view(outR, {r, l}, {b * o.channels + h, 0}), yv);
+      }
+    });
+  };
+  int64_t chunks = o.channels / chunk;
+  if (chunks == 1)
+    runChunk(Ix(0), chunk);
+  else
+    kb.loop(chunks, [&](Ix i) { runChunk(i * chunk, chunk); });
+  if (int64_t rest = o.channels - chunks * chunk)
+    runChunk(Ix(chunks * chunk), rest);
+}
+
 } // namespace
 
 FailureOr<ProgramOp> seam::buildFftconvKernel(OpBuilder &b, ModuleOp module,
@@ -44,15 +420,19 @@ FailureOr<ProgramOp> seam::buildFftconvKernel(OpBuilder &b, ModuleOp module,
     return a ? a.getInt() : dflt;
   };
   auto has = [&](StringRef key) { return sig.config && sig.config.get(key); };
-  int64_t n = cfgInt("fft_size", 0);
-  int64_t nb = u.getDimSize(0), nh = u.getDimSize(1), len = u.getDimSize(2);
-  int64_t lk = kT.getDimSize(1);
+  ConvOperands o;
+  o.n = cfgInt("fft_size", 0);
+  o.batch = u.getDimSize(0);
+  o.channels = u.getDimSize(1);
+  o.len = u.getDimSize(2);
+  o.filterLen = kT.getDimSize(1);
   if (u.getElementType() != b.getF32Type())
     return module.emitError() << "fftconv kernel: f32 only";
-  auto factors = fftFactors(n);
-  if (!factors || lk > n)
-    return module.emitError() << "fftconv kernel: fft_size " << n
-                              << " / filter length " << lk << " not built";
+  auto factors = fftFactors(o.n);
+  if (!factors || o.filterLen > o.n || o.len > o.n)
+    return module.emitError()
+           << "fftconv kernel: fft_size " << o.n << " / filter length "
+           << o.filterLen << " not built";
   // Optional operands after (u, k, d): [B, H, L] ones are v then q (a lone
   // one is q when the config has gelu_q, else v); a [B, H] one is the
   // dropout mask.
@@ -78,83 +458,22 @@ FailureOr<ProgramOp> seam::buildFftconvKernel(OpBuilder &b, ModuleOp module,
   OpBuilder::InsertionGuard g(b);
   ProgramOp prog = createKernelProgram(b, module, name, ins, {*outT});
   KernelBuilder kb(b, module.getLoc(), prog);
-  Value uH = kb.arg(0), kH = kb.arg(1), dH = kb.arg(2);
-  Value out = kb.arg(sig.args.size());
-  Type f32 = kb.f32();
-  int64_t n1 = factors->first, n2 = factors->second;
-
-  FourStepDft fwd(kb, n1, n2, /*inverse=*/false, 1.0, f32);
-  FourStepDft inv(kb, n2, n1, /*inverse=*/true, 1.0 / double(n), f32);
-  Value ka = kb.sbuf({n1, n2}, f32), ua = kb.sbuf({n1, n2}, f32);
-  Value va = vIdx >= 0 ? kb.sbuf({n1, n2}, f32) : Value();
-  Value qa = qIdx >= 0 ? kb.sbuf({n1, n2}, f32) : Value();
-  Value kr = kb.sbuf({n2, n1}, f32), ki = kb.sbuf({n2, n1}, f32);
-  Value pr = kb.sbuf({n2, n1}, f32), pi = kb.sbuf({n2, n1}, f32);
-  Value t1 = kb.sbuf({n2, n1}, f32), t2 = kb.sbuf({n2, n1}, f32);
-  Value y = kb.sbuf({n1, n2}, f32);
-  // D and the dropout mask on every partition: per-partition scalars of
-  // the channel are column views.
-  Value dall = kb.broadcastToPartitions(dH, n1);
-  Value mall =
-      maskIdx >= 0 ? kb.broadcastToPartitions(kb.arg(maskIdx), n1) : Value();
-  // Padding stays zero: only the first L (Lk) elements are ever written.
-  kb.memset(ka, 0.0f);
-  kb.memset(ua, 0.0f);
-  if (va)
-    kb.memset(va, 0.0f);
-  if (qa)
-    kb.memset(qa, 0.0f);
-
-  kb.loop(nh, [&](Ix h) {
-    // Filter spectrum K = DFT_n(k[h]), kept in SBUF for every batch.
-    movePrefix(
-        kb, ka, n2, lk,
-        [&](int64_t off, int64_t cnt) {
-          return kb.view(kH, {1, cnt}, {h, off});
-        },
-        false);
-    fwd.run(ka, Value());
-    kb.copy(kr, fwd.dr);
-    kb.copy(ki, fwd.di);
-    Value dcol = kb.view(dall, {n1, 1}, {0, h});
-    kb.loop(nb, [&](Ix bi) {
-      auto seqAt = [&](Value hbm) {
-        return [&, hbm](int64_t off, int64_t cnt) {
-          return kb.view(hbm, {1, 1, cnt}, {bi, h, off});
-        };
-      };
-      movePrefix(kb, ua, n2, len, seqAt(uH), false);
-      if (va) {
-        movePrefix(kb, va, n2, len, seqAt(kb.arg(vIdx)), false);
-        kb.tensorTensor(AluOp::Multiply, ua, ua, va);
-      }
-      if (has("gelu_inp"))
-        kb.activation(ActFunc::Gelu, ua, ua);
-      fwd.run(ua, Value());
-      // P = U K (complex), U in PSUM.
-      kb.tensorTensor(AluOp::Multiply, t1, fwd.dr, kr);
-      kb.tensorTensor(AluOp::Multiply, t2, fwd.di, ki);
-      kb.tensorTensor(AluOp::Subtract, pr, t1, t2);
-      kb.tensorTensor(AluOp::Multiply, t1, fwd.dr, ki);
-      kb.tensorTensor(AluOp::Multiply, t2, fwd.di, kr);
-      kb.tensorTensor(AluOp::Add, pi, t1, t2);
-      inv.run(pr, pi);
-      // y = Re(IDFT(P)) + u' D[h].
-      kb.tensorScalar(AluOp::Multiply, y, ua, dcol);
-      kb.tensorTensor(AluOp::Add, y, y, inv.dr);
-      if (has("gelu"))
-        kb.activation(ActFunc::Gelu, y, y);
-      if (mall)
-        kb.tensorScalar(AluOp::Multiply, y, y,
-                        kb.view(mall, {n1, 1}, {0, bi * nh + h}));
-      if (qa) {
-        movePrefix(kb, qa, n2, len, seqAt(kb.arg(qIdx)), false);
-        if (has("gelu_q"))
-          kb.activation(ActFunc::Gelu, qa, qa);
-        kb.tensorTensor(AluOp::Multiply, y, y, qa);
-      }
-      movePrefix(kb, y, n2, len, seqAt(out), true);
-    });
-  });
+  o.u = kb.arg(0);
+  o.k = kb.arg(1);
+  o.d = kb.arg(2);
+  o.out = kb.arg(sig.args.size());
+  if (vIdx >= 0)
+    o.v = kb.arg(vIdx);
+  if (qIdx >= 0)
+    o.q = kb.arg(qIdx);
+  if (maskIdx >= 0)
+    o.mask = kb.arg(maskIdx);
+  o.gelu = has("gelu");
+  o.geluInp = has("gelu_inp");
+  o.geluQ = has("gelu_q");
+  if (factors->second == 1)
+    buildSingleConv(kb, o);
+  else
+    buildFourStepConv(kb, o);
   return prog;
 }

@@ -7,6 +7,14 @@
 //      + matmul(stat P2, mov -S_D), accumulating in fp32 PSUM.
 // Exact for every S and D (partial 128-chunks are sliced, never padded).
 //
+// When S and D are multiples of 128 (or at most 128), index r of a
+// dimension sits at partition r / nc, chunk r mod nc: X, Z and the four
+// matrices each move in one DMA (a contiguous run per partition), the
+// contraction loops are ncore.loops accumulating in PSUM, stage outputs
+// rotate over two PSUM banks, and the batch loop is software-pipelined over
+// two buffers (batch b + 1 arrives while b is multiplied). Other sizes take
+// the chunk-by-chunk path.
+//
 //===----------------------------------------------------------------------===//
 #include "kernels/KernelBuilder.h"
 #include "kernels/Kernels.h"
@@ -34,6 +42,92 @@ Value loadChunked(KernelBuilder &kb, Value hbm, int64_t rows, int64_t cols,
 }
 } // namespace
 
+/// S and D multiples of 128 (or <= 128): partition-major chunks.
+void buildStrided(KernelBuilder &kb, int64_t nb, int64_t s, int64_t d,
+                  Type dtype, Value in, Value out) {
+  int64_t ps = std::min<int64_t>(s, 128), nsk = ceilDiv(s, 128);
+  int64_t pd = std::min<int64_t>(d, 128), ndk = ceilDiv(d, 128);
+  // The matrices move after the first batch's X (in the order the stages
+  // use them), so stage 1 starts while C_D and S_D are still arriving.
+  SmallVector<std::pair<Value, Value>, 4> pending;
+  auto matrix = [&](int64_t p, int64_t nc, int64_t cols,
+                    const ConstantSpec &spec) {
+    Value t = kb.sbuf({p, nc, cols}, dtype);
+    pending.push_back({kb.reshape(t, {p, nc * cols}),
+                       kb.reshape(kb.constant(spec, dtype), {p, nc * cols})});
+    return t;
+  };
+  Value cs = matrix(ps, nsk, s, ConstantSpec::cos(s, s, s));
+  Value ss = matrix(ps, nsk, s, ConstantSpec::sin(s, s, s));
+  Value cd = matrix(pd, ndk, d, ConstantSpec::cos(d, d, d));
+  Value nsd = matrix(pd, ndk, d, ConstantSpec::sin(d, d, d, -1.0));
+  Value inH = kb.reshape(in, {nb * ps, nsk * d});
+  Value outH = kb.reshape(out, {nb * ps, nsk * d});
+  Value xt[2], yt[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    xt[i] = kb.sbuf({ps, nsk, d}, dtype);
+    yt[i] = kb.sbuf({ps, nsk, d}, dtype);
+  }
+  Value q1 = kb.sbuf({pd, ndk, s}, dtype), q2 = kb.sbuf({pd, ndk, s}, dtype);
+  Value p1[2], p2[2], z[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    p1[i] = kb.psum({128, kMatmulMaxN});
+    p2[i] = kb.psum({128, kMatmulMaxN});
+    z[i] = kb.psum({128, kMatmulMaxN});
+  }
+  int64_t dBlocks = ceilDiv(d, kMatmulMaxN);
+  auto compute = [&](Ix bi, unsigned buf) {
+    // Stage 1: P[d, s'] = sum_s X[s, d] C_S[s, s'] (and S_S), d = p ndk + dc.
+    kb.loopRing(ndk, 2, [&](Ix dc, unsigned r) {
+      for (int64_t s0 = 0; s0 < s; s0 += kMatmulMaxN) {
+        int64_t sw = std::min<int64_t>(kMatmulMaxN, s - s0);
+        Value a1 = kb.view(p1[r], {pd, sw}, {0, 0});
+        Value a2 = kb.view(p2[r], {pd, sw}, {0, 0});
+        kb.loopUnrolled(nsk, 1, [&](Ix kc) {
+          Value st = kb.view(xt[buf], {ps, 1, pd}, {0, kc, dc}, {1, 1, ndk});
+          kb.matmulAccumulateOver(a1, st, kb.view(cs, {ps, 1, sw}, {0, kc, s0}),
+                                  kc);
+          kb.matmulAccumulateOver(a2, st, kb.view(ss, {ps, 1, sw}, {0, kc, s0}),
+                                  kc);
+        });
+        kb.copy(kb.view(q1, {pd, 1, sw}, {0, dc, s0}), a1);
+        kb.copy(kb.view(q2, {pd, 1, sw}, {0, dc, s0}), a2);
+      }
+    });
+    // Stage 2: Z[s', e] = sum_d P1[d, s'] C_D[d, e] - P2[d, s'] S_D[d, e],
+    // s' = p nsk + sc; PSUM banks alternate between e-blocks (or between
+    // row chunks when D fits one bank).
+    kb.loopRing(nsk, 2, [&](Ix sc, unsigned r) {
+      for (int64_t eb = 0; eb < dBlocks; ++eb) {
+        int64_t e0 = eb * kMatmulMaxN, ew = std::min(kMatmulMaxN, d - e0);
+        unsigned slot = dBlocks == 1 ? r : unsigned(eb % 2);
+        Value acc = kb.view(z[slot], {ps, ew}, {0, 0});
+        kb.loopUnrolled(ndk, 1, [&](Ix dc) {
+          kb.matmulAccumulateOver(
+              acc, kb.view(q1, {pd, 1, ps}, {0, dc, sc}, {1, 1, nsk}),
+              kb.view(cd, {pd, 1, ew}, {0, dc, e0}), dc);
+          kb.matmul(acc, kb.view(q2, {pd, 1, ps}, {0, dc, sc}, {1, 1, nsk}),
+                    kb.view(nsd, {pd, 1, ew}, {0, dc, e0}),
+                    /*accumulate=*/true);
+        });
+        kb.copy(kb.view(yt[buf], {ps, 1, ew}, {0, sc, e0}), acc);
+      }
+    });
+    kb.dma(kb.view(outH, {ps, nsk * d}, {bi * ps, 0}),
+           kb.reshape(yt[buf], {ps, nsk * d}));
+  };
+  kb.pipelinedLoop(
+      nb,
+      [&](Ix bi, unsigned buf) {
+        kb.dma(kb.reshape(xt[buf], {ps, nsk * d}),
+               kb.view(inH, {ps, nsk * d}, {bi * ps, 0}));
+        for (auto &[dst, src] : pending)
+          kb.dma(dst, src);
+        pending.clear();
+      },
+      compute);
+}
+
 FailureOr<ProgramOp> seam::buildFourierMixKernel(OpBuilder &b, ModuleOp module,
                                                  const KernelSignature &sig,
                                                  StringRef name) {
@@ -51,6 +145,11 @@ FailureOr<ProgramOp> seam::buildFourierMixKernel(OpBuilder &b, ModuleOp module,
   ProgramOp prog = createKernelProgram(b, module, name, {*io}, {*io});
   KernelBuilder kb(b, module.getLoc(), prog);
   Value in = kb.arg(0), out = kb.arg(1);
+  auto partitionMajor = [](int64_t n) { return n <= 128 || n % 128 == 0; };
+  if (partitionMajor(s) && partitionMajor(d)) {
+    buildStrided(kb, nb, s, d, dtype, in, out);
+    return prog;
+  }
 
   int64_t nsk = ceilDiv(s, 128), ndk = ceilDiv(d, 128);
   Value cs = loadChunked(kb, kb.constant(ConstantSpec::cos(s, s, s), dtype), s,

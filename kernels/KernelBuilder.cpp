@@ -128,7 +128,74 @@ void KernelBuilder::loop(int64_t trips, llvm::function_ref<void(Ix)> body) {
   auto l = b.create<LoopOp>(loc, trips);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPoint(l.getBodyBlock()->getTerminator());
+  ++depth;
   body(Ix::of(l.getInductionVar()));
+  --depth;
+}
+
+void KernelBuilder::loopUnrolled(int64_t trips, int64_t unroll,
+                                 llvm::function_ref<void(Ix)> body) {
+  loopRing(trips, unroll, [&](Ix i, unsigned) { body(i); });
+}
+
+void KernelBuilder::dmaLoop(int64_t count, llvm::function_ref<void(Ix)> body) {
+  if (count <= 0)
+    return;
+  if (depth == 0) {
+    loopUnrolled(count, 1, body);
+    return;
+  }
+  int64_t streams = std::min(count, kDmaStreams), range = count / streams;
+  loopUnrolled(range, 1, [&](Ix i) {
+    for (int64_t u = 0; u < streams; ++u)
+      body(i + u * range);
+  });
+  for (int64_t c = streams * range; c < count; ++c)
+    body(Ix(c));
+}
+
+void KernelBuilder::loopRing(int64_t trips, int64_t unroll,
+                             llvm::function_ref<void(Ix, unsigned)> body) {
+  if (trips <= 0)
+    return;
+  unroll = std::max<int64_t>(1, std::min(unroll, trips));
+  int64_t iters = trips / unroll;
+  if (iters == 1) {
+    for (int64_t u = 0; u < unroll; ++u)
+      body(Ix(u), unsigned(u));
+  } else if (iters > 1) {
+    loop(iters, [&](Ix i) {
+      for (int64_t u = 0; u < unroll; ++u)
+        body(i * unroll + u, unsigned(u));
+    });
+  }
+  for (int64_t r = iters * unroll; r < trips; ++r)
+    body(Ix(r), unsigned(r % unroll));
+}
+
+void KernelBuilder::pipelinedLoop(
+    int64_t trips, llvm::function_ref<void(Ix, unsigned)> load,
+    llvm::function_ref<void(Ix, unsigned)> compute) {
+  if (trips <= 0)
+    return;
+  load(Ix(0), 0);
+  // Pairs (2p, 2p + 1) while iteration 2p + 2 exists to be loaded.
+  int64_t pairs = (trips - 1) / 2;
+  loopUnrolled(pairs, 1, [&](Ix p) {
+    Ix i = p * 2;
+    load(i + 1, 1);
+    compute(i, 0);
+    load(i + 2, 0);
+    compute(i + 1, 1);
+  });
+  Ix last(2 * pairs);
+  if (trips - 2 * pairs == 2) {
+    load(last + 1, 1);
+    compute(last, 0);
+    compute(last + 1, 1);
+  } else {
+    compute(last, 0);
+  }
 }
 
 void KernelBuilder::dma(Value dst, Value src) {
@@ -142,6 +209,12 @@ void KernelBuilder::matmul(Value dst, Value stationary, Value moving,
 
 void KernelBuilder::matmulAccumulateOver(Value dst, Value stationary,
                                          Value moving, const Ix &loopIndex) {
+  if (loopIndex.terms.empty()) {
+    // A loop of one iteration emitted without its loop: iteration 0.
+    assert(loopIndex.c == 0 && "the first iteration");
+    matmul(dst, stationary, moving);
+    return;
+  }
   assert(loopIndex.terms.size() == 1 && "an ncore.loop index");
   auto iv = cast<BlockArgument>(loopIndex.terms.front().first);
   auto loop = cast<LoopOp>(iv.getOwner()->getParentOp());

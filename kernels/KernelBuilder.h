@@ -34,6 +34,20 @@
 
 namespace mlir::seam {
 
+/// SBUF bytes per partition a kernel plans its tiles in: half of the
+/// smallest SBUF of the hardware profiles (trn1: 192 KiB per partition),
+/// the other half left to the tiles a caller keeps live across the call
+/// (ncore-allocate places a kernel call like a tile live at it). A planning
+/// budget, not a hardware figure; tests/kernels check it against the
+/// profiles.
+constexpr int64_t kKernelSbufBudgetBytes = 96 * 1024;
+
+/// Independent DMA streams a kernel keeps in flight when it moves many
+/// separate windows (one per sequence) from inside a loop nest: enough to
+/// occupy every DMA queue of the profiles (16 engines; tests/kernels check
+/// it against them). A tuning figure, not read by the timing model.
+constexpr int64_t kDmaStreams = 16;
+
 /// An index: constant + sum of coefficient * loop induction variable (what a
 /// view offset may be).
 struct Ix {
@@ -92,6 +106,38 @@ public:
   // Control.
   /// An ncore.loop of `trips` iterations; `body` gets the index.
   void loop(int64_t trips, llvm::function_ref<void(Ix)> body);
+  /// `trips` iterations of `body`, `unroll` bodies per ncore.loop iteration
+  /// (the remainder after the loop); a single iteration is emitted without
+  /// a loop. ncore-schedule orders an instruction of a nested loop after its
+  /// own previous iteration when they touch the same tile, so a loop of
+  /// independent DMAs (one per sequence) inside another loop keeps `unroll`
+  /// of them in flight.
+  void loopUnrolled(int64_t trips, int64_t unroll,
+                    llvm::function_ref<void(Ix)> body);
+  /// loopUnrolled that also tells the body which of the `unroll` copies it
+  /// is (iteration mod unroll): a ring of `unroll` buffers (PSUM banks) lets
+  /// the Tensor engine fill one while another is read.
+  void loopRing(int64_t trips, int64_t unroll,
+                llvm::function_ref<void(Ix, unsigned)> body);
+  /// `body(c)` for c < count, where each body moves its own window by DMA
+  /// (windows of different c disjoint). At the top level one ncore.loop;
+  /// inside a loop nest kDmaStreams loops' worth of bodies in one loop, body
+  /// copy u walking the contiguous range [u R, (u + 1) R): ncore-schedule
+  /// orders a nested loop's DMA after its own previous iteration, so a
+  /// plain loop would serialize the transfers, while the copies' footprints
+  /// are disjoint and proceed together.
+  void dmaLoop(int64_t count, llvm::function_ref<void(Ix)> body);
+  /// Loop depth at the insertion point (ncore.loops this builder opened).
+  unsigned loopDepth() const { return depth; }
+  /// `trips` iterations software-pipelined over two buffer sets: `load(i,
+  /// set)` brings iteration i's inputs into buffer set `set` (DMA) and
+  /// `compute(i, set)` consumes them (and stores its results). Iteration
+  /// i + 1's loads come before iteration i's compute in program order, so
+  /// the in-order DMA stream issues them before the stores of iteration i
+  /// and they overlap its compute. A loop of trips / 2 iterations (two
+  /// bodies) plus at most two bodies after it: loops stay loops.
+  void pipelinedLoop(int64_t trips, llvm::function_ref<void(Ix, unsigned)> load,
+                     llvm::function_ref<void(Ix, unsigned)> compute);
 
   // Instructions (destination first, as in nki.isa).
   void dma(Value dst, Value src);
@@ -122,6 +168,7 @@ private:
   Location loc;
   ncore::ProgramOp prog;
   llvm::SmallVector<std::pair<DictionaryAttr, Value>> constants;
+  unsigned depth = 0;
 };
 
 /// Creates `ncore.program @name` at the end of `module` with HBM arguments

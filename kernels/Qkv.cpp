@@ -1,19 +1,89 @@
 //===- Qkv.cpp - fused QKV projection -------------------------------------===//
 //
 // y = x W (+ b) over the concatenated weight W [K, N] (seam-fuse-qkv's
-// output): one matmul nest instead of three. x [..., K] is taken as M rows;
-// each 128-row block is transposed on the Tensor engine (x^T is the
-// stationary operand), W streams in [128, <=512] tiles, the K loop
-// accumulates in fp32 PSUM, the bias is a row broadcast to every partition.
+// output), x [..., K] taken as M rows, with the reuse a good compiler's
+// linear has:
+//
+//  - x^T stays resident in SBUF (rows in groups when it does not fit):
+//    each 128-row block is loaded once (one DMA of K contiguous elements per
+//    partition) and turned into K / 128 stationary tiles by TE transposes;
+//  - W streams once per row group in slabs [K, ns]: one DMA per slab of
+//    (K / 128) x ns elements per partition, software-pipelined over two
+//    buffers so slab i + 1 arrives while slab i is multiplied;
+//  - every token block is multiplied against the resident slab, the K loop
+//    accumulating in fp32 PSUM; the slab's output of all row blocks leaves
+//    in one DMA.
+//
+// The contraction index k sits at partition k / nk, chunk k mod nk (nk = K /
+// 128), so a slab is one access pattern [128, nk, ns] of W and the
+// stationary tile of chunk c is x's columns c, c + nk, ... (a strided
+// transpose source). Rows m = p nb + b of the first 128 nb rows sit at
+// partition p of block b, so x and y move as [128, nb, K] and [128, nb, ns]
+// windows (contiguous per partition); a last partial block of M mod 128
+// rows moves on its own.
+//
+// The plan (rows per group, slab width) is the largest that fits the SBUF
+// budget, preferring all rows resident (W read once) and wide slabs (fewer,
+// larger transfers); it is recorded in `seam.kernel_plan`.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/KernelBuilder.h"
 #include "kernels/Kernels.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::ncore;
+
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+struct QkvPlan {
+  int64_t groupBlocks = 0; ///< Full 128-row blocks per row group.
+  int64_t slab = 0;        ///< Columns of W per slab.
+  int64_t groups = 1;
+};
+
+/// SBUF bytes per partition of a row group of `blocks` full blocks (+ the
+/// tail rows when `tail`) with slabs of `ns` columns.
+int64_t planBytes(int64_t nk, int64_t k, int64_t n, int64_t blocks, bool tail,
+                  int64_t ns, int64_t dt, bool bias) {
+  int64_t cols = blocks * kNumPartitions + (tail ? kNumPartitions : 0);
+  int64_t xT = nk * cols * dt;
+  int64_t slabs = 2 * nk * ns * dt;
+  int64_t ys = 2 * (blocks + (tail ? 1 : 0)) * ns * dt;
+  int64_t stage = 2 * k * dt;
+  return xT + slabs + ys + std::max<int64_t>(stage, 0) + (bias ? n * dt : 0);
+}
+
+QkvPlan choosePlan(int64_t m, int64_t k, int64_t n, int64_t dt, bool bias) {
+  int64_t nk = k / kNumPartitions;
+  int64_t blocks = m / kNumPartitions;
+  bool tail = m % kNumPartitions != 0;
+  SmallVector<int64_t, 3> widths;
+  for (int64_t w : {kMatmulMaxN, kMatmulMaxN / 2, kMatmulMaxN / 4})
+    if (w <= n || widths.empty())
+      widths.push_back(std::min(w, n));
+  // All rows resident (W read once) with the widest slab that fits.
+  for (int64_t ns : widths)
+    if (planBytes(nk, k, n, blocks, tail, ns, dt, bias) <=
+        kKernelSbufBudgetBytes)
+      return {blocks, ns, 1};
+  // Otherwise row groups as large as fit with the narrowest slab: W is read
+  // once per group.
+  int64_t ns = widths.back();
+  if (planBytes(nk, k, n, 1, tail, ns, dt, bias) > kKernelSbufBudgetBytes)
+    return {0, ns, 0}; // Not even one block: the builder reports it.
+  int64_t fit = 1;
+  while (fit < blocks && planBytes(nk, k, n, fit + 1, tail, ns, dt, bias) <=
+                             kKernelSbufBudgetBytes)
+    ++fit;
+  return {fit, ns, ceilDiv(std::max<int64_t>(blocks, 1), fit)};
+}
+
+} // namespace
 
 FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
                                           const KernelSignature &sig,
@@ -22,59 +92,169 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
   bool hasBias = sig.args.size() > 2;
   int64_t kdim = w.getDimSize(0), ndim = w.getDimSize(1);
   int64_t mdim = x.getNumElements() / kdim;
+  if (kdim % kNumPartitions != 0 || x.getDimSize(x.getRank() - 1) != kdim)
+    return module.emitError()
+           << "qkv kernel: K = " << kdim << " must be a multiple of "
+           << kNumPartitions << " and x's last dim";
   Type dtype = x.getElementType();
+  int64_t dt = dtype.isBF16() ? 2 : 4;
+  int64_t nk = kdim / kNumPartitions;
+  QkvPlan plan = choosePlan(mdim, kdim, ndim, dt, hasBias);
+  int64_t full = mdim / kNumPartitions, tail = mdim % kNumPartitions;
+  if (plan.groups == 0)
+    return module.emitError()
+           << "qkv kernel: one 128-row block of x^T (K = " << kdim
+           << ") with a W slab and the bias row (N = " << ndim
+           << ") exceeds the kernel SBUF budget of " << kKernelSbufBudgetBytes
+           << " bytes per partition";
   SmallVector<TileType> ins;
   for (RankedTensorType t : sig.args)
     ins.push_back(*hbmTileFor(t));
   OpBuilder::InsertionGuard g(b);
   ProgramOp prog =
       createKernelProgram(b, module, name, ins, {*hbmTileFor(sig.results[0])});
+  prog->setAttr("seam.kernel_plan",
+                b.getStringAttr(llvm::formatv(
+                    "x^T resident in {0} group(s) of {1} rows; W in slabs of "
+                    "{2} columns, read {0} time(s)",
+                    plan.groups,
+                    std::min<int64_t>(mdim, plan.groupBlocks * kNumPartitions +
+                                                (plan.groups == 1 ? tail : 0)),
+                    plan.slab)));
   KernelBuilder kb(b, module.getLoc(), prog);
   Value xH = kb.reshape(kb.arg(0), {mdim, kdim});
-  Value wH = kb.arg(1);
+  // W[p nk + c, :] at partition p, chunk c.
+  Value wH = kb.reshape(kb.arg(1), {kNumPartitions, nk, ndim});
   Value yH = kb.reshape(kb.arg(sig.args.size()), {mdim, ndim});
-  int64_t nk = kdim / 128;
 
-  Value xt = kb.sbuf({128, kdim}, dtype);
-  Value xT = kb.sbuf({128, nk, 128}, dtype);
-  Value wt = kb.sbuf({128, std::min<int64_t>(ndim, 512)}, dtype);
-  Value tp = kb.psum({128, 128});
-  Value acc = kb.psum({128, 512});
-  Value yt = kb.sbuf({128, ndim}, dtype);
-  Value brow = hasBias ? kb.broadcastToPartitions(kb.arg(2), 128) : Value();
-  // Loops stay loops: full 128-row and 512-column blocks are ncore.loops,
-  // a remainder block (if any) is emitted once after its loop.
-  auto rowBlock = [&](Ix m0, int64_t mw) {
-    kb.dma(kb.view(xt, {mw, kdim}, {0, 0}), kb.view(xH, {mw, kdim}, {m0, 0}));
-    kb.loop(nk, [&](Ix kc) {
-      kb.transpose(kb.view(tp, {128, mw}, {0, 0}),
-                   kb.view(xt, {mw, 128}, {0, kc * 128}));
-      kb.copy(kb.view(xT, {128, 1, mw}, {0, kc, 0}),
-              kb.view(tp, {128, mw}, {0, 0}));
-    });
-    auto colBlock = [&](Ix n0, int64_t nw) {
-      Value a = kb.view(acc, {mw, nw}, {0, 0});
-      kb.loop(nk, [&](Ix kc) {
-        Value wv = kb.view(wt, {128, nw}, {0, 0});
-        kb.dma(wv, kb.view(wH, {128, nw}, {kc * 128, n0}));
-        kb.matmulAccumulateOver(a, kb.view(xT, {128, 1, mw}, {0, kc, 0}), wv,
-                                kc);
-      });
-      Value yv = kb.view(yt, {mw, nw}, {0, n0});
-      if (hasBias)
-        kb.tensorTensor(AluOp::Add, yv, a, kb.view(brow, {mw, nw}, {0, n0}));
-      else
-        kb.copy(yv, a);
+  int64_t gb = std::max<int64_t>(plan.groupBlocks, 1), ns = plan.slab;
+  // Resident x^T of a group: [k partition, chunk, rows of its blocks (and
+  // the tail rows)].
+  int64_t tailCol = gb * kNumPartitions;
+  Value xT = kb.sbuf({kNumPartitions, nk, tailCol + (tail ? tail : 0)}, dtype);
+  Value stage[2], slab[2], ys[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    stage[i] = kb.sbuf({kNumPartitions, kdim}, dtype);
+    slab[i] = kb.sbuf({kNumPartitions, nk, ns}, dtype);
+    ys[i] = kb.sbuf({kNumPartitions, gb + (tail ? 1 : 0), ns}, dtype);
+  }
+  // Transposes land 4 chunks to a PSUM bank; accumulators in a ring of 2.
+  constexpr int64_t kChunksPerBank = kMatmulMaxN / kNumPartitions;
+  Value tp[2] = {kb.psum({kNumPartitions, kMatmulMaxN}),
+                 kb.psum({kNumPartitions, kMatmulMaxN})};
+  Value acc[2] = {kb.psum({kNumPartitions, kMatmulMaxN}),
+                  kb.psum({kNumPartitions, kMatmulMaxN})};
+  Value brow =
+      hasBias ? kb.broadcastToPartitions(kb.arg(2), kNumPartitions) : Value();
+
+  // x^T of `rows` rows (a block or the tail) from `stage` into xT columns
+  // [col, col + rows): chunk c is the transpose of columns c, c + nk, ...
+  auto transposeRows = [&](Value st, int64_t rows, Ix col) {
+    int64_t groups = nk / kChunksPerBank, rest = nk % kChunksPerBank;
+    auto chunkGroup = [&](Ix c0, int64_t count, unsigned t) {
+      for (int64_t j = 0; j < count; ++j)
+        kb.transpose(kb.view(tp[t], {kNumPartitions, rows}, {0, j * rows}),
+                     kb.view(st, {rows, kNumPartitions}, {0, c0 + j}, {1, nk}));
+      kb.copy(kb.view(xT, {kNumPartitions, count, rows}, {0, c0, col}),
+              kb.view(tp[t], {kNumPartitions, count * rows}, {0, 0}));
     };
-    if (ndim >= 512)
-      kb.loop(ndim / 512, [&](Ix n) { colBlock(n * 512, 512); });
-    if (ndim % 512)
-      colBlock(Ix(ndim / 512 * 512), ndim % 512);
-    kb.dma(kb.view(yH, {mw, ndim}, {m0, 0}), kb.view(yt, {mw, ndim}, {0, 0}));
+    if (groups >= 2)
+      kb.loopUnrolled(groups / 2, 1, [&](Ix i) {
+        chunkGroup(i * (2 * kChunksPerBank), kChunksPerBank, 0);
+        chunkGroup(i * (2 * kChunksPerBank) + kChunksPerBank, kChunksPerBank,
+                   1);
+      });
+    if (groups % 2)
+      chunkGroup(Ix((groups - 1) * kChunksPerBank), kChunksPerBank, 0);
+    if (rest)
+      chunkGroup(Ix(groups * kChunksPerBank), rest, 1);
   };
-  if (mdim >= 128)
-    kb.loop(mdim / 128, [&](Ix m) { rowBlock(m * 128, 128); });
-  if (mdim % 128)
-    rowBlock(Ix(mdim / 128 * 128), mdim % 128);
+
+  // y rows of `rows` partitions = x^T columns [col, col + rows) times the
+  // slab, into ys[buf] block `blk`.
+  auto multiply = [&](Ix col, int64_t rows, Ix blk, unsigned buf, Ix n0,
+                      int64_t nw, unsigned a) {
+    Value out = kb.view(acc[a], {rows, nw}, {0, 0});
+    kb.loopUnrolled(nk, 1, [&](Ix c) {
+      kb.matmulAccumulateOver(
+          out, kb.view(xT, {kNumPartitions, 1, rows}, {0, c, col}),
+          kb.view(slab[buf], {kNumPartitions, 1, nw}, {0, c, 0}), c);
+    });
+    Value yv = kb.view(ys[buf], {rows, 1, nw}, {0, blk, 0});
+    if (hasBias)
+      kb.tensorTensor(AluOp::Add, yv, out, kb.view(brow, {rows, nw}, {0, n0}));
+    else
+      kb.copy(yv, out);
+  };
+
+  auto runGroup = [&](Ix block0, int64_t blocks, bool withTail) {
+    // x^T of the group: blocks through two staging buffers, then the tail.
+    Value x3 =
+        full > 0
+            ? kb.reshape(kb.view(xH, {full * kNumPartitions, kdim}, {0, 0}),
+                         {kNumPartitions, full, kdim})
+            : Value();
+    kb.pipelinedLoop(
+        blocks,
+        [&](Ix i, unsigned s) {
+          kb.dma(stage[s],
+                 kb.view(x3, {kNumPartitions, 1, kdim}, {0, block0 + i, 0}));
+        },
+        [&](Ix i, unsigned s) {
+          transposeRows(stage[s], kNumPartitions, i * kNumPartitions);
+        });
+    if (withTail) {
+      Value st = kb.view(stage[blocks % 2], {tail, kdim}, {0, 0});
+      kb.dma(st, kb.view(xH, {tail, kdim}, {full * kNumPartitions, 0}));
+      transposeRows(st, tail, Ix(tailCol));
+    }
+    // The slabs of W, pipelined; each against every row block of the group.
+    auto runSlab = [&](unsigned buf, int64_t nw, Ix n0) {
+      kb.loopUnrolled(blocks / 2, 1, [&](Ix i) {
+        multiply((i * 2) * kNumPartitions, kNumPartitions, i * 2, buf, n0, nw,
+                 0);
+        multiply((i * 2 + 1) * kNumPartitions, kNumPartitions, i * 2 + 1, buf,
+                 n0, nw, 1);
+      });
+      if (blocks % 2)
+        multiply(Ix((blocks - 1) * kNumPartitions), kNumPartitions,
+                 Ix(blocks - 1), buf, n0, nw, 0);
+      if (blocks > 0) {
+        Value y3 =
+            kb.reshape(kb.view(yH, {full * kNumPartitions, ndim}, {0, 0}),
+                       {kNumPartitions, full, ndim});
+        kb.dma(kb.view(y3, {kNumPartitions, blocks, nw}, {0, block0, n0}),
+               kb.view(ys[buf], {kNumPartitions, blocks, nw}, {0, 0, 0}));
+      }
+      if (withTail) {
+        multiply(Ix(tailCol), tail, Ix(gb), buf, n0, nw, 1);
+        kb.dma(kb.view(yH, {tail, nw}, {full * kNumPartitions, n0}),
+               kb.view(ys[buf], {tail, 1, nw}, {0, gb, 0}));
+      }
+    };
+    int64_t slabs = ndim / ns, restCols = ndim % ns;
+    kb.pipelinedLoop(
+        slabs,
+        [&](Ix s, unsigned buf) {
+          kb.dma(slab[buf],
+                 kb.view(wH, {kNumPartitions, nk, ns}, {0, 0, s * ns}));
+        },
+        [&](Ix s, unsigned buf) { runSlab(buf, ns, s * ns); });
+    if (restCols) {
+      unsigned buf = slabs % 2;
+      int64_t n0 = slabs * ns;
+      kb.dma(kb.view(slab[buf], {kNumPartitions, nk, restCols}, {0, 0, 0}),
+             kb.view(wH, {kNumPartitions, nk, restCols}, {0, 0, n0}));
+      runSlab(buf, restCols, Ix(n0));
+    }
+  };
+  if (plan.groups == 1) {
+    runGroup(Ix(0), full, tail > 0);
+  } else {
+    int64_t whole = full / gb, last = full - whole * gb;
+    kb.loopUnrolled(whole, 1, [&](Ix gi) { runGroup(gi * gb, gb, false); });
+    if (last || tail)
+      runGroup(Ix(whole * gb), last, tail > 0);
+  }
   return prog;
 }

@@ -125,6 +125,20 @@ TEST_P(AttentionSeq, SourceOverflowIsReported) {
   EXPECT_GT(run.r.nonFiniteOutput, 0u);
 }
 
+// Rows of scores longer than the stable kernel's one-pass chunk (1024
+// keys): the online correction across chunks, and a last partial chunk.
+TEST(AttentionKernel, StableOnlineAcrossChunks) {
+  for (bool bf : {false, true}) {
+    auto run = runAttention("flash-attn-stable", 1280, bf, bf ? 1.0f : 12.0f);
+    ASSERT_TRUE(run.r.ok) << run.r.error;
+    double err = relL2(run.r.outputs[3], run.want);
+    std::cout << "[flash-attn-stable] S=1280 " << (bf ? "bf16" : "fp32")
+              << " rel-L2 " << err << "\n";
+    EXPECT_LE(err, bf ? 1e-2 : 1e-4);
+    EXPECT_EQ(run.r.nonFinite, 0u);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, AttentionSeq,
                          ::testing::Values(256, 512, 768),
                          [](const auto &info) {

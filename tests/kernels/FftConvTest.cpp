@@ -26,12 +26,18 @@ struct Opts {
        geluQ = false;
 };
 
-void runCase(int64_t l, int64_t nb, int64_t nh, Opts o) {
+/// fftconv of u [nb, nh, l] with a filter of `lk` taps (0: l) at fft size
+/// `n` (0: the smallest the reference allows).
+void runCase(int64_t l, int64_t nb, int64_t nh, Opts o, int64_t n = 0,
+             int64_t lk = 0) {
   KernelEnv env;
   auto &bld = env.builder;
-  int64_t n = fftSizeFor(l);
+  if (n == 0)
+    n = fftSizeFor(l);
+  if (lk == 0)
+    lk = l;
   mlir::seam::KernelSignature sig;
-  sig.args = {env.tensor({nb, nh, l}), env.tensor({nh, l}), env.tensor({nh})};
+  sig.args = {env.tensor({nb, nh, l}), env.tensor({nh, lk}), env.tensor({nh})};
   if (o.v)
     sig.args.push_back(env.tensor({nb, nh, l}));
   if (o.q)
@@ -51,11 +57,11 @@ void runCase(int64_t l, int64_t nb, int64_t nh, Opts o) {
   auto prog = env.build("fftconv", sig);
   ASSERT_TRUE(prog);
   auto u = randomValues(nb * nh * l, 5 + l);
-  auto k = randomValues(nh * l, 6 + l);
+  auto k = randomValues(nh * lk, 6 + l);
   // A decaying filter, as Hyena's implicit filters are.
   for (int64_t h = 0; h < nh; ++h)
-    for (int64_t j = 0; j < l; ++j)
-      k[h * l + j] *= float(std::exp(-3.0 * double(j) / double(l)));
+    for (int64_t j = 0; j < lk; ++j)
+      k[h * lk + j] *= float(std::exp(-3.0 * double(j) / double(lk)));
   auto d = randomValues(nh, 7 + l);
   auto v = randomValues(nb * nh * l, 8 + l);
   auto q = randomValues(nb * nh * l, 9 + l);
@@ -85,8 +91,8 @@ void runCase(int64_t l, int64_t nb, int64_t nh, Opts o) {
       }
       for (int64_t t = 0; t < l; ++t) {
         double y = 0;
-        for (int64_t j = 0; j <= t; ++j)
-          y += double(k[h * l + j]) * up[t - j];
+        for (int64_t j = 0; j <= t && j < lk; ++j)
+          y += double(k[h * lk + j]) * up[t - j];
         y += up[t] * d[h];
         if (o.gelu)
           y = gelu(y);
@@ -108,9 +114,10 @@ void runCase(int64_t l, int64_t nb, int64_t nh, Opts o) {
       ++bad;
   }
   double err = relL2(got, want);
-  std::cout << "[fftconv] L=" << l << " fft_size=" << n << " B=" << nb
-            << " H=" << nh << " rel-L2 " << err << " max-abs " << maxAbs
-            << "\n";
+  std::cout << "[fftconv] L=" << l << " Lk=" << lk << " fft_size=" << n
+            << " B=" << nb << " H=" << nh << " rel-L2 " << err << " max-abs "
+            << maxAbs << "\n";
+  EXPECT_LE(err, 1e-5);
   EXPECT_EQ(bad, 0u) << "elements outside rtol 1e-4 / atol 5e-4";
 }
 
@@ -131,6 +138,39 @@ TEST(FftConvKernel, GatingGeluDropout) {
   Opts o;
   o.v = o.q = o.mask = o.gelu = o.geluInp = o.geluQ = true;
   runCase(64, 2, 3, o);
+}
+
+// The four-step path (fft_size > 128) with every gate, two batch elements
+// (filter spectra kept for both) and 70 channels: one full tile of 64 and a
+// tile holding a partial group of 6 (G = 16 channels per group at n2 = 8);
+// L is not a multiple of n2 (partial last rows).
+TEST(FftConvKernel, FourStepGatingPartialGroups) {
+  Opts o;
+  o.v = o.q = o.mask = o.gelu = o.geluInp = o.geluQ = true;
+  runCase(300, 2, 70, o);
+}
+
+// A filter shorter than the sequence and an fft_size above 2L.
+TEST(FftConvKernel, ShortFilterLargerFftSize) {
+  runCase(200, 1, 5, {}, /*n=*/2048, /*lk=*/37);
+  runCase(60, 1, 3, {}, /*n=*/128, /*lk=*/9);
+}
+
+// More channels than one chunk holds: at n = 8192 with two batch elements
+// a chunk keeps 64 channels (A tiles and filter spectra in the SBUF
+// budget), so 136 channels are two chunks in a loop and a rest of 8.
+TEST(FftConvKernel, FourStepChannelChunks) {
+  Opts o;
+  o.mask = true;
+  runCase(40, 2, 136, o, /*n=*/8192);
+}
+
+// n <= 128 over more than 512 channels (chunks of 512 in 128-channel
+// blocks, then a rest of 88 with a partial block).
+TEST(FftConvKernel, SingleStageChannelChunks) {
+  Opts o;
+  o.v = o.q = o.mask = o.gelu = true;
+  runCase(20, 2, 600, o, /*n=*/64);
 }
 
 } // namespace

@@ -252,6 +252,57 @@ TEST(FftKernel, ThreeFactorSizes) {
   EXPECT_LE(err, 1e-2);
 }
 
+/// More rows than one chunk of the batched four-step (whole tiles of G =
+/// 128 / n2 rows, several chunks pipelined, a partial last chunk and
+/// group): complex fp32, real bf16, and the inverse to a real output.
+TEST(FftKernel, BatchedChunksOfRows) {
+  struct Case {
+    int64_t n, batch;
+    bool complexIn, bf16, inverse;
+  };
+  for (Case c :
+       {Case{256, 600, true, false, false}, Case{512, 300, false, true, false},
+        Case{1024, 100, true, false, true}}) {
+    KernelEnv env;
+    mlir::seam::FftParams p;
+    p.n = c.n;
+    p.batch = c.batch;
+    p.complexInput = c.complexIn;
+    p.inverse = c.inverse;
+    p.realOutput = c.inverse;
+    p.dtype = c.bf16 ? env.bf16() : env.f32();
+    auto prog = mlir::seam::buildFftProgram(env.builder, *env.module, "f", p);
+    ASSERT_TRUE(succeeded(prog));
+    int64_t parts = c.complexIn ? 2 : 1;
+    auto x = randomValues(c.batch * c.n * parts, 43 + c.n);
+    if (c.bf16)
+      for (float &v : x)
+        v = toBf16(v);
+    auto r = runProgram(*prog, {{0u, x}});
+    ASSERT_TRUE(r.ok) << r.error;
+    std::vector<double> want;
+    for (int64_t b = 0; b < c.batch; ++b) {
+      std::vector<cd> row(c.n);
+      for (int64_t j = 0; j < c.n; ++j)
+        row[j] = c.complexIn
+                     ? cd(x[(b * c.n + j) * 2], x[(b * c.n + j) * 2 + 1])
+                     : cd(x[b * c.n + j], 0.0);
+      for (cd v : dft(row, c.inverse)) {
+        want.push_back(v.real());
+        if (!c.inverse)
+          want.push_back(v.imag());
+      }
+    }
+    double err = relL2(r.outputs[1], want);
+    std::cout << "[fft chunks] n=" << c.n << " batch=" << c.batch
+              << (c.complexIn ? " complex" : " real")
+              << (c.bf16 ? " bf16" : " fp32")
+              << (c.inverse ? " inverse->real" : "") << " rel-L2 " << err
+              << "\n";
+    EXPECT_LE(err, c.bf16 ? 1e-2 : 1e-5);
+  }
+}
+
 TEST(FftKernel, UnfactorableSizeIsReported) {
   KernelEnv env;
   // 131 is prime and > 128: no DFT of <= 128 points divides it.

@@ -89,4 +89,16 @@ INSTANTIATE_TEST_SUITE_P(Kernels, FourierMixRows,
                                   std::to_string(info.param.d);
                          });
 
+// Shapes off the table: sizes under one partition tile and an odd batch
+// (the pipelined batch loop's last body), and sizes that are not multiples
+// of 128 (the chunk-by-chunk path).
+INSTANTIATE_TEST_SUITE_P(Shapes, FourierMixRows,
+                         ::testing::Values(Row{3, 64, 256}, Row{5, 128, 96},
+                                           Row{2, 200, 136}),
+                         [](const auto &info) {
+                           return "B" + std::to_string(info.param.b) + "_S" +
+                                  std::to_string(info.param.s) + "_D" +
+                                  std::to_string(info.param.d);
+                         });
+
 } // namespace

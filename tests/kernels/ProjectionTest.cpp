@@ -6,40 +6,70 @@ using namespace ::seam::kt;
 
 namespace {
 
+/// Runs the qkv kernel on x [1, m, k] times w [k, n] (+ bias) against a
+/// double reference; returns the program's plan description.
+std::string runQkv(int64_t m, int64_t k, int64_t n, bool bf, bool bias) {
+  KernelEnv env;
+  Type elt = bf ? env.bf16() : env.f32();
+  mlir::seam::KernelSignature sig;
+  sig.args = {env.tensor({1, m, k}, elt), env.tensor({k, n}, elt)};
+  if (bias)
+    sig.args.push_back(env.tensor({n}, elt));
+  sig.results = {env.tensor({1, m, n}, elt)};
+  sig.config = env.builder.getDictionaryAttr({});
+  auto prog = env.build("qkv", sig);
+  EXPECT_TRUE(prog);
+  if (!prog)
+    return "";
+  auto x = randomValues(m * k, 1), w = randomValues(k * n, 2),
+       b = randomValues(n, 3);
+  if (bf)
+    for (auto *vec : {&x, &w, &b})
+      for (float &v : *vec)
+        v = toBf16(v);
+  std::map<unsigned, std::vector<float>> in = {{0u, x}, {1u, w}};
+  if (bias)
+    in[2] = b;
+  auto r = runProgram(prog, in);
+  EXPECT_TRUE(r.ok) << r.error;
+  if (!r.ok)
+    return "";
+  std::vector<double> want(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = bias ? b[j] : 0.0;
+      for (int64_t c = 0; c < k; ++c)
+        acc += double(x[i * k + c]) * w[c * n + j];
+      want[i * n + j] = acc;
+    }
+  double err = relL2(r.outputs[bias ? 3 : 2], want);
+  std::string plan =
+      prog->getAttrOfType<StringAttr>("seam.kernel_plan").getValue().str();
+  std::cout << "[qkv] M=" << m << " K=" << k << " N=" << n
+            << (bf ? " bf16" : " fp32") << (bias ? " +bias" : "") << " rel-L2 "
+            << err << " (" << plan << ")\n";
+  EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+  return plan;
+}
+
 TEST(QkvKernel, Fp32AndBf16WithBias) {
   // M = 200 (a partial 128-row block), K = 256, N = 640 (512 + 128).
-  const int64_t m = 200, k = 256, n = 640;
-  for (bool bf : {false, true}) {
-    KernelEnv env;
-    Type elt = bf ? env.bf16() : env.f32();
-    mlir::seam::KernelSignature sig;
-    sig.args = {env.tensor({1, m, k}, elt), env.tensor({k, n}, elt),
-                env.tensor({n}, elt)};
-    sig.results = {env.tensor({1, m, n}, elt)};
-    sig.config = env.builder.getDictionaryAttr({});
-    auto prog = env.build("qkv", sig);
-    ASSERT_TRUE(prog);
-    auto x = randomValues(m * k, 1), w = randomValues(k * n, 2),
-         b = randomValues(n, 3);
-    if (bf)
-      for (auto *vec : {&x, &w, &b})
-        for (float &v : *vec)
-          v = toBf16(v);
-    auto r = runProgram(prog, {{0u, x}, {1u, w}, {2u, b}});
-    ASSERT_TRUE(r.ok) << r.error;
-    std::vector<double> want(m * n);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double acc = b[j];
-        for (int64_t c = 0; c < k; ++c)
-          acc += double(x[i * k + c]) * w[c * n + j];
-        want[i * n + j] = acc;
-      }
-    double err = relL2(r.outputs[3], want);
-    std::cout << "[qkv] " << (bf ? "bf16" : "fp32") << " rel-L2 " << err
-              << "\n";
-    EXPECT_LE(err, bf ? 1e-2 : 1e-5);
-  }
+  for (bool bf : {false, true})
+    runQkv(200, 256, 640, bf, /*bias=*/true);
+}
+
+TEST(QkvKernel, SmallShapesWithoutBias) {
+  // Fewer rows than a block, one K chunk, N narrower than a slab.
+  runQkv(64, 128, 96, false, false);
+  // Three whole blocks (a pair and one), no tail, slabs of 512 and a rest.
+  runQkv(384, 384, 1100, true, false);
+}
+
+TEST(QkvKernel, RowGroupsWhenXDoesNotFit) {
+  // x^T of 1100 rows x 2048 (fp32) exceeds the SBUF budget: rows go in
+  // groups, W is read once per group.
+  std::string plan = runQkv(1100, 2048, 200, false, true);
+  EXPECT_EQ(plan.find("in 1 group"), std::string::npos) << plan;
 }
 
 TEST(RopeKernel, PublishedLayout) {

@@ -1,6 +1,8 @@
 //===- RegistryBuildTest.cpp - build hooks and getOrBuildKernelProgram ----===//
 #include "KernelTestUtil.h"
+#include "kernels/KernelBuilder.h"
 #include "mlir/IR/Verifier.h"
+#include "runtime/Profile.h"
 
 using namespace mlir;
 using namespace ::seam::kt;
@@ -137,6 +139,55 @@ TEST(KernelRegistry, FftOnRank3Tensor) {
       want.push_back(acc.imag());
     }
   EXPECT_LE(relL2(r.outputs[1], want), 1e-5);
+}
+
+/// The kernels' SBUF planning budget leaves at least half of every
+/// profile's SBUF partition to the caller's tiles; their DMA streams cover
+/// every profile's queues.
+TEST(KernelRegistry, SbufBudgetFitsEveryProfile) {
+  for (auto t : {::seam::rt::Target::Trn1, ::seam::rt::Target::Trn2}) {
+    const auto &p = ::seam::rt::Profile::builtin(t);
+    EXPECT_LE(2 * mlir::seam::kKernelSbufBudgetBytes,
+              int64_t(p.sbufPartitionBytes))
+        << p.name;
+    // The DMA streams a kernel keeps in flight cover the queues.
+    EXPECT_GE(mlir::seam::kDmaStreams, int64_t(p.dmaEngines)) << p.name;
+  }
+}
+
+/// Shapes a kernel cannot serve get a diagnostic, not a crash.
+TEST(KernelRegistry, UnservableShapesAreReported) {
+  KernelEnv env;
+  std::string msg;
+  ScopedDiagnosticHandler h(&env.ctx, [&](Diagnostic &d) {
+    msg = d.str();
+    return success();
+  });
+  // qkv: K not a multiple of 128 (the registry check).
+  mlir::seam::KernelSignature qkv;
+  qkv.args = {env.tensor({1, 64, 200}), env.tensor({200, 96})};
+  qkv.results = {env.tensor({1, 64, 96})};
+  qkv.config = env.builder.getDictionaryAttr({});
+  EXPECT_TRUE(
+      failed(mlir::seam::getOrBuildKernelProgram(*env.module, "qkv", qkv)));
+  EXPECT_NE(msg.find("not a multiple of 128"), std::string::npos) << msg;
+  // qkv: a contraction too long for one block of x^T in SBUF.
+  qkv.args = {env.tensor({1, 64, 128 * 200}), env.tensor({128 * 200, 96})};
+  EXPECT_TRUE(
+      failed(mlir::seam::getOrBuildKernelProgram(*env.module, "qkv", qkv)));
+  EXPECT_NE(msg.find("exceeds the kernel SBUF budget"), std::string::npos)
+      << msg;
+  // fftconv: bf16 is not built.
+  auto bf = env.bf16();
+  mlir::seam::KernelSignature conv;
+  conv.args = {env.tensor({1, 4, 64}, bf), env.tensor({4, 64}, bf),
+               env.tensor({4}, bf)};
+  conv.results = {env.tensor({1, 4, 64}, bf)};
+  conv.config = env.builder.getDictionaryAttr({env.builder.getNamedAttr(
+      "fft_size", env.builder.getI64IntegerAttr(128))});
+  EXPECT_TRUE(failed(
+      mlir::seam::getOrBuildKernelProgram(*env.module, "fftconv", conv)));
+  EXPECT_NE(msg.find("f32 only"), std::string::npos) << msg;
 }
 
 } // namespace

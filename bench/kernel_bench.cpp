@@ -1,0 +1,437 @@
+//===- kernel_bench.cpp - kernels against their roofline ------------------===//
+//
+// Builds each NKI-style kernel for the shapes the sources and models use,
+// compiles it with the real codegen (ncore-double-buffer, ncore-allocate,
+// ncore-schedule, emission) and runs it timing-only on one emulated core.
+// Per case it prints the device time, the busy fraction of each engine over
+// the run, and two floors computed from the case's work, never from the
+// emitted instructions:
+//
+//   TE floor   the matmul work of the kernel's algorithm at full tiles:
+//              MACs / (128 x 128 per cycle) at the TE clock, 4x for fp32
+//              operands (hardware.md "Instruction costs").
+//   DMA floor  the bytes that must cross HBM once (inputs, outputs, the
+//              constant matrices) at the core's 16 queues x sustained rate,
+//              plus one fixed transfer cost (hardware.md "DMA").
+//
+// "of floor" = max(TE floor, DMA floor) / device time: 100% is the
+// roofline. Performance is measured here, never asserted in tests.
+//
+//   build/bin/kernel_bench                      # every case, trn2
+//   build/bin/kernel_bench --filter fftconv --json out.json --target trn1
+//   build/bin/kernel_bench --filter dft128 --trace /tmp/t.json
+//   build/bin/kernel_bench --filter qkv --print-ir   # the kernels' ncore
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/ncore/NcoreOps.h"
+#include "dialect/seam/SeamOps.h"
+#include "kernels/Constants.h"
+#include "kernels/Kernels.h"
+#include "lowering/NcoreCodegen.h"
+#include "runtime/Host.h"
+#include "runtime/Profile.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+namespace rt = ::seam::rt;
+namespace sk = ::mlir::seam;
+
+namespace {
+
+/// What one case is: how to build its program, and its work.
+struct Case {
+  std::string name;  ///< e.g. "fft/dft128 bf16 x4096"
+  std::string shape; ///< human-readable shape
+  /// Builds the program into `module` (null on failure, diagnostics shown).
+  std::function<ncore::ProgramOp(OpBuilder &, ModuleOp)> build;
+  double bf16Macs = 0, fp32Macs = 0; ///< Matmul work of the algorithm.
+  double hbmBytes = 0;               ///< Bytes that must cross HBM once.
+};
+
+RankedTensorType tensor(MLIRContext *ctx, ArrayRef<int64_t> shape, Type elt) {
+  return RankedTensorType::get(shape, elt);
+}
+
+/// A case built through the registry (the path seam-run takes).
+std::function<ncore::ProgramOp(OpBuilder &, ModuleOp)>
+registryBuild(std::string kernel,
+              std::function<sk::KernelSignature(MLIRContext *)> sig) {
+  return [=](OpBuilder &, ModuleOp module) -> ncore::ProgramOp {
+    auto sym =
+        sk::getOrBuildKernelProgram(module, kernel, sig(module.getContext()));
+    if (failed(sym))
+      return {};
+    return module.lookupSymbol<ncore::ProgramOp>(sym->getValue());
+  };
+}
+
+double bytesOf(ArrayRef<int64_t> shape, int64_t elementBytes) {
+  double n = 1;
+  for (int64_t d : shape)
+    n *= double(d);
+  return n * double(elementBytes);
+}
+
+/// Matmul MACs of the kernels' DFT algorithm for `rows` sequences of
+/// length n: one real matmul pass per (real operand, real DFT matrix) pair.
+/// N <= 128: one n x n stage; N = n1 x n2: an n1 stage and an n2 stage.
+/// `passes` counts the real products of a complex stage (2 for real input,
+/// 4 for complex).
+double dftMacs(int64_t n, double rows, int firstPasses, int laterPasses) {
+  if (n <= 128)
+    return rows * double(n) * double(n) * firstPasses;
+  auto f = sk::fftFactors(n);
+  if (!f)
+    return 0;
+  double n1 = f->first, n2 = f->second;
+  return rows * (n2 * n1 * n1 * firstPasses + n1 * n2 * n2 * laterPasses);
+}
+
+std::vector<Case> allCases() {
+  std::vector<Case> cs;
+  // -- 1-D FFT ---------------------------------------------------------------
+  auto fft = [&](int64_t n, int64_t rows, bool complexIn, bool bf16) {
+    Case c;
+    c.name = "fft/n" + std::to_string(n) + (complexIn ? " c64" : "") +
+             (bf16 ? " bf16" : " f32") + " x" + std::to_string(rows);
+    c.shape = "[" + std::to_string(rows) + ", " + std::to_string(n) +
+              (complexIn ? ", 2" : "") + "]";
+    c.build = [=](OpBuilder &b, ModuleOp module) -> ncore::ProgramOp {
+      sk::FftParams p;
+      p.n = n;
+      p.batch = rows;
+      p.complexInput = complexIn;
+      p.dtype = bf16 ? b.getBF16Type() : b.getF32Type();
+      auto prog = sk::buildFftProgram(b, module, "fft", p);
+      return succeeded(prog) ? *prog : ncore::ProgramOp();
+    };
+    double macs = dftMacs(n, double(rows), complexIn ? 4 : 2, 4);
+    (bf16 ? c.bf16Macs : c.fp32Macs) = macs;
+    c.hbmBytes = bytesOf({rows, n}, complexIn ? 8 : (bf16 ? 2 : 4)) +
+                 bytesOf({rows, n, 2}, 4);
+    return c;
+  };
+  // The 128-point DFT of the FNet source (512 rows per matmul) and a longer
+  // batch; real bf16 input as in FNet, complex fp32 as the source's kernel.
+  cs.push_back(fft(128, 512, false, true));
+  cs.push_back(fft(128, 4096, false, true));
+  cs.push_back(fft(128, 512, true, false));
+  cs.push_back(fft(128, 4096, true, false));
+  for (int64_t n : {256, 1024, 4096, 16384})
+    cs.push_back(fft(n, n >= 16384 ? 8 : 64, true, false));
+
+  // -- FNet mixing (the source's table) ---------------------------------------
+  for (auto [bt, s, d] : {std::tuple<int64_t, int64_t, int64_t>{1, 128, 512},
+                          {1, 128, 768},
+                          {1, 256, 768},
+                          {1, 512, 768},
+                          {4, 128, 768}}) {
+    Case c;
+    c.name = "fourier-mix bf16";
+    c.shape = "(" + std::to_string(bt) + ", " + std::to_string(s) + ", " +
+              std::to_string(d) + ")";
+    c.build = registryBuild("fourier-mix", [=](MLIRContext *ctx) {
+      Builder b(ctx);
+      sk::KernelSignature sig;
+      sig.args = {tensor(ctx, {bt, s, d}, b.getBF16Type())};
+      sig.results = sig.args;
+      sig.config = b.getDictionaryAttr(
+          {b.getNamedAttr("dims", b.getDenseI64ArrayAttr({1, 2}))});
+      return sig;
+    });
+    // Re(F_S X F_D) = C_S X C_D - S_S X S_D: two S-stage products and two
+    // D-stage products per batch.
+    c.bf16Macs = double(bt) * 2.0 * (double(s) * s * d + double(s) * d * d);
+    c.hbmBytes = 2 * bytesOf({bt, s, d}, 2) + 2 * bytesOf({s, s}, 2) +
+                 2 * bytesOf({d, d}, 2);
+    cs.push_back(c);
+  }
+
+  // -- fftconv (the reproduction's table, H = 64; Hyena's own shape) ----------
+  auto fftconv = [&](int64_t bt, int64_t h, int64_t l) {
+    int64_t n = 16;
+    while (n < 2 * l)
+      n *= 2;
+    Case c;
+    c.name = "fftconv f32";
+    c.shape = "B" + std::to_string(bt) + " H" + std::to_string(h) + " L" +
+              std::to_string(l) + " n" + std::to_string(n);
+    c.build = registryBuild("fftconv", [=](MLIRContext *ctx) {
+      Builder b(ctx);
+      Type f32 = b.getF32Type();
+      sk::KernelSignature sig;
+      sig.args = {tensor(ctx, {bt, h, l}, f32), tensor(ctx, {h, l}, f32),
+                  tensor(ctx, {h}, f32)};
+      sig.results = {tensor(ctx, {bt, h, l}, f32)};
+      sig.config = b.getDictionaryAttr(
+          {b.getNamedAttr("fft_size", b.getI64IntegerAttr(n))});
+      return sig;
+    });
+    // Per (b, h): forward DFT of real u (2 + 4 passes), inverse to a real
+    // output (4 + 2 passes); per h: the filter's forward DFT.
+    double perSeq = dftMacs(n, 1, 2, 4);
+    c.fp32Macs = double(bt * h) * 2 * perSeq + double(h) * perSeq;
+    c.hbmBytes = 2 * bytesOf({bt, h, l}, 4) + bytesOf({h, l}, 4) + h * 4;
+    return c;
+  };
+  for (int64_t l : {64, 372, 784, 1134, 4096, 8192})
+    cs.push_back(fftconv(1, 64, l));
+  cs.push_back(fftconv(1, 256, 1024));
+  // Batches share the filter spectra of a chunk of channels.
+  cs.push_back(fftconv(4, 64, 1024));
+
+  // -- fused QKV (flux2-klein, TP = 4: the image and text streams) ------------
+  for (int64_t m : {256, 512, 768}) {
+    int64_t k = 3072, n = 2304;
+    Case c;
+    c.name = "qkv bf16";
+    c.shape = "x [" + std::to_string(m) + ", 3072] W [3072, 2304] + bias";
+    c.build = registryBuild("qkv", [=](MLIRContext *ctx) {
+      Builder b(ctx);
+      Type bf = b.getBF16Type();
+      sk::KernelSignature sig;
+      sig.args = {tensor(ctx, {1, m, k}, bf), tensor(ctx, {k, n}, bf),
+                  tensor(ctx, {n}, bf)};
+      sig.results = {tensor(ctx, {1, m, n}, bf)};
+      sig.config = b.getDictionaryAttr({});
+      return sig;
+    });
+    c.bf16Macs = double(m) * k * n;
+    c.hbmBytes =
+        bytesOf({m, k}, 2) + bytesOf({k, n}, 2) + bytesOf({m, n}, 2) + n * 2;
+    cs.push_back(c);
+  }
+
+  // -- attention (flux2-klein, TP = 4: 6 heads, seq 768, head_dim 128) --------
+  for (std::string kernel : {"flash-attn", "flash-attn-stable"}) {
+    int64_t bt = 1, h = 6, s = 768, d = 128;
+    Case c;
+    c.name = kernel + " bf16";
+    c.shape = "[1, 6, 768, 128]";
+    c.build = registryBuild(kernel, [=](MLIRContext *ctx) {
+      Builder b(ctx);
+      auto t = tensor(ctx, {bt, h, s, d}, b.getBF16Type());
+      sk::KernelSignature sig;
+      sig.args = {t, t, t};
+      sig.results = {t};
+      sig.config = b.getDictionaryAttr({});
+      return sig;
+    });
+    // S = q k^T and O = P v.
+    c.bf16Macs = double(bt * h) * 2.0 * s * s * d;
+    c.hbmBytes = 4 * bytesOf({bt, h, s, d}, 2);
+    cs.push_back(c);
+  }
+  return cs;
+}
+
+struct Measured {
+  bool ok = false;
+  std::string error;
+  double deviceNs = 0, compileMs = 0;
+  std::array<double, rt::kNumEngines> busyNs{};
+  double dmaQueueBusyNs = 0;
+  uint64_t dmaBytes = 0, dmaTransfers = 0, issued = 0;
+  size_t staticInstructions = 0;
+  double teFloorNs = 0, dmaFloorNs = 0;
+};
+
+double nowMs() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Measured measure(const Case &c, rt::Target target, const std::string &tracePath,
+                 bool printIr) {
+  Measured m;
+  MLIRContext ctx;
+  ctx.loadDialect<sk::SeamDialect, ncore::NcoreDialect>();
+  std::string diags;
+  ScopedDiagnosticHandler h(&ctx, [&](Diagnostic &d) {
+    diags += d.str() + "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&ctx));
+  OpBuilder b(&ctx);
+  double t0 = nowMs();
+  ncore::ProgramOp prog = c.build(b, *module);
+  if (!prog || failed(verify(prog))) {
+    m.error = "build failed: " + diags;
+    return m;
+  }
+  if (printIr)
+    prog.print(llvm::outs());
+  ncore::EmitOptions opts;
+  opts.constantValues = [](ncore::ProgramOp p, unsigned i) {
+    auto a = p.getArgAttrOfType<DictionaryAttr>(i, sk::kConstantAttrName);
+    return a ? sk::constantValues(a) : std::vector<float>();
+  };
+  auto compiled = ncore::compileNcoreProgram(prog, target, opts);
+  m.compileMs = nowMs() - t0;
+  if (failed(compiled)) {
+    m.error = "compile failed: " + diags;
+    return m;
+  }
+  m.staticInstructions = compiled->instructionCount();
+  const rt::Profile &profile = rt::Profile::builtin(target);
+  rt::DeviceOptions dopts;
+  dopts.mode = rt::ExecMode::TimingOnly;
+  dopts.cores = 1;
+  dopts.collectEvents = !tracePath.empty();
+  rt::Device device(profile, dopts);
+  auto id = device.loadProgram(*compiled);
+  if (!id) {
+    m.error = id.error();
+    return m;
+  }
+  auto res = device.launch(*id);
+  if (!res || res->fault) {
+    m.error = res ? res->fault->str() : res.error();
+    return m;
+  }
+  if (!tracePath.empty())
+    (void)device.writeTrace(tracePath);
+  const rt::CoreTimingStats &st = res->timeline.cores.at(0);
+  m.deviceNs = res->deviceNs;
+  m.busyNs = st.busyNs;
+  m.dmaQueueBusyNs = st.dmaQueueBusyNs;
+  m.dmaBytes = st.dmaBytes;
+  m.dmaTransfers = st.dmaTransfers;
+  m.issued = res->timeline.instructionsIssued;
+  double macsPerCycle = 128.0 * 128.0;
+  m.teFloorNs = (c.bf16Macs + profile.matmulFp32Factor * c.fp32Macs) /
+                macsPerCycle / profile.teClockGhz;
+  m.dmaFloorNs =
+      profile.dmaFixedCostNs +
+      c.hbmBytes / (profile.dmaEngineBytesPerNs * profile.dmaEngines);
+  m.ok = true;
+  return m;
+}
+
+std::string jsonEscape(const std::string &s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\')
+      o += '\\';
+    if (ch == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += ch;
+  }
+  return o;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string filter, jsonPath, tracePath;
+  bool printIr = false;
+  rt::Target target = rt::Target::Trn2;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--filter")
+      filter = next();
+    else if (a == "--json")
+      jsonPath = next();
+    else if (a == "--trace")
+      tracePath = next();
+    else if (a == "--print-ir")
+      printIr = true;
+    else if (a == "--target") {
+      auto t = rt::parseTarget(next());
+      if (!t) {
+        std::fprintf(stderr, "unknown target (trn1 or trn2)\n");
+        return 2;
+      }
+      target = *t;
+    } else {
+      std::fprintf(stderr,
+                   "usage: kernel_bench [--filter SUBSTRING] [--json FILE] "
+                   "[--trace FILE (last case)] [--target trn1|trn2] "
+                   "[--print-ir]\n");
+      return 2;
+    }
+  }
+  std::printf("kernels on one emulated %s core, timing-only\n",
+              std::string(rt::name(target)).c_str());
+  std::printf("%-22s %-40s %10s %6s %5s %5s %5s %5s %9s %9s %6s %6s %8s\n",
+              "kernel", "shape", "device us", "TE%", "VE%", "SE%", "GP%",
+              "DMAq%", "TEfloor", "DMAfloor", "floor", "instr", "compile");
+  std::string json = "[\n";
+  bool first = true, anyFailed = false;
+  for (const Case &c : allCases()) {
+    std::string key = c.name + " " + c.shape;
+    if (!filter.empty() && key.find(filter) == std::string::npos)
+      continue;
+    Measured m = measure(c, target, tracePath, printIr);
+    if (!m.ok) {
+      anyFailed = true;
+      std::printf("%-22s %-40s FAILED: %s\n", c.name.c_str(), c.shape.c_str(),
+                  m.error.c_str());
+      continue;
+    }
+    auto pct = [&](rt::Engine e) {
+      return 100.0 * m.busyNs[unsigned(e)] / m.deviceNs;
+    };
+    // DMA queue occupancy: busy queue-ns over (queues x run).
+    const rt::Profile &p = rt::Profile::builtin(target);
+    double dmaPct = 100.0 * m.dmaQueueBusyNs / (p.dmaEngines * m.deviceNs);
+    double floorNs = std::max(m.teFloorNs, m.dmaFloorNs);
+    std::printf("%-22s %-40s %10.2f %6.1f %5.1f %5.1f %5.1f %5.1f %8.2fu "
+                "%8.2fu %5.1f%% %6zu %6.0fms\n",
+                c.name.c_str(), c.shape.c_str(), m.deviceNs / 1e3,
+                pct(rt::Engine::Tensor), pct(rt::Engine::Vector),
+                pct(rt::Engine::Scalar), pct(rt::Engine::GpSimd), dmaPct,
+                m.teFloorNs / 1e3, m.dmaFloorNs / 1e3,
+                100.0 * floorNs / m.deviceNs, m.staticInstructions,
+                m.compileMs);
+    std::fflush(stdout);
+    char buf[1024];
+    std::snprintf(
+        buf, sizeof buf,
+        "%s  {\"kernel\": \"%s\", \"shape\": \"%s\", \"device_us\": %.4f, "
+        "\"te_busy\": %.4f, \"ve_busy\": %.4f, \"se_busy\": %.4f, "
+        "\"gp_busy\": %.4f, \"dma_queue_busy\": %.4f, \"te_floor_us\": %.4f, "
+        "\"dma_floor_us\": %.4f, \"of_floor\": %.4f, \"dma_bytes\": %llu, "
+        "\"dma_transfers\": %llu, \"instructions\": %zu, \"issued\": %llu, "
+        "\"compile_ms\": %.2f}",
+        first ? "" : ",\n", jsonEscape(c.name).c_str(),
+        jsonEscape(c.shape).c_str(), m.deviceNs / 1e3,
+        pct(rt::Engine::Tensor) / 100, pct(rt::Engine::Vector) / 100,
+        pct(rt::Engine::Scalar) / 100, pct(rt::Engine::GpSimd) / 100,
+        dmaPct / 100, m.teFloorNs / 1e3, m.dmaFloorNs / 1e3,
+        floorNs / m.deviceNs, (unsigned long long)m.dmaBytes,
+        (unsigned long long)m.dmaTransfers, m.staticInstructions,
+        (unsigned long long)m.issued, m.compileMs);
+    json += buf;
+    first = false;
+  }
+  json += "\n]\n";
+  if (!jsonPath.empty()) {
+    std::ofstream f(jsonPath);
+    f << json;
+  }
+  std::printf("TE%%..DMAq%%: busy share of the run (DMAq: queue-ns over 16 "
+              "queues); floor: max(TE floor, DMA floor) / device time\n");
+  return anyFailed ? 1 : 0;
+}
