@@ -182,16 +182,11 @@ std::string seamrun::validate(const SessionOptions &o) {
   if ((!o.inputs.empty() || !o.outputDir.empty()) && o.exec != "functional")
     return "--input and --output-dir need --functional (timing-only runs "
            "carry no data)";
-  for (const std::string &f : o.figureOverrides) {
-    size_t eq = f.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return "--set expects name=value, got '" + f + "'";
-    char *end = nullptr;
-    std::strtod(f.c_str() + eq + 1, &end);
-    if (!end || *end != '\0' || end == f.c_str() + eq + 1)
-      return "--set " + f.substr(0, eq) + ": '" + f.substr(eq + 1) +
-             "' is not a number";
-  }
+  // The profile owns the figures and their rules.
+  rt::Profile profile = rt::Profile::builtin(*rt::parseTarget(o.target));
+  for (const std::string &f : o.figureOverrides)
+    if (rt::Status s = profile.set(f); !s)
+      return "--set " + f + ": " + s.message;
   return "";
 }
 
@@ -204,13 +199,9 @@ rt::Expected<SessionResult> Session::run() {
   if (!profileOr)
     return Result::failure(profileOr.error());
   rt::Profile profile = *profileOr;
-  for (const std::string &f : opts.figureOverrides) {
-    size_t eq = f.find('=');
-    if (!profile.set(f.substr(0, eq), std::stod(f.substr(eq + 1))))
-      return Result::failure("--set: the " + opts.target +
-                             " profile has no figure '" + f.substr(0, eq) +
-                             "'");
-  }
+  for (const std::string &f : opts.figureOverrides)
+    if (rt::Status s = profile.set(f); !s)
+      return Result::failure("--set " + f + ": " + s.message);
   // Progress on stderr once the invocation has run for a few seconds
   // (functional runs of full-width models take tens of seconds).
   double wall0 = nowNs();
