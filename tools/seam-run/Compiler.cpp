@@ -31,15 +31,18 @@ double nowNs() {
       .count();
 }
 
-/// Diagnostics of a compile step, collected to return as one error.
+/// Diagnostics of a compile step: errors collected to return as one error,
+/// warnings kept for the report (remarks are silenced in seam-run).
 struct DiagCollector {
-  explicit DiagCollector(MLIRContext &ctx)
-      : handler(&ctx, [this](Diagnostic &d) {
+  explicit DiagCollector(MLIRContext &ctx, std::vector<std::string> &warnings)
+      : handler(&ctx, [this, &warnings](Diagnostic &d) {
           if (d.getSeverity() == DiagnosticSeverity::Error) {
             llvm::raw_string_ostream os(text);
             os << d.getLocation() << ": " << d << "\n";
+          } else if (d.getSeverity() == DiagnosticSeverity::Warning) {
+            warnings.push_back(d.str());
           }
-          return success(); // remarks are silenced in seam-run
+          return success();
         }) {}
   std::string text;
   ScopedDiagnosticHandler handler;
@@ -97,7 +100,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   cm.context = std::make_unique<MLIRContext>(seamRunRegistry());
   MLIRContext &ctx = *cm.context;
   ctx.loadAllAvailableDialects();
-  DiagCollector diags(ctx);
+  DiagCollector diags(ctx, cm.warnings);
 
   // Graph pipeline: what a lazy tracer or torch.compile front end does.
   double t0 = nowNs();

@@ -38,6 +38,8 @@ struct CompiledModel {
   int compiledUnits = 0, cacheHits = 0, cacheCorrupt = 0;
   int distinctPrograms = 0;
   CompileBreakdown breakdown;
+  /// Warnings of the graph pipeline (e.g. a kernel that replaced nothing).
+  std::vector<std::string> warnings;
 };
 
 class Compiler {

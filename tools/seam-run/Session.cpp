@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "passes/Accounting.h"
+#include "passes/KernelSelection.h"
 #include "runtime/HostCache.h"
 #include "runtime/ProgramFile.h"
 #include "tools/seam-run/Compiler.h"
@@ -153,7 +154,7 @@ double SessionResult::warmStepNs() const {
   return n ? sum / n : 0;
 }
 
-std::string seamrun::validate(const SessionOptions &o) {
+std::string seamrun::validate(SessionOptions &o) {
   int sources = !o.model.empty() + !o.config.empty() + !o.input.empty();
   if (sources != 1)
     return "give exactly one of --model NAME, --config FILE or a model .mlir "
@@ -170,10 +171,13 @@ std::string seamrun::validate(const SessionOptions &o) {
     return "--runs must be in [1, 1000], got " + std::to_string(o.runs);
   if (o.tp < 1 || o.tp > 64)
     return "--tp must be in [1, 64], got " + std::to_string(o.tp);
-  for (const std::string &k : o.kernels)
-    if (!mlir::seam::lookupKernel(k))
-      return "unknown kernel '" + k + "' in --kernels; registered kernels: " +
-             mlir::seam::knownKernelNames();
+  std::string kernelError;
+  auto kernels = mlir::seam::selectKernels(o.kernels, kernelError);
+  if (!kernels)
+    return "--kernels: " + kernelError;
+  o.kernels.clear();
+  for (const mlir::seam::KernelInfo *k : *kernels)
+    o.kernels.push_back(k->name.str());
   for (const std::string &in : o.inputs) {
     size_t eq = in.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == in.size())
@@ -262,6 +266,9 @@ rt::Expected<SessionResult> Session::run() {
       for (auto &[k, n] : acc.kernelsByName)
         result.kernelsByName[k] = int(n);
       result.distinctPrograms = cm.distinctPrograms;
+      for (const std::string &w : cm.warnings)
+        llvm::errs() << "seam-run: warning: " << w << "\n";
+      result.warnings = cm.warnings;
     }
 
     // Load every unit onto tp ranks.
@@ -599,6 +606,7 @@ std::string seamrun::writeJson(const SessionResult &r,
       {"engine_busy_s", std::move(busy)},
       {"dma_bytes", int64_t(r.dmaBytes)},
       {"non_finite", int64_t(r.nonFinite)},
+      {"warnings", Array(r.warnings)},
       {"runs", std::move(runs)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);

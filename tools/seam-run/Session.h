@@ -29,7 +29,9 @@ struct SessionOptions {
 };
 
 /// Empty when the options are usable, else what is wrong with which option.
-std::string validate(const SessionOptions &o);
+/// Puts the kernel list in its one form (names in order, each once; `none`,
+/// empty items and spaces dropped).
+std::string validate(SessionOptions &o);
 
 /// Where the time of one step went (host timeline, ns).
 struct StepStats {
@@ -77,6 +79,8 @@ struct SessionResult {
   uint64_t dmaBytes = 0;
   uint64_t nonFinite = 0;
   std::vector<std::string> faults;
+  /// Warnings of the compile (a kernel that replaced nothing, ...).
+  std::vector<std::string> warnings;
 
   double warmStepNs() const;
 };

@@ -33,9 +33,10 @@ static cl::opt<int> tp("tp", cl::desc("Tensor-parallel degree (ranks)"),
                        cl::init(1), cl::cat(cat));
 static cl::opt<std::string> mode("mode", cl::desc("eager or compile"),
                                  cl::init("compile"), cl::cat(cat));
-static cl::list<std::string> kernels("kernels", cl::CommaSeparated,
-                                     cl::desc("Kernels to insert"),
-                                     cl::cat(cat));
+static cl::list<std::string>
+    kernels("kernels",
+            cl::desc("Kernels to insert, comma separated (none: no kernel)"),
+            cl::cat(cat));
 static cl::opt<std::string> target("target", cl::desc("trn1 or trn2"),
                                    cl::init("trn1"), cl::cat(cat));
 static cl::opt<int> steps("steps", cl::desc("Steps per run"), cl::init(3),
