@@ -10,6 +10,7 @@
 #include "passes/KernelSelection.h"
 #include "passes/Passes.h"
 #include "passes/Profitability.h"
+#include "passes/Remarks.h"
 #include "passes/Statistics.h"
 
 namespace mlir::seam {
@@ -102,8 +103,9 @@ struct InsertKernelsPass
     if (auto why = k.isSite(op)) {
       if (!why->empty()) {
         ++outcome.sites;
-        emitRemark(op->getLoc()) << "seam-insert-kernels: kernel '" << k.name
-                         << "' not inserted: " << *why;
+        decisionRemark(remarks, op->getLoc())
+            << "seam-insert-kernels: kernel '" << k.name
+            << "' not inserted: " << *why;
         ++numRejected;
       }
       return false;
@@ -111,15 +113,17 @@ struct InsertKernelsPass
     ++outcome.sites;
     KernelSignature sig = signatureOfRoot(op);
     if (auto why = k.check(sig)) {
-      emitRemark(op->getLoc()) << "seam-insert-kernels: kernel '" << k.name
-                       << "' not inserted: " << *why;
+      decisionRemark(remarks, op->getLoc())
+          << "seam-insert-kernels: kernel '" << k.name
+          << "' not inserted: " << *why;
       ++numRejected;
       return false;
     }
     std::string why;
     if (!isProfitable(op, ("kernel:" + k.name).str(), why)) {
-      emitRemark(op->getLoc()) << "seam-insert-kernels: kernel '" << k.name
-                       << "' legal but not profitable: " << why;
+      decisionRemark(remarks, op->getLoc())
+          << "seam-insert-kernels: kernel '" << k.name
+          << "' legal but not profitable: " << why;
       ++numRejected;
       return false;
     }
@@ -129,8 +133,9 @@ struct InsertKernelsPass
                                        op->getOperands(),
                                        sig.config.empty() ? DictionaryAttr()
                                                           : sig.config);
-    emitRemark(call.getLoc()) << "seam-insert-kernels: kernel '" << k.name
-                      << "' inserted: " << k.describe(sig);
+    decisionRemark(remarks, call.getLoc())
+        << "seam-insert-kernels: kernel '" << k.name
+        << "' inserted: " << k.describe(sig);
     op->replaceAllUsesWith(call.getResults());
     op->erase();
     ++numInserted;

@@ -109,9 +109,11 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     return Result::failure("the model IR does not parse:\n" + diags.text);
   PassManager pm(&ctx);
   mlir::seam::PipelineOptions popts;
-  popts.mode = mode;
+  popts.mode = mode == "eager" ? mlir::seam::RegionMode::Eager
+                               : mlir::seam::RegionMode::Compile;
   popts.kernels = kernels;
   popts.share = sharing;
+  popts.remarks = false; // seam-run shows warnings and errors, not remarks
   mlir::seam::buildSeamPipeline(pm, popts);
   if (failed(pm.run(*cm.module)))
     return Result::failure("graph pipeline failed:\n" + diags.text);
