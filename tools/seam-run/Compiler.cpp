@@ -57,6 +57,19 @@ std::string printed(Operation *op) {
   return s;
 }
 
+/// What a kernel call's program depends on: the kernel, its attributes
+/// (config) and its operand and result types. Not the printed op, whose
+/// operand names (%28#1) differ from call to call: identical calls would
+/// each get their own unit, compiled and cached apart.
+std::string kernelKeyText(mlir::seam::KernelCallOp kc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "kernel_call " << kc->getAttrDictionary() << " : "
+     << FunctionType::get(kc.getContext(), kc->getOperandTypes(),
+                          kc->getResultTypes());
+  return s;
+}
+
 /// Binding names for a unit's call operands and results, by role and order:
 /// the emitter keeps the program's argument order (inputs and params first,
 /// then outputs).
@@ -147,7 +160,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
           call, call.getCalleeAttr());
       keyText = printed(callee);
     } else if (auto kc = dyn_cast<mlir::seam::KernelCallOp>(op)) {
-      keyText = printed(kc);
+      keyText = kernelKeyText(kc);
       unit = "kernel_" + kc.getKernel().str() + "_" +
              rt::compileCacheKey(keyText, "", "").substr(0, 12);
       cm.kernelUnitOf[&op] = unit;
