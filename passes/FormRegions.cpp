@@ -106,8 +106,11 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
       }
     if (!anchor)
       return;
-    for (Operation &op : llvm::make_early_inc_range(body))
-      if (&op != anchor && isLoadTimeOp(&op) && anchor->isBeforeInBlock(&op))
+    // Everything after the anchor, in order: no isBeforeInBlock, whose op
+    // order each move invalidates (that made the pass quadratic in blocks).
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::make_range(std::next(anchor->getIterator()), body.end())))
+      if (isLoadTimeOp(&op))
         op.moveBefore(anchor);
   }
 

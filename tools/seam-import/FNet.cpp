@@ -62,6 +62,7 @@ llvm::Error seamimport::importFNet(ConfigReader &r, const ImportOptions &opt,
 
   OpBuilder b(module.getContext());
   GraphBuilder g(b, c.dtype, c.initRange, c.tp);
+  g.onBlock = opt.onBlock;
   int64_t d = c.hidden.value;
   auto func = createForward(
       b, module,

@@ -237,6 +237,7 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
 
   OpBuilder b(module.getContext());
   GraphBuilder g(b, c.dtype, c.initRange, c.tp);
+  g.onBlock = opt.onBlock;
   int64_t bs = c.batch.value, d = c.hidden.value;
   int64_t t = c.txtSeq.value, im = c.imgSeq.value;
   auto func = createForward(b, module,

@@ -59,6 +59,7 @@ llvm::Error seamimport::importHyena(ConfigReader &r, const ImportOptions &opt,
 
   OpBuilder b(module.getContext());
   GraphBuilder g(b, dtype, initRange, tp);
+  g.onBlock = opt.onBlock;
   int64_t bs = batch.value, d = hidden.value, l = seq.value;
   int64_t dr = d / tp; // channels of this rank
   int64_t fftSize = mlir::seam::FftConvOp::defaultFftSize(l);

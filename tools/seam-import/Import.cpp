@@ -399,5 +399,7 @@ GraphBuilder::block(llvm::StringRef kind, int64_t index, llvm::StringRef name,
                                           kind, uint64_t(index));
   op.getBody().push_back(region);
   loc = outerLoc;
+  if (onBlock)
+    onBlock(++blocksBuilt);
   return SmallVector<Value>(op.getResults());
 }

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,9 @@ struct ImportOptions {
   std::optional<int64_t> layers, seq, txtSeq, batch, tp;
   /// "f32" or "bf16" (already checked by the driver).
   std::optional<std::string> dtype;
+  /// Called after each block is built with the number built so far (the
+  /// driver prints progress on long imports).
+  std::function<void(int64_t blocks)> onBlock;
 };
 
 /// A size together with where it came from ("field 'hidden_size'",
@@ -105,6 +109,9 @@ public:
   double initRange;
   /// Tensor-parallel degree: the IR is one rank's shard.
   int64_t tp;
+  /// ImportOptions::onBlock, called by block().
+  std::function<void(int64_t blocks)> onBlock;
+  int64_t blocksBuilt = 0;
 
   mlir::RankedTensorType tensor(llvm::ArrayRef<int64_t> shape) const {
     return mlir::RankedTensorType::get(shape, elementType);

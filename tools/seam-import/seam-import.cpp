@@ -14,11 +14,13 @@
 #include "mlir/Support/FileUtilities.h"
 #include "tools/seam-import/Import.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -122,8 +124,26 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  // Progress on stderr once the import has run for 2 s (a model of
+  // thousands of blocks), at most once a second.
+  auto start = std::chrono::steady_clock::now();
+  double lastReport = 0;
+  auto progress = [&](const llvm::Twine &what) {
+    double sec =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (sec < 2.0 || sec - lastReport < 1.0)
+      return;
+    lastReport = sec;
+    llvm::errs() << llvm::formatv("seam-import: [{0:F1} s] ", sec) << what
+                 << "\n";
+  };
+
   // Options first: they do not depend on the config.
   imp::ImportOptions options;
+  options.onBlock = [&](int64_t blocks) {
+    progress(llvm::Twine(blocks) + " blocks built");
+  };
   struct {
     cl::opt<long long> &opt;
     std::optional<int64_t> &dst;
@@ -200,6 +220,7 @@ int main(int argc, char **argv) {
                                          : llvm::sys::path::stem(configPath)));
   (*module)->setAttr("seam.tp", b.getI64IntegerAttr(options.tp.value_or(1)));
 
+  progress("verifying the module");
   std::string diagnostics;
   {
     ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
@@ -218,6 +239,7 @@ int main(int argc, char **argv) {
   auto output = openOutputFile(outputPath, &error);
   if (!output)
     return fail("cannot write '" + outputPath + "': " + error);
+  progress("writing the module");
   module->print(output->os(), OpPrintingFlags().assumeVerified());
   output->os() << "\n";
   output->keep();

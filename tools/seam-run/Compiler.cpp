@@ -31,6 +31,16 @@ double nowNs() {
       .count();
 }
 
+/// "file:line:col" like a compiler, else MLIR's form of the location.
+void printLocation(llvm::raw_ostream &os, Location loc) {
+  if (auto fl = dyn_cast<FileLineColLoc>(loc)) {
+    os << fl.getFilename().getValue() << ":" << fl.getLine() << ":"
+       << fl.getColumn();
+    return;
+  }
+  os << loc;
+}
+
 /// Diagnostics of a compile step: errors collected to return as one error,
 /// warnings kept for the report (remarks are silenced in seam-run).
 struct DiagCollector {
@@ -38,7 +48,8 @@ struct DiagCollector {
       : handler(&ctx, [this, &warnings](Diagnostic &d) {
           if (d.getSeverity() == DiagnosticSeverity::Error) {
             llvm::raw_string_ostream os(text);
-            os << d.getLocation() << ": " << d << "\n";
+            printLocation(os, d.getLocation());
+            os << ": error: " << d << "\n";
           } else if (d.getSeverity() == DiagnosticSeverity::Warning) {
             warnings.push_back(d.str());
           }
@@ -107,7 +118,8 @@ std::string Compiler::flags() const {
 }
 
 rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
-                                              rt::CompileCache &cache) {
+                                              rt::CompileCache &cache,
+                                              llvm::StringRef sourceName) {
   using Result = rt::Expected<CompiledModel>;
   CompiledModel cm;
   cm.context = std::make_unique<MLIRContext>(seamRunRegistry());
@@ -117,7 +129,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
 
   // Graph pipeline: what a lazy tracer or torch.compile front end does.
   double t0 = nowNs();
-  cm.module = parseSourceString<ModuleOp>(irText, &ctx);
+  cm.module = parseSourceString<ModuleOp>(irText, &ctx, sourceName);
   if (!cm.module)
     return Result::failure("the model IR does not parse:\n" + diags.text);
   PassManager pm(&ctx);
@@ -128,9 +140,11 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   popts.share = sharing;
   popts.remarks = false; // seam-run shows warnings and errors, not remarks
   mlir::seam::buildSeamPipeline(pm, popts);
+  progress("model IR parsed");
   if (failed(pm.run(*cm.module)))
     return Result::failure("graph pipeline failed:\n" + diags.text);
   cm.breakdown.graphNs = nowNs() - t0;
+  progress("graph pipeline done");
 
   for (auto f : cm.module->getOps<func::FuncOp>())
     if (!f->hasAttr("seam.program") && !f.isExternal()) {
@@ -213,6 +227,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   if (failed(lpm.run(*lowered)))
     return Result::failure("lowering failed:\n" + diags.text);
   cm.breakdown.lowerNs = nowNs() - t0;
+  progress("lowered to ncore");
   // The converter puts every program and kernel into `module @ncore`.
   auto programs = dyn_cast_or_null<ModuleOp>(
       SymbolTable::lookupSymbolIn(*lowered, "ncore"));
@@ -262,6 +277,8 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     bindUnit(u);
     cm.units[p.unit] = std::move(u);
     ++cm.compiledUnits;
+    progress("code generated for " + std::to_string(cm.compiledUnits) + " of " +
+             std::to_string(misses.size()) + " units");
   }
   countPrograms();
   return cm;

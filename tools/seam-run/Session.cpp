@@ -83,6 +83,13 @@ rt::Expected<std::string> modelText(const SessionOptions &o) {
   return rt::Expected<std::string>((*out)->getBuffer().str());
 }
 
+/// How diagnostics name the model text: the file, or the import.
+std::string sourceName(const SessionOptions &o) {
+  if (!o.input.empty())
+    return o.input;
+  return o.model.empty() ? o.config : "<model " + o.model + ">";
+}
+
 bool isHostOp(Operation *op) {
   auto fc = dyn_cast<mlir::seam::FusionClassInterface>(op);
   return fc && fc.needsHostFallback();
@@ -133,6 +140,60 @@ std::string describe(const std::vector<int64_t> &shape) {
     s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
 }
+
+/// Empty when `path` can be created or overwritten as a file: its directory
+/// exists and is writable, and it is not itself a directory.
+std::string checkOutputFile(llvm::StringRef option, const std::string &path) {
+  namespace fs = llvm::sys::fs;
+  std::string what = option.str() + " '" + path + "'";
+  if (fs::is_directory(path))
+    return what + " is a directory";
+  llvm::StringRef parent = llvm::sys::path::parent_path(path);
+  if (parent.empty())
+    parent = ".";
+  if (!fs::exists(parent))
+    return what + ": directory '" + parent.str() + "' does not exist";
+  if (!fs::is_directory(parent))
+    return what + ": '" + parent.str() + "' is not a directory";
+  if (fs::access(parent, fs::AccessMode::Write))
+    return what + ": directory '" + parent.str() + "' is not writable";
+  if (fs::exists(path) && fs::access(path, fs::AccessMode::Write))
+    return what + " is not writable";
+  return "";
+}
+
+/// Empty when `path` is a writable directory or can be made one in an
+/// existing directory (only the last component is created).
+std::string checkOutputDir(llvm::StringRef option, const std::string &path) {
+  namespace fs = llvm::sys::fs;
+  std::string what = option.str() + " '" + path + "'";
+  if (fs::exists(path)) {
+    if (!fs::is_directory(path))
+      return what + " exists and is not a directory";
+    if (fs::access(path, fs::AccessMode::Write))
+      return what + " is not writable";
+    return "";
+  }
+  llvm::StringRef parent =
+      llvm::sys::path::parent_path(llvm::StringRef(path).rtrim('/'));
+  if (parent.empty())
+    parent = ".";
+  if (!fs::is_directory(parent))
+    return what + ": parent directory '" + parent.str() + "' does not exist";
+  if (fs::access(parent, fs::AccessMode::Write))
+    return what + ": parent directory '" + parent.str() + "' is not writable";
+  return "";
+}
+
+/// Removes seam-run's own temporary cache when the run ends, however it
+/// ends (a given --cache-dir is the user's and stays).
+struct TemporaryDirectory {
+  std::string path;
+  ~TemporaryDirectory() {
+    if (!path.empty())
+      llvm::sys::fs::remove_directories(path);
+  }
+};
 
 } // namespace
 
@@ -186,6 +247,19 @@ std::string seamrun::validate(SessionOptions &o) {
   if ((!o.inputs.empty() || !o.outputDir.empty()) && o.exec != "functional")
     return "--input and --output-dir need --functional (timing-only runs "
            "carry no data)";
+  // Where results go is checked now, not after a run of minutes.
+  if (!o.jsonFile.empty())
+    if (std::string e = checkOutputFile("--json", o.jsonFile); !e.empty())
+      return e;
+  if (!o.traceFile.empty())
+    if (std::string e = checkOutputFile("--trace", o.traceFile); !e.empty())
+      return e;
+  if (!o.outputDir.empty())
+    if (std::string e = checkOutputDir("--output-dir", o.outputDir); !e.empty())
+      return e;
+  if (!o.cacheDir.empty())
+    if (std::string e = checkOutputDir("--cache-dir", o.cacheDir); !e.empty())
+      return e;
   // The profile owns the figures and their rules.
   rt::Profile profile = rt::Profile::builtin(*rt::parseTarget(o.target));
   for (const std::string &f : o.figureOverrides)
@@ -214,18 +288,22 @@ rt::Expected<SessionResult> Session::run() {
     if (sec >= 2.0)
       llvm::errs() << llvm::formatv("seam-run: [{0:F1} s] {1}\n", sec, what);
   };
+  double lastCompileReport = 0;
   auto text = modelText(opts);
   progress("model imported");
   if (!text)
     return Result::failure(text.error());
 
-  // A fresh cache per invocation unless one is given: run 0 is cold.
+  // A fresh cache per invocation unless one is given, so run 0 is cold; it
+  // lives in the temp directory and is removed when the run ends.
   std::string cacheDir = opts.cacheDir;
+  TemporaryDirectory temporaryCache;
   if (cacheDir.empty()) {
     llvm::SmallString<128> dir;
     if (llvm::sys::fs::createUniqueDirectory("seam-run-cache", dir))
       return Result::failure("cannot create a temporary cache directory");
     cacheDir = std::string(dir);
+    temporaryCache.path = cacheDir;
   }
   rt::CompileCache cache(cacheDir);
   bool functional = opts.exec == "functional";
@@ -244,7 +322,16 @@ rt::Expected<SessionResult> Session::run() {
     // Compile (graph pipeline always; programs from the cache when present).
     double compileStart = nowNs();
     Compiler compiler(target, opts.mode, opts.kernels, opts.programSharing);
-    auto compiled = compiler.compile(*text, cache);
+    compiler.progress = [&](const std::string &what) {
+      double sec = (nowNs() - wall0) * 1e-9;
+      // Inside the compile: at most one line a second.
+      if (sec - lastCompileReport >= 1.0) {
+        lastCompileReport = sec;
+        progress(
+            llvm::formatv("run {0}/{1}: {2}", runIndex + 1, opts.runs, what));
+      }
+    };
+    auto compiled = compiler.compile(*text, cache, sourceName(opts));
     if (!compiled)
       return Result::failure(compiled.error());
     CompiledModel &cm = *compiled;

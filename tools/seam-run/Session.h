@@ -19,7 +19,7 @@ struct SessionOptions {
   std::string target = "trn1";
   int steps = 3, runs = 2;
   std::string exec = "timing";
-  std::string cacheDir, traceFile, outputDir;
+  std::string cacheDir, traceFile, jsonFile, outputDir;
   std::vector<std::string> inputs; ///< "name=file.npy"
   seam::rt::HostCosts costs;
   bool graphBreakSyncs = true;

@@ -50,8 +50,10 @@ static cl::opt<bool> timingOnly(
     "timing-only", cl::desc("Simulate time only, no data (the default)"),
     cl::cat(cat));
 static cl::opt<std::string> cacheDir(
-    "cache-dir", cl::desc("Compile cache directory (default: a fresh one "
-                          "per invocation, so the first run is cold)"),
+    "cache-dir",
+    cl::desc("Compile cache directory, kept across invocations (default: a "
+             "fresh one in the temp directory, removed at exit, so the first "
+             "run is cold); its parent must exist"),
     cl::cat(cat));
 static cl::opt<std::string> traceFile("trace",
                                       cl::desc("Chrome/Perfetto trace JSON"),
@@ -113,6 +115,7 @@ int main(int argc, char **argv) {
   o.exec = functional ? "functional" : "timing";
   o.cacheDir = cacheDir;
   o.traceFile = traceFile;
+  o.jsonFile = jsonFile;
   o.inputs.assign(inputs.begin(), inputs.end());
   o.outputDir = outputDir;
   o.costs.launchOverhead = !noLaunch;
