@@ -19,6 +19,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace seamimport {
 
@@ -39,8 +40,9 @@ struct Dim {
   std::string origin;
 };
 
-/// Reads fields of one config object. The first problem is kept (later reads
-/// return harmless defaults) and reported once by the driver.
+/// Reads fields of one config object. Every missing required field is
+/// collected, and the first other problem is kept (reads return harmless
+/// defaults after it); the driver reports them in one message.
 class ConfigReader {
 public:
   explicit ConfigReader(const llvm::json::Object &obj) : obj(obj) {}
@@ -58,10 +60,15 @@ public:
   std::string string(llvm::StringRef field);
   std::string string(llvm::StringRef field, llvm::StringRef dflt);
   bool has(llvm::StringRef field) const { return obj.get(field); }
+  /// Records `field` as missing (`alternative` says what else would do, e.g.
+  /// "or give --seq") and returns a placeholder.
+  Dim missingField(llvm::StringRef field, llvm::StringRef alternative = "");
 
   /// Records an error unless one is already recorded.
   void fail(const llvm::Twine &message);
-  bool failed() const { return error.has_value(); }
+  bool failed() const { return error.has_value() || !missing.empty(); }
+  /// "missing required fields 'a', 'b' and 'c'", then the first other
+  /// problem, in one error.
   llvm::Error takeError();
 
   /// A command-line override of a config size (positive checked by the
@@ -76,6 +83,7 @@ private:
                                bool allowZero = false);
   const llvm::json::Object &obj;
   std::optional<std::string> error;
+  std::vector<std::string> missing; ///< "'field'" or "'field' (or ...)"
 };
 
 /// "string \"768\"", "number 1.5": a JSON value in an error message.

@@ -14,6 +14,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "tools/seam-import/Import.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -44,7 +45,8 @@ cl::opt<std::string> modelName("model",
                                         "fnet-large, flux2-klein, hyena"),
                                cl::value_desc("name"), cl::cat(importCategory));
 cl::opt<std::string> configPath("config",
-                                cl::desc("HF-style config.json to import"),
+                                cl::desc("HF-style config.json to import, or "
+                                         "a model directory holding one"),
                                 cl::value_desc("file"),
                                 cl::cat(importCategory));
 cl::opt<long long>
@@ -108,6 +110,20 @@ ImportFn selectModel(imp::ConfigReader &r, const json::Object &obj) {
   r.fail("field 'model_type' must be \"fnet\", \"flux2\" or \"hyena\", got \"" +
          type + "\"");
   return nullptr;
+}
+
+/// What `seam.model` says: the bundled name, else the config file's stem,
+/// or its directory's name for a `config.json` (`--config x/flux-dev`).
+std::string modelLabel() {
+  if (modelName.getNumOccurrences())
+    return modelName;
+  llvm::StringRef path = llvm::StringRef(configPath).rtrim('/');
+  if (llvm::sys::fs::is_directory(path))
+    return llvm::sys::path::filename(path).str();
+  if (llvm::sys::path::filename(path) == "config.json" &&
+      !llvm::sys::path::parent_path(path).empty())
+    return llvm::sys::path::filename(llvm::sys::path::parent_path(path)).str();
+  return llvm::sys::path::stem(path).str();
 }
 
 } // namespace
@@ -182,11 +198,20 @@ int main(int argc, char **argv) {
     label = "model '" + modelName + "'";
     text = found->json;
   } else {
-    auto buffer = llvm::MemoryBuffer::getFile(configPath);
+    // A model directory (the Hugging Face layout) holds config.json.
+    std::string path = configPath;
+    if (llvm::sys::fs::is_directory(path)) {
+      llvm::SmallString<256> file(path);
+      llvm::sys::path::append(file, "config.json");
+      if (!llvm::sys::fs::exists(file))
+        return fail("config directory '" + configPath + "' has no config.json");
+      path = std::string(file);
+    }
+    auto buffer = llvm::MemoryBuffer::getFile(path);
     if (!buffer)
-      return fail("cannot read config '" + configPath +
+      return fail("cannot read config '" + path +
                   "': " + buffer.getError().message());
-    label = "config '" + configPath + "'";
+    label = "config '" + path + "'";
     text = (*buffer)->getBuffer().str();
   }
 
@@ -214,10 +239,7 @@ int main(int argc, char **argv) {
 
   // What the IR is, for the tools downstream (seam-run reports it).
   OpBuilder b(&context);
-  (*module)->setAttr("seam.model",
-                     b.getStringAttr(modelName.getNumOccurrences()
-                                         ? modelName.getValue()
-                                         : llvm::sys::path::stem(configPath)));
+  (*module)->setAttr("seam.model", b.getStringAttr(modelLabel()));
   (*module)->setAttr("seam.tp", b.getI64IntegerAttr(options.tp.value_or(1)));
 
   progress("verifying the module");
