@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 #include <functional>
@@ -194,6 +195,48 @@ mlir::Type resolveDtype(ConfigReader &reader, const ImportOptions &options,
 mlir::func::FuncOp
 createForward(mlir::OpBuilder &b, mlir::ModuleOp module,
               llvm::ArrayRef<std::pair<llvm::StringRef, mlir::Type>> inputs);
+
+//===----------------------------------------------------------------------===//
+// From a config source to a module (Model.cpp): seam-import's main, seam-run
+// and the import-config fuzz target all go through these.
+//===----------------------------------------------------------------------===//
+
+/// The bundled models (models/*.json, compiled in), in name order.
+std::vector<llvm::StringRef> bundledModels();
+/// "fnet-base, fnet-large, ..." for messages.
+std::string bundledModelNames();
+
+/// Checks the options that do not depend on a config (sizes positive, a
+/// known dtype); the error names the option.
+llvm::Error checkOptions(const ImportOptions &options);
+
+/// Where a config comes from: a bundled model name or a path (a config file
+/// or a model directory holding config.json). Exactly one is set.
+struct ConfigSource {
+  std::string model, path;
+};
+/// A config's text, how errors name it ("model 'hyena'", "config 'x.json'")
+/// and the name `seam.model` records (bundled name, file stem, or the
+/// directory of a config.json).
+struct ConfigText {
+  std::string text, label, modelName;
+};
+llvm::Expected<ConfigText> readConfig(const ConfigSource &source);
+
+/// JSON parse, model selection (`model_type`, or a diffusers `_class_name`
+/// starting with Flux) and the builder, into `module`. Not verified, not
+/// annotated; errors do not name the config.
+llvm::Error buildModel(llvm::StringRef configText, const ImportOptions &options,
+                       mlir::ModuleOp module);
+
+/// Everything seam-import does before printing: checks the options, reads
+/// the config, builds the module, records `seam.model` and `seam.tp`, and
+/// verifies it. Errors start with the config's label. `progress` (optional)
+/// hears of phases after the blocks (options.onBlock hears of blocks).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importModel(mlir::MLIRContext &context, const ConfigSource &source,
+            const ImportOptions &options,
+            llvm::function_ref<void(llvm::StringRef)> progress = {});
 
 /// Model builders: read the config, check it against the options, and fill
 /// the module. Config problems come back as one error naming the field.

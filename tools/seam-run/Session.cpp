@@ -8,6 +8,7 @@
 #include "passes/KernelSelection.h"
 #include "runtime/HostCache.h"
 #include "runtime/ProgramFile.h"
+#include "tools/seam-import/Import.h"
 #include "tools/seam-run/Compiler.h"
 #include "tools/seam-run/HostValues.h"
 #include "tools/seam-run/Npy.h"
@@ -18,7 +19,6 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include <chrono>
 #include <fstream>
 
@@ -38,49 +38,45 @@ rt::Expected<std::string> fail(const std::string &m) {
   return rt::Expected<std::string>::failure(m);
 }
 
-/// The IR text of the model: --input, or seam-import run as a subprocess.
-rt::Expected<std::string> modelText(const SessionOptions &o) {
+/// The importer's options from seam-run's own (--layers, --seq, ...).
+seamimport::ImportOptions importOptions(const SessionOptions &o) {
+  seamimport::ImportOptions io;
+  io.layers = o.layers;
+  io.seq = o.seq;
+  io.txtSeq = o.txtSeq;
+  io.batch = o.batch;
+  if (!o.dtype.empty())
+    io.dtype = o.dtype;
+  if (o.tp > 1)
+    io.tp = o.tp;
+  return io;
+}
+
+/// The IR text of the model: the .mlir file, or the model imported in
+/// process (the SeamImport library, as seam-import would print it).
+rt::Expected<std::string>
+modelText(const SessionOptions &o,
+          const std::function<void(const std::string &)> &progress) {
   if (!o.input.empty()) {
     auto buf = llvm::MemoryBuffer::getFile(o.input);
     if (!buf)
       return fail("cannot read '" + o.input + "': " + buf.getError().message());
     return rt::Expected<std::string>((*buf)->getBuffer().str());
   }
-  std::string self =
-      llvm::sys::fs::getMainExecutable(o.toolPath.c_str(), (void *)&nowNs);
-  llvm::SmallString<256> importer(llvm::sys::path::parent_path(self));
-  llvm::sys::path::append(importer, "seam-import");
-  if (!llvm::sys::fs::can_execute(importer))
-    return fail("cannot find seam-import next to seam-run (" +
-                std::string(importer) + ")");
-  std::vector<std::string> args = {std::string(importer)};
-  if (!o.model.empty())
-    args.insert(args.end(), {"--model", o.model});
-  else
-    args.insert(args.end(), {"--config", o.config});
-  if (o.tp > 1)
-    args.insert(args.end(), {"--tp", std::to_string(o.tp)});
-  llvm::SmallVector<llvm::StringRef> extra;
-  llvm::StringRef(o.importArgs).split(extra, ' ', -1, false);
-  for (llvm::StringRef e : extra)
-    args.push_back(e.str());
-  llvm::SmallString<128> outPath, errPath;
-  llvm::sys::fs::createTemporaryFile("seam-run-import", "mlir", outPath);
-  llvm::sys::fs::createTemporaryFile("seam-run-import", "err", errPath);
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
-  std::optional<llvm::StringRef> redirects[] = {
-      std::nullopt, llvm::StringRef(outPath), llvm::StringRef(errPath)};
-  std::string execErr;
-  int rc = llvm::sys::ExecuteAndWait(importer, argRefs, std::nullopt, redirects,
-                                     0, 0, &execErr);
-  auto out = llvm::MemoryBuffer::getFile(outPath);
-  auto err = llvm::MemoryBuffer::getFile(errPath);
-  llvm::sys::fs::remove(outPath);
-  llvm::sys::fs::remove(errPath);
-  if (rc != 0 || !out)
-    return fail("seam-import failed: " +
-                (err ? (*err)->getBuffer().trim().str() : execErr));
-  return rt::Expected<std::string>((*out)->getBuffer().str());
+  seamimport::ImportOptions io = importOptions(o);
+  io.onBlock = [&](int64_t blocks) {
+    progress(std::to_string(blocks) + " blocks imported");
+  };
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  auto module = seamimport::importModel(
+      context, seamimport::ConfigSource{o.model, o.config}, io,
+      [&](llvm::StringRef what) { progress(what.str()); });
+  if (!module)
+    return fail(llvm::toString(module.takeError()));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  (*module)->print(os, OpPrintingFlags().assumeVerified());
+  return rt::Expected<std::string>(std::move(text));
 }
 
 /// How diagnostics name the model text: the file, or the import.
@@ -220,6 +216,17 @@ std::string seamrun::validate(SessionOptions &o) {
   if (sources != 1)
     return "give exactly one of --model NAME, --config FILE or a model .mlir "
            "file";
+  if (!o.importArgs.empty())
+    return "--import-args is gone: give --layers, --seq, --txt-seq, --batch "
+           "and --dtype to seam-run itself";
+  bool shapesImport =
+      o.layers || o.seq || o.txtSeq || o.batch || !o.dtype.empty();
+  if (!o.input.empty() && shapesImport)
+    return "--layers, --seq, --txt-seq, --batch and --dtype shape an import "
+           "(--model or --config); '" +
+           o.input + "' is already imported (re-import it with seam-import)";
+  if (llvm::Error e = seamimport::checkOptions(importOptions(o)))
+    return llvm::toString(std::move(e));
   if (o.mode != "eager" && o.mode != "compile")
     return "--mode must be 'eager' or 'compile', got '" + o.mode + "'";
   if (o.exec != "functional" && o.exec != "timing")
@@ -288,8 +295,14 @@ rt::Expected<SessionResult> Session::run() {
     if (sec >= 2.0)
       llvm::errs() << llvm::formatv("seam-run: [{0:F1} s] {1}\n", sec, what);
   };
-  double lastCompileReport = 0;
-  auto text = modelText(opts);
+  double lastCompileReport = 0, lastImportReport = 0;
+  auto text = modelText(opts, [&](const std::string &what) {
+    double sec = (nowNs() - wall0) * 1e-9;
+    if (sec - lastImportReport >= 1.0) {
+      lastImportReport = sec;
+      progress("import: " + what);
+    }
+  });
   progress("model imported");
   if (!text)
     return Result::failure(text.error());
@@ -308,16 +321,10 @@ rt::Expected<SessionResult> Session::run() {
   rt::CompileCache cache(cacheDir);
   bool functional = opts.exec == "functional";
 
+  int tp = opts.tp; // from the IR's seam.tp once it is parsed
   for (int runIndex = 0; runIndex < opts.runs; ++runIndex) {
     RunStats run;
     run.cold = runIndex == 0;
-    rt::DeviceOptions dopts;
-    dopts.mode =
-        functional ? rt::ExecMode::Functional : rt::ExecMode::TimingOnly;
-    dopts.cores = std::max<unsigned>(opts.tp, profile.coresPerChip);
-    dopts.collectEvents = !opts.traceFile.empty() && runIndex == opts.runs - 1;
-    dopts.costs = opts.costs;
-    rt::Device device(profile, dopts);
 
     // Compile (graph pipeline always; programs from the cache when present).
     double compileStart = nowNs();
@@ -344,6 +351,23 @@ rt::Expected<SessionResult> Session::run() {
     run.cacheHits = cm.cacheHits;
     run.cacheCorrupt = cm.cacheCorrupt;
     if (run.cold) {
+      // The IR is one rank's shard of seam.tp ranks: that is the TP degree
+      // (--tp only shapes an import, or must agree).
+      auto irTp = cm.module.get()->getAttrOfType<IntegerAttr>("seam.tp");
+      if (irTp && opts.tpGiven && irTp.getInt() != opts.tp)
+        return Result::failure(
+            llvm::formatv("--tp {0} contradicts the model: '{1}' is one "
+                          "rank's shard of seam.tp = {2} (import it again "
+                          "with --tp {0})",
+                          opts.tp, opts.input, irTp.getInt())
+                .str());
+      if (irTp && (irTp.getInt() < 1 || irTp.getInt() > 64))
+        return Result::failure(
+            llvm::formatv("the model's seam.tp = {0} is outside [1, 64]",
+                          irTp.getInt())
+                .str());
+      tp = irTp ? int(irTp.getInt()) : opts.tp;
+      result.options.tp = tp;
       result.compile = cm.breakdown;
       mlir::seam::StepAccount acc = mlir::seam::accountStep(cm.step);
       result.regions = acc.regions;
@@ -358,10 +382,18 @@ rt::Expected<SessionResult> Session::run() {
       result.warnings = cm.warnings;
     }
 
+    rt::DeviceOptions dopts;
+    dopts.mode =
+        functional ? rt::ExecMode::Functional : rt::ExecMode::TimingOnly;
+    dopts.cores = std::max<unsigned>(tp, profile.coresPerChip);
+    dopts.collectEvents = !opts.traceFile.empty() && runIndex == opts.runs - 1;
+    dopts.costs = opts.costs;
+    rt::Device device(profile, dopts);
+
     // Load every unit onto tp ranks.
     std::map<std::string, rt::ProgramId> loaded;
     for (auto &[sym, unit] : cm.units) {
-      auto id = device.loadProgram(unit.program, unsigned(opts.tp));
+      auto id = device.loadProgram(unit.program, unsigned(tp));
       if (!id)
         return Result::failure("loading '" + sym + "': " + id.error());
       loaded[sym] = *id;
@@ -578,6 +610,32 @@ rt::Expected<SessionResult> Session::run() {
   return result;
 }
 
+std::vector<std::string> seamrun::shapingOptions(const SessionOptions &o) {
+  std::vector<std::string> flags;
+  auto size = [&](const char *name, const std::optional<int64_t> &v) {
+    if (v)
+      flags.push_back(std::string(name) + " " + std::to_string(*v));
+  };
+  size("--layers", o.layers);
+  size("--seq", o.seq);
+  size("--txt-seq", o.txtSeq);
+  size("--batch", o.batch);
+  if (!o.dtype.empty())
+    flags.push_back("--dtype " + o.dtype);
+  for (const auto &[name, off] :
+       {std::pair{"--no-launch-overhead", !o.costs.launchOverhead},
+        {"--no-first-run", !o.costs.firstRun},
+        {"--no-transfers", !o.costs.transfers},
+        {"--no-tracing", !o.costs.tracing},
+        {"--no-sync", !o.graphBreakSyncs},
+        {"--no-program-sharing", !o.programSharing}})
+    if (off)
+      flags.push_back(name);
+  for (const std::string &f : o.figureOverrides)
+    flags.push_back("--set " + f);
+  return flags;
+}
+
 void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                           bool quiet) {
   const SessionOptions &o = r.options;
@@ -587,6 +645,8 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
       "exec={5}\n",
       o.model.empty() ? (o.config.empty() ? o.input : o.config) : o.model, o.tp,
       o.target, o.mode, kernels.empty() ? "none" : kernels, o.exec);
+  if (std::vector<std::string> flags = shapingOptions(o); !flags.empty())
+    os << "  options: " << llvm::join(flags, " ") << "\n";
   os << llvm::formatv("  step: {0} program regions ({1} distinct), {2} kernel "
                       "calls, {3} host ops, {4} launches per step\n",
                       r.regions, r.distinctPrograms, r.kernelCalls, r.hostOps,
@@ -661,10 +721,38 @@ std::string seamrun::writeJson(const SessionResult &r,
   Array kernels;
   for (const std::string &k : o.kernels)
     kernels.push_back(k);
+  // Every option that shaped the run (null: the config or default decided).
+  auto optional = [](const std::optional<int64_t> &v) -> llvm::json::Value {
+    if (v)
+      return *v;
+    return nullptr;
+  };
+  Object figures;
+  for (const std::string &f : o.figureOverrides) {
+    size_t eq = f.find('=');
+    figures[f.substr(0, eq)] = std::strtod(f.c_str() + eq + 1, nullptr);
+  }
+  Object options{{"layers", optional(o.layers)},
+                 {"seq", optional(o.seq)},
+                 {"txt_seq", optional(o.txtSeq)},
+                 {"batch", optional(o.batch)},
+                 {"dtype", o.dtype.empty() ? llvm::json::Value(nullptr)
+                                           : llvm::json::Value(o.dtype)},
+                 {"steps", o.steps},
+                 {"runs", o.runs},
+                 {"launch_overhead", o.costs.launchOverhead},
+                 {"first_run", o.costs.firstRun},
+                 {"transfers", o.costs.transfers},
+                 {"tracing", o.costs.tracing},
+                 {"graph_break_syncs", o.graphBreakSyncs},
+                 {"program_sharing", o.programSharing},
+                 {"set", std::move(figures)},
+                 {"flags", Array(shapingOptions(o))}};
   Object root{
       {"model",
        o.model.empty() ? (o.config.empty() ? o.input : o.config) : o.model},
       {"tp", o.tp},
+      {"options", std::move(options)},
       {"target", o.target},
       {"mode", o.mode},
       {"kernels", std::move(kernels)},

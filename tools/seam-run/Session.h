@@ -6,14 +6,23 @@
 #include "runtime/Host.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace seamrun {
 
 struct SessionOptions {
-  std::string model, config, input, importArgs;
+  std::string model, config, input;
+  std::string importArgs; ///< the removed --import-args (refused if given)
+  /// Model options of an import (--model, --config); unset: the config.
+  std::optional<int64_t> layers, seq, txtSeq, batch;
+  std::string dtype; ///< "f32", "bf16" or "" (the config's)
+  /// TP degree. An imported model is sharded for it; a .mlir file says its
+  /// own (seam.tp), which --tp must match when given (`tpGiven`). After a
+  /// run, SessionResult::options.tp is the degree that ran.
   int tp = 1;
+  bool tpGiven = false;
   std::string mode = "compile";
   std::vector<std::string> kernels;
   std::string target = "trn1";
@@ -25,8 +34,12 @@ struct SessionOptions {
   bool graphBreakSyncs = true;
   bool programSharing = true;
   std::vector<std::string> figureOverrides; ///< "name=value"
-  std::string toolPath;                     ///< argv[0], to find seam-import
+  std::string toolPath;                     ///< argv[0]
 };
+
+/// The options that shaped a run beyond the header's (model options,
+/// ablations, --set), as flags: "--layers 1", "--no-sync", "--set x=1".
+std::vector<std::string> shapingOptions(const SessionOptions &o);
 
 /// Empty when the options are usable, else what is wrong with which option.
 /// Puts the kernel list in its one form (names in order, each once; `none`,
