@@ -193,22 +193,42 @@ struct TemporaryDirectory {
 
 } // namespace
 
-double SessionResult::warmStepNs() const {
-  // Steady state: the mean over every step but the first of each run (the
-  // first pays the compile, or the cache load and graph pipeline when warm),
-  // unless runs have a single step.
-  double sum = 0;
-  int n = 0;
+namespace {
+/// The steps warmStepNs() averages.
+std::vector<const StepStats *> warmSteps(const std::vector<RunStats> &runs,
+                                         bool &firstOfWarmRuns) {
+  std::vector<const StepStats *> steady, warmFirst;
   for (const RunStats &r : runs)
     for (size_t s = 0; s < r.steps.size(); ++s) {
-      if (s == 0 && r.steps.size() > 1)
-        continue;
-      if (r.steps.size() == 1 && r.cold && runs.size() > 1)
-        continue;
-      sum += r.steps[s].latencyNs;
-      ++n;
+      if (s > 0)
+        steady.push_back(&r.steps[s]);
+      else if (!r.cold)
+        warmFirst.push_back(&r.steps[s]);
     }
-  return n ? sum / n : 0;
+  firstOfWarmRuns = steady.empty();
+  return steady.empty() ? warmFirst : steady;
+}
+} // namespace
+
+double SessionResult::warmStepNs() const {
+  bool firstOfWarmRuns;
+  std::vector<const StepStats *> steps = warmSteps(runs, firstOfWarmRuns);
+  double sum = 0;
+  for (const StepStats *s : steps)
+    sum += s->latencyNs;
+  return steps.empty() ? 0 : sum / steps.size();
+}
+
+std::string SessionResult::warmStepBasis() const {
+  bool firstOfWarmRuns;
+  std::vector<const StepStats *> steps = warmSteps(runs, firstOfWarmRuns);
+  if (steps.empty())
+    return "";
+  std::string n = std::to_string(steps.size());
+  return firstOfWarmRuns
+             ? "mean of " + n +
+                   " first step(s) of warm runs, each with its warm compile"
+             : "mean of " + n + " step(s) after each run's first";
 }
 
 std::string seamrun::validate(SessionOptions &o) {
@@ -324,7 +344,6 @@ rt::Expected<SessionResult> Session::run() {
   int tp = opts.tp; // from the IR's seam.tp once it is parsed
   for (int runIndex = 0; runIndex < opts.runs; ++runIndex) {
     RunStats run;
-    run.cold = runIndex == 0;
 
     // Compile (graph pipeline always; programs from the cache when present).
     double compileStart = nowNs();
@@ -350,7 +369,10 @@ rt::Expected<SessionResult> Session::run() {
     run.compiled = cm.compiledUnits;
     run.cacheHits = cm.cacheHits;
     run.cacheCorrupt = cm.cacheCorrupt;
-    if (run.cold) {
+    // Cold when it compiled something; a first run whose every program
+    // comes from a --cache-dir is warm.
+    run.cold = cm.compiledUnits > 0;
+    if (runIndex == 0) {
       // The IR is one rank's shard of seam.tp ranks: that is the TP degree
       // (--tp only shapes an import, or must agree).
       auto irTp = cm.module.get()->getAttrOfType<IntegerAttr>("seam.tp");
@@ -558,10 +580,15 @@ rt::Expected<SessionResult> Session::run() {
       }
       // Step end (mark_step): the host always waits for the device; the
       // --no-sync ablation removes only the waits at graph breaks.
+      size_t stepEndEvent = device.hostEvents().size();
       device.graphBreakSync();
       st.latencyNs = device.hostNs() - t0;
       for (size_t e = firstEvent; e < device.hostEvents().size(); ++e) {
         const rt::HostEvent &ev = device.hostEvents()[e];
+        if (ev.category == rt::HostCategory::Sync && e >= stepEndEvent) {
+          st.stepEndWaitNs += ev.durationNs;
+          continue;
+        }
         switch (ev.category) {
         case rt::HostCategory::Launch:
           st.launchNs += ev.durationNs;
@@ -582,6 +609,9 @@ rt::Expected<SessionResult> Session::run() {
           break;
         }
       }
+      // What the parts above do not cover (zero unless the host timeline
+      // gains a kind of event they do not sum).
+      st.otherNs = st.latencyNs - st.hostPartsNs();
       run.steps.push_back(st);
       progress(llvm::formatv("run {0}/{1}: step {2}/{3} done", runIndex + 1,
                              opts.runs, s + 1, opts.steps));
@@ -651,7 +681,7 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                       "calls, {3} host ops, {4} launches per step\n",
                       r.regions, r.distinctPrograms, r.kernelCalls, r.hostOps,
                       r.launchesPerStep);
-  os << llvm::formatv("  cold compile: {0:F3} s (graph {1:F3}, lowering "
+  os << llvm::formatv("  {11}: {0:F3} s (graph {1:F3}, lowering "
                       "{2:F3}, codegen {3:F3}, kernels {4:F3}; of which "
                       "double-buffer {6:F3}, allocate {7:F3}, schedule {8:F3}, "
                       "emit {9:F3}; cache {10:F3}); {5} instructions\n",
@@ -660,26 +690,50 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                       r.compile.kernelNs * 1e-9, r.compile.instructions,
                       r.compile.doubleBufferNs * 1e-9,
                       r.compile.allocateNs * 1e-9, r.compile.scheduleNs * 1e-9,
-                      r.compile.emitNs * 1e-9, r.compile.cacheNs * 1e-9);
+                      r.compile.emitNs * 1e-9, r.compile.cacheNs * 1e-9,
+                      r.runs.front().cold
+                          ? "cold compile"
+                          : "first compile (every program from the cache)");
   if (!quiet)
     for (auto [i, run] : llvm::enumerate(r.runs)) {
       os << llvm::formatv(
           "  run {0} ({1}): compile {2:F3} s, {3} compiled, {4} "
-          "cache hits; steps (s):",
+          "cache hits{5}; steps (s):",
           i, run.cold ? "cold" : "warm", run.compileNs * 1e-9, run.compiled,
-          run.cacheHits);
+          run.cacheHits,
+          run.cacheCorrupt ? ", " + std::to_string(run.cacheCorrupt) +
+                                 " corrupt entries rebuilt"
+                           : std::string());
       for (const StepStats &s : run.steps)
         os << llvm::formatv(" {0:F6}", s.latencyNs * 1e-9);
       os << "\n";
     }
+  if (std::string basis = r.warmStepBasis(); !basis.empty())
+    os << llvm::formatv("  warm step: {0:F6} s ({1:F3} steps/s), {2}\n",
+                        r.warmStepNs() * 1e-9, 1e9 / r.warmStepNs(), basis);
+  else
+    os << "  warm step: none (one cold step; give --steps 2 or --runs 2)\n";
+  // The host timeline of the last step, whose parts sum to it; the device
+  // works in parallel with it.
   const StepStats &last = r.runs.back().steps.back();
   os << llvm::formatv(
-      "  warm step: {0:F6} s ({1:F3} steps/s); last step: "
-      "device {2:F6}, launch {3:F6}, transfers {4:F6}, "
-      "tracing {5:F6}, sync {6:F6}, host fallback {7:F6} s\n",
-      r.warmStepNs() * 1e-9, r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0,
-      last.deviceNs * 1e-9, last.launchNs * 1e-9, last.transferNs * 1e-9,
-      last.tracingNs * 1e-9, last.syncNs * 1e-9, last.fallbackNs * 1e-9);
+      "  last step: {0:F6} s = modelled: tracing {1:F6} + launch {2:F6} + "
+      "transfers {3:F6} + graph-break syncs {4:F6} + wait at step end "
+      "{5:F6}; measured here: compile {6:F6} + host fallback {7:F6}{8}; "
+      "device busy {9:F6} s (overlaps the host)\n",
+      last.latencyNs * 1e-9, last.tracingNs * 1e-9, last.launchNs * 1e-9,
+      last.transferNs * 1e-9, last.syncNs * 1e-9, last.stepEndWaitNs * 1e-9,
+      last.compileNs * 1e-9, last.fallbackNs * 1e-9,
+      std::abs(last.otherNs) > 1
+          ? llvm::formatv(" + other {0:F6}", last.otherNs * 1e-9).str()
+          : std::string(),
+      last.deviceNs * 1e-9);
+  int corrupt = 0;
+  for (const RunStats &run : r.runs)
+    corrupt += run.cacheCorrupt;
+  if (corrupt)
+    os << "  WARNING: " << corrupt << " corrupt compile-cache entries were "
+       << "detected and rebuilt\n";
   if (r.nonFinite)
     os << "  WARNING: " << r.nonFinite << " non-finite values (NaN/Inf) "
        << "written by the device\n";
@@ -703,7 +757,9 @@ std::string seamrun::writeJson(const SessionResult &r,
                              {"transfer_s", s.transferNs * 1e-9},
                              {"tracing_s", s.tracingNs * 1e-9},
                              {"sync_s", s.syncNs * 1e-9},
+                             {"step_end_wait_s", s.stepEndWaitNs * 1e-9},
                              {"fallback_s", s.fallbackNs * 1e-9},
+                             {"other_s", s.otherNs * 1e-9},
                              {"launches", s.launches}});
     runs.push_back(Object{{"cold", run.cold},
                           {"compile_s", run.compileNs * 1e-9},
@@ -776,7 +832,10 @@ std::string seamrun::writeJson(const SessionResult &r,
                          {"programs", r.compile.programs},
                          {"kernel_programs", r.compile.kernelPrograms},
                          {"instructions", int64_t(r.compile.instructions)}}},
-      {"warm_step_s", r.warmStepNs() * 1e-9},
+      {"warm_step_s", r.warmStepBasis().empty()
+                          ? llvm::json::Value(nullptr)
+                          : llvm::json::Value(r.warmStepNs() * 1e-9)},
+      {"warm_step_basis", r.warmStepBasis()},
       {"steps_per_s", r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0},
       {"engine_busy_s", std::move(busy)},
       {"dma_bytes", int64_t(r.dmaBytes)},

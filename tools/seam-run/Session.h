@@ -46,21 +46,32 @@ std::vector<std::string> shapingOptions(const SessionOptions &o);
 /// empty items and spaces dropped).
 std::string validate(SessionOptions &o);
 
-/// Where the time of one step went (host timeline, ns).
+/// Where the time of one step went (ns). The host-timeline parts sum to
+/// the latency (otherNs is what they miss: zero unless the timeline gains a
+/// new kind of event); the device's busy time overlaps them.
 struct StepStats {
   double latencyNs = 0;
-  double compileNs = 0;   ///< compile charged to this step (cold step 0)
-  double deviceNs = 0;    ///< device busy (sum of launch device times)
-  double launchNs = 0;    ///< launch + first-run overheads
-  double transferNs = 0;  ///< PCIe
-  double tracingNs = 0;   ///< lazy tracing
-  double syncNs = 0;      ///< waiting for the device at graph breaks
-  double fallbackNs = 0;  ///< host fallback ops, measured wall time
+  // Measured on this machine (wall clock):
+  double compileNs = 0;  ///< compile charged to this step (step 0 of a run)
+  double fallbackNs = 0; ///< host fallback ops
+  // Modelled:
+  double launchNs = 0;      ///< launch + first-run overheads
+  double transferNs = 0;    ///< PCIe
+  double tracingNs = 0;     ///< lazy tracing
+  double syncNs = 0;        ///< waiting for the device at graph breaks
+  double stepEndWaitNs = 0; ///< waiting for the device at the step's end
+  double otherNs = 0;
+  double deviceNs = 0; ///< device busy (sum of launch device times), apart
   int launches = 0;
+
+  double hostPartsNs() const {
+    return compileNs + fallbackNs + launchNs + transferNs + tracingNs + syncNs +
+           stepEndWaitNs;
+  }
 };
 
 struct RunStats {
-  bool cold = false;
+  bool cold = false; ///< it compiled something (else: all from the cache)
   double compileNs = 0;
   int compiled = 0, cacheHits = 0, cacheCorrupt = 0;
   std::vector<StepStats> steps;
@@ -95,7 +106,13 @@ struct SessionResult {
   /// Warnings of the compile (a kernel that replaced nothing, ...).
   std::vector<std::string> warnings;
 
+  /// The steady-state step: the mean over the steps that pay no compile
+  /// (every step but the first of each run). With one step per run, the
+  /// first step of each warm run (it pays the warm compile: the graph
+  /// pipeline and cache loads). 0 when there is no such step.
   double warmStepNs() const;
+  /// Which steps warmStepNs() averages, in words ("" when none).
+  std::string warmStepBasis() const;
 };
 
 class Session {
