@@ -69,7 +69,7 @@ PHASES = [  # (column, JSON keys summed)
 def run_once(seam_run, args, layers, tmp):
     j, wall = benchlib.seam_run_json(
         seam_run, ["--mode", "compile", "--runs", "1", "--steps", "1",
-                   "--import-args", "--layers %d" % layers] + args,
+                   "--layers", str(layers)] + args,
         os.path.join(tmp, "r.json"), cold_in=tmp)
     c = j["compile"]
     for key in ("double_buffer_s", "allocate_s", "schedule_s", "emit_s",

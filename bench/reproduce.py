@@ -19,6 +19,7 @@ import csv
 import json
 import os
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -108,7 +109,7 @@ class Bench:
         a = ["--model", "flux2-klein", "--tp", "4", "--target", target,
              "--mode", mode, "--steps", str(steps), "--runs", str(runs)]
         if self.smoke:
-            a += ["--import-args", "--layers 1"]
+            a += ["--layers", "1"]
         if kernels:
             a += ["--kernels", ",".join(kernels)]
         return a + list(extra)
@@ -247,8 +248,8 @@ class Bench:
             d = os.path.join(self.tmp, "out-" + ("-".join(k) or "vanilla"))
             args = ["--model", "flux2-klein", "--tp", "1", "--functional",
                     "--mode", "compile", "--steps", "1", "--runs", "1",
-                    "--output-dir", d, "--import-args",
-                    self.args.correctness_import]
+                    "--output-dir", d] + shlex.split(
+                        self.args.correctness_import)
             if k:
                 args += ["--kernels", ",".join(k)]
             try:
@@ -620,8 +621,8 @@ def main():
     ap.add_argument("--smoke", action="store_true",
                     help="reduced configuration (for the test suite)")
     ap.add_argument("--correctness-import", default="--layers 1 --seq 128",
-                    help="seam-import options of the reduced model used for "
-                    "kernel-vs-vanilla correctness")
+                    help="seam-run model options (--layers, --seq, ...) of "
+                    "the reduced model used for kernel-vs-vanilla correctness")
     ap.add_argument("--only", default="",
                     help="comma list of sections (rope,eager,compile,correct,"
                     "fnet,fftconv,ablation,roofline)")

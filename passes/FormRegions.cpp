@@ -10,10 +10,11 @@
 // the region: its inputs go to the host and its outputs come back.
 //
 //===----------------------------------------------------------------------===//
+#include "mlir/IR/Builders.h"
 #include "passes/Accounting.h"
 #include "passes/Passes.h"
+#include "passes/Remarks.h"
 #include "passes/Statistics.h"
-#include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -47,12 +48,6 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (mode != "eager" && mode != "compile") {
-      func.emitError() << "seam-form-regions: mode must be 'eager' or "
-                          "'compile', got '"
-                       << mode << "'";
-      return signalPassFailure();
-    }
     if (func->hasAttr("seam.program") || func.getBody().empty())
       return;
     bool already = false;
@@ -111,14 +106,17 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
       }
     if (!anchor)
       return;
-    for (Operation &op : llvm::make_early_inc_range(body))
-      if (&op != anchor && isLoadTimeOp(&op) && anchor->isBeforeInBlock(&op))
+    // Everything after the anchor, in order: no isBeforeInBlock, whose op
+    // order each move invalidates (that made the pass quadratic in blocks).
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::make_range(std::next(anchor->getIterator()), body.end())))
+      if (isLoadTimeOp(&op))
         op.moveBefore(anchor);
   }
 
   void formRegions(Block &body,
                    llvm::DenseMap<Operation *, std::string> &blockOf) {
-    bool eager = mode == "eager";
+    bool eager = mode == RegionMode::Eager;
     SmallVector<Operation *> segment;
     std::string segmentKey;
     llvm::StringMap<int> fragmentCount;
@@ -131,9 +129,10 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
       if (part > 0 || eager)
         name += ".p" + std::to_string(part);
       FusionOp f = makeRegion(segment, name);
-      emitRemark(f.getLoc()) << "seam-form-regions: region '" << name << "' ("
-                     << (eager ? "eager" : "compile") << "): "
-                     << segment.size() << " ops, ends at " << endReason;
+      decisionRemark(remarks, f.getLoc())
+          << "seam-form-regions: region '" << name << "' ("
+          << (eager ? "eager" : "compile") << "): " << segment.size()
+          << " ops, ends at " << endReason;
       segment.clear();
     };
 
@@ -148,9 +147,10 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
                  : "kernel_call '" + kc.getKernel().str() + "'";
         flush(why);
         if (host)
-          emitRemark(op.getLoc()) << "seam-form-regions: " << op.getName()
-                          << " runs on the host (no kernel; the device has "
-                             "no complex dtype): the region splits here";
+          decisionRemark(remarks, op.getLoc())
+              << "seam-form-regions: " << op.getName()
+              << " runs on the host (no kernel; the device has "
+                 "no complex dtype): the region splits here";
         continue;
       }
       std::string key = eager ? (blockOf.count(&op) ? blockOf[&op] : "top")

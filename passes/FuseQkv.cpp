@@ -5,11 +5,12 @@
 // concatenated weights, followed by slices.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
-#include "passes/Statistics.h"
-#include "passes/Profitability.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
+#include "passes/Passes.h"
+#include "passes/Profitability.h"
+#include "passes/Remarks.h"
+#include "passes/Statistics.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::seam {
@@ -76,6 +77,7 @@ std::optional<std::string> checkLegality(MutableArrayRef<LinearOp> group,
 }
 
 struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
+  using SeamFuseQkvBase::SeamFuseQkvBase;
   PassCounter numGroupsFused{"seam-fuse-qkv", "fused-groups", "Groups of linears fused"};
   PassCounter numLinearsFused{"seam-fuse-qkv", "fused-linears", "Linears folded into a group"};
   PassCounter numRejected{"seam-fuse-qkv", "rejected-groups", "Candidate groups rejected"};
@@ -101,9 +103,10 @@ struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
         continue;
       for (LinearOp l : linears)
         if (!llvm::is_contained(members, l))
-          emitRemark(l.getLoc()) << "seam-fuse-qkv: linear not fused with the q/k/v "
-                            "projections of the same input: it feeds no "
-                            "attention";
+          decisionRemark(remarks, l.getLoc())
+              << "seam-fuse-qkv: linear not fused with the q/k/v "
+                 "projections of the same input: it feeds no "
+                 "attention";
       fuse(members, roles, dom);
     }
   }
@@ -115,14 +118,15 @@ struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
     for (unsigned r : roles)
       names += (names.empty() ? "" : ", ") + roleNames(r);
     if (auto why = checkLegality(members, dom)) {
-      emitRemark(first.getLoc()) << "seam-fuse-qkv: not fused (" << names
-                         << "): " << *why;
+      decisionRemark(remarks, first.getLoc())
+          << "seam-fuse-qkv: not fused (" << names << "): " << *why;
       ++numRejected;
       return;
     }
     std::string why;
     if (!isProfitable(first, "fuse-qkv", why)) {
-      emitRemark(first.getLoc()) << "seam-fuse-qkv: legal but not profitable: " << why;
+      decisionRemark(remarks, first.getLoc())
+          << "seam-fuse-qkv: legal but not profitable: " << why;
       ++numRejected;
       return;
     }
@@ -173,10 +177,10 @@ struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
     // Erased last: the builder inserts before `first`.
     for (LinearOp l : members)
       l.erase();
-    emitRemark(fused.getLoc()) << "seam-fuse-qkv: fused " << members.size()
-                       << " linears (" << names << ") reading "
-                       << describeType(inTy) << " into one linear with N = "
-                       << n;
+    decisionRemark(remarks, fused.getLoc())
+        << "seam-fuse-qkv: fused " << members.size() << " linears (" << names
+        << ") reading " << describeType(inTy)
+        << " into one linear with N = " << n;
     ++numGroupsFused;
     numLinearsFused += members.size();
   }

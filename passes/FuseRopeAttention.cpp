@@ -1,8 +1,9 @@
 //===- FuseRopeAttention.cpp - seam-fuse-rope-attention -------------------===//
-#include "passes/Passes.h"
-#include "passes/Statistics.h"
-#include "passes/Profitability.h"
 #include "mlir/IR/Builders.h"
+#include "passes/Passes.h"
+#include "passes/Profitability.h"
+#include "passes/Remarks.h"
+#include "passes/Statistics.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::seam {
@@ -80,6 +81,7 @@ Value concatOrSingle(OpBuilder &b, Location loc, ArrayRef<Value> pieces,
 
 struct FuseRopeAttentionPass
     : public seam::impl::SeamFuseRopeAttentionBase<FuseRopeAttentionPass> {
+  using SeamFuseRopeAttentionBase::SeamFuseRopeAttentionBase;
   PassCounter numFused{"seam-fuse-rope-attention", "fused", "Attentions that absorbed their rope"};
   PassCounter numRejected{"seam-fuse-rope-attention", "rejected", "Attentions fed by rope, not fused"};
   void runOnOperation() override {
@@ -97,21 +99,24 @@ struct FuseRopeAttentionPass
     if (!q && !k)
       return; // not a candidate
     if (!q || !k) {
-      emitRemark(att.getLoc()) << "seam-fuse-rope-attention: not fused: only "
-                       << (q ? "q" : "k") << " is rotated by seam.rope";
+      decisionRemark(remarks, att.getLoc())
+          << "seam-fuse-rope-attention: not fused: only " << (q ? "q" : "k")
+          << " is rotated by seam.rope";
       ++numRejected;
       return;
     }
     if (auto why = checkLegality(att, *q, *k)) {
-      emitRemark(att.getLoc()) << "seam-fuse-rope-attention: not fused: " << *why;
+      decisionRemark(remarks, att.getLoc())
+          << "seam-fuse-rope-attention: not fused: " << *why;
       ++numRejected;
       return;
     }
     std::string why;
     if (!isProfitable(att, "fuse-rope-attention", why)) {
-      emitRemark(att.getLoc()) << "seam-fuse-rope-attention: legal but not "
-                          "profitable: "
-                       << why;
+      decisionRemark(remarks, att.getLoc())
+          << "seam-fuse-rope-attention: legal but not "
+             "profitable: "
+          << why;
       ++numRejected;
       return;
     }
@@ -144,14 +149,14 @@ struct FuseRopeAttentionPass
     for (Operation *op : dead)
       if (op->use_empty())
         op->erase();
-    emitRemark(fused.getLoc()) << "seam-fuse-rope-attention: fused rope into "
-                          "attention over "
-                       << fused.getQ().getType().getDimSize(2) << " tokens"
-                       << (q->ropes.size() > 1
-                               ? " (through a concatenation of " +
-                                     std::to_string(q->ropes.size()) +
-                                     " rotated streams)"
-                               : std::string());
+    decisionRemark(remarks, fused.getLoc())
+        << "seam-fuse-rope-attention: fused rope into "
+           "attention over "
+        << fused.getQ().getType().getDimSize(2) << " tokens"
+        << (q->ropes.size() > 1
+                ? " (through a concatenation of " +
+                      std::to_string(q->ropes.size()) + " rotated streams)"
+                : std::string());
     ++numFused;
   }
 };

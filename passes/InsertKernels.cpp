@@ -6,10 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/Registry.h"
-#include "passes/Passes.h"
-#include "passes/Statistics.h"
-#include "passes/Profitability.h"
 #include "mlir/IR/Builders.h"
+#include "passes/KernelSelection.h"
+#include "passes/Passes.h"
+#include "passes/Profitability.h"
+#include "passes/Remarks.h"
+#include "passes/Statistics.h"
 
 namespace mlir::seam {
 #define GEN_PASS_DEF_SEAMINSERTKERNELS
@@ -27,51 +29,101 @@ struct InsertKernelsPass
   PassCounter numInserted{"seam-insert-kernels", "kernel-calls", "Kernel calls inserted"};
   PassCounter numRejected{"seam-insert-kernels", "rejected-sites", "Sites whose constraints fail"};
 
+  /// What happened to one requested kernel in this function.
+  struct Outcome {
+    int sites = 0;    ///< ops of its root kind that are sites
+    int inserted = 0; ///< of which replaced by a call
+    int shadowed = 0; ///< root ops already taken by a kernel listed earlier
+    const KernelInfo *shadowedBy = nullptr;
+  };
+
+  /// A bad kernel list fails here, before any function is touched, with an
+  /// error not attached to an op (which would print the whole function).
+  LogicalResult initialize(MLIRContext *ctx) override {
+    std::string error;
+    if (!selectKernels(kernels, error))
+      return emitError(UnknownLoc::get(ctx))
+             << "seam-insert-kernels: " << error;
+    return success();
+  }
+
   void runOnOperation() override {
-    SmallVector<const KernelInfo *> requested;
-    for (const std::string &name : kernels) {
-      if (name.empty()) // `kernels=` with nothing listed
-        continue;
-      const KernelInfo *k = lookupKernel(name);
-      if (!k) {
-        getOperation().emitError()
-            << "seam-insert-kernels: unknown kernel '" << name
-            << "'; registered kernels: " << knownKernelNames();
-        return signalPassFailure();
-      }
-      requested.push_back(k);
-    }
-    if (requested.empty())
+    func::FuncOp func = getOperation();
+    std::string error;
+    auto requested = selectKernels(kernels, error);
+    if (!requested) // reported by initialize
+      return signalPassFailure();
+    // Outlined programs hold what an earlier run decided.
+    if (requested->empty() || func->hasAttr("seam.program") ||
+        func.isExternal())
       return;
     SmallVector<Operation *> ops;
-    getOperation().walk([&](Operation *op) { ops.push_back(op); });
-    for (Operation *op : ops)
-      for (const KernelInfo *k : requested)
-        if (op->getName().getStringRef() == k->rootOp && tryInsert(op, *k))
-          break;
+    func.walk([&](Operation *op) { ops.push_back(op); });
+    SmallVector<Outcome> outcomes(requested->size());
+    for (Operation *op : ops) {
+      // The op is gone once a kernel replaces it; its name is the context's.
+      StringRef opName = op->getName().getStringRef();
+      const KernelInfo *taken = nullptr;
+      for (auto [k, outcome] : llvm::zip(*requested, outcomes)) {
+        if (opName != k->rootOp)
+          continue;
+        if (taken) {
+          ++outcome.shadowed;
+          outcome.shadowedBy = taken;
+          continue;
+        }
+        if (tryInsert(op, *k, outcome))
+          taken = k;
+      }
+    }
+    // A kernel that replaced nothing is worth a warning: remarks are off in
+    // most runs (seam-run), and a misspelt model or a shadowing list is
+    // otherwise silent.
+    for (auto [k, o] : llvm::zip(*requested, outcomes)) {
+      if (o.shadowed)
+        func.emitWarning() << "seam-insert-kernels: kernel '" << k->name
+                           << "' is shadowed by '" << o.shadowedBy->name
+                           << "' at " << o.shadowed << " site(s) in @"
+                           << func.getSymName() << " (both replace "
+                           << k->rootOp << "; the first listed wins)";
+      else if (o.sites == 0)
+        func.emitWarning() << "seam-insert-kernels: kernel '" << k->name
+                           << "' matches no site in @" << func.getSymName()
+                           << " (no " << k->rootOp << " it applies to)";
+      else if (o.inserted == 0)
+        func.emitWarning() << "seam-insert-kernels: kernel '" << k->name
+                           << "' inserted at none of its " << o.sites
+                           << " site(s) in @" << func.getSymName()
+                           << " (the remarks say why)";
+    }
   }
 
   /// True when `op` was replaced.
-  bool tryInsert(Operation *op, const KernelInfo &k) {
+  bool tryInsert(Operation *op, const KernelInfo &k, Outcome &outcome) {
     if (auto why = k.isSite(op)) {
       if (!why->empty()) {
-        emitRemark(op->getLoc()) << "seam-insert-kernels: kernel '" << k.name
-                         << "' not inserted: " << *why;
+        ++outcome.sites;
+        decisionRemark(remarks, op->getLoc())
+            << "seam-insert-kernels: kernel '" << k.name
+            << "' not inserted: " << *why;
         ++numRejected;
       }
       return false;
     }
+    ++outcome.sites;
     KernelSignature sig = signatureOfRoot(op);
     if (auto why = k.check(sig)) {
-      emitRemark(op->getLoc()) << "seam-insert-kernels: kernel '" << k.name
-                       << "' not inserted: " << *why;
+      decisionRemark(remarks, op->getLoc())
+          << "seam-insert-kernels: kernel '" << k.name
+          << "' not inserted: " << *why;
       ++numRejected;
       return false;
     }
     std::string why;
     if (!isProfitable(op, ("kernel:" + k.name).str(), why)) {
-      emitRemark(op->getLoc()) << "seam-insert-kernels: kernel '" << k.name
-                       << "' legal but not profitable: " << why;
+      decisionRemark(remarks, op->getLoc())
+          << "seam-insert-kernels: kernel '" << k.name
+          << "' legal but not profitable: " << why;
       ++numRejected;
       return false;
     }
@@ -81,11 +133,13 @@ struct InsertKernelsPass
                                        op->getOperands(),
                                        sig.config.empty() ? DictionaryAttr()
                                                           : sig.config);
-    emitRemark(call.getLoc()) << "seam-insert-kernels: kernel '" << k.name
-                      << "' inserted: " << k.describe(sig);
+    decisionRemark(remarks, call.getLoc())
+        << "seam-insert-kernels: kernel '" << k.name
+        << "' inserted: " << k.describe(sig);
     op->replaceAllUsesWith(call.getResults());
     op->erase();
     ++numInserted;
+    ++outcome.inserted;
     return true;
   }
 };

@@ -9,6 +9,10 @@
 
 namespace mlir::seam {
 
+/// How seam-form-regions groups ops into programs (see Passes.td).
+enum class RegionMode { Eager, Compile };
+llvm::StringRef stringifyRegionMode(RegionMode mode);
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
@@ -17,14 +21,22 @@ namespace mlir::seam {
 
 /// Options of the named pipeline `seam-pipeline{mode=... kernels=...}`.
 struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
-  Option<std::string> mode{*this, "mode",
-                           llvm::cl::desc("eager or compile"),
-                           llvm::cl::init("compile")};
+  Option<RegionMode> mode{
+      *this, "mode", llvm::cl::desc("eager or compile"),
+      llvm::cl::init(RegionMode::Compile),
+      llvm::cl::values(
+          clEnumValN(RegionMode::Eager, "eager",
+                     "one program per block, split at kernel calls"),
+          clEnumValN(RegionMode::Compile, "compile",
+                     "one program per step, kernel calls inside"))};
   ListOption<std::string> kernels{*this, "kernels",
                                   llvm::cl::desc("Kernels to insert")};
   Option<bool> share{*this, "share",
                      llvm::cl::desc("Share identical programs"),
                      llvm::cl::init(true)};
+  Option<bool> remarks{*this, "remarks",
+                       llvm::cl::desc("Explain each decision with a remark"),
+                       llvm::cl::init(true)};
 };
 
 /// fuse-qkv, insert-kernels, fuse-rope-attention, form-regions, outline.

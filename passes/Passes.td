@@ -22,6 +22,10 @@ def SeamFuseQkv : Pass<"seam-fuse-qkv", "func::FuncOp"> {
     same dot product as before. Three linears (q, k, v) is the common case;
     two (k, v) fuse too.
   }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
+  ];
   let dependentDialects = ["seam::SeamDialect"];
 }
 
@@ -34,6 +38,10 @@ def SeamFuseRopeAttention : Pass<"seam-fuse-rope-attention", "func::FuncOp"> {
     `concat(rope(a, ca, sa), rope(b, cb, sb))` equals
     `rope(concat(a, b), concat(ca, cb), concat(sa, sb))`.
   }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
+  ];
   let dependentDialects = ["seam::SeamDialect"];
 }
 
@@ -48,7 +56,9 @@ def SeamInsertKernels : Pass<"seam-insert-kernels", "func::FuncOp"> {
   let options = [
     ListOption<"kernels", "kernels", "std::string",
                "Kernels to insert (qkv, rope, flash-attn, flash-attn-stable, "
-               "fft, ifft, fourier-mix, fftconv)">
+               "fft, ifft, fourier-mix, fftconv)">,
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
   ];
   let dependentDialects = ["seam::SeamDialect"];
 }
@@ -64,8 +74,16 @@ def SeamFormRegions : Pass<"seam-form-regions", "func::FuncOp"> {
     loaded to HBM once. Blocks are flattened; each region records its block.
   }];
   let options = [
-    Option<"mode", "mode", "std::string", "\"compile\"",
-           "eager (one program per block fragment) or compile (one per step)">
+    Option<"mode", "mode", "::mlir::seam::RegionMode",
+           "::mlir::seam::RegionMode::Compile",
+           "eager (one program per block fragment) or compile (one per step)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::seam::RegionMode::Eager, "eager",
+                        "one program per block, split at kernel calls"),
+             clEnumValN(::mlir::seam::RegionMode::Compile, "compile",
+                        "one program per step, kernel calls inside"))}]>,
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
   ];
   let dependentDialects = ["seam::SeamDialect"];
 }

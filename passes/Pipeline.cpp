@@ -6,18 +6,28 @@
 using namespace mlir;
 using namespace mlir::seam;
 
+llvm::StringRef seam::stringifyRegionMode(RegionMode mode) {
+  return mode == RegionMode::Eager ? "eager" : "compile";
+}
+
 void seam::buildSeamPipeline(OpPassManager &pm, const PipelineOptions &opts) {
   // The compiler's own QKV fusion runs first: the qkv kernel replaces the
   // fused projection. Kernels are inserted before rope is folded into
   // attention, so a rope or attention kernel sees its own op; sites a kernel
   // rejects keep the compiler's fusion.
-  pm.addNestedPass<func::FuncOp>(createSeamFuseQkv());
+  SeamFuseQkvOptions qo;
+  qo.remarks = opts.remarks;
+  pm.addNestedPass<func::FuncOp>(createSeamFuseQkv(qo));
   SeamInsertKernelsOptions ko;
   ko.kernels = opts.kernels;
+  ko.remarks = opts.remarks;
   pm.addNestedPass<func::FuncOp>(createSeamInsertKernels(ko));
-  pm.addNestedPass<func::FuncOp>(createSeamFuseRopeAttention());
+  SeamFuseRopeAttentionOptions fo;
+  fo.remarks = opts.remarks;
+  pm.addNestedPass<func::FuncOp>(createSeamFuseRopeAttention(fo));
   SeamFormRegionsOptions ro;
   ro.mode = opts.mode;
+  ro.remarks = opts.remarks;
   pm.addNestedPass<func::FuncOp>(createSeamFormRegions(ro));
   SeamOutlineRegionsOptions oo;
   oo.share = opts.share;

@@ -63,8 +63,9 @@ struct ReportPass : public seam::impl::SeamReportBase<ReportPass> {
     std::string err;
     auto out = openOutputFile(file, &err);
     if (!out) {
-      module.emitError() << "seam-report: cannot write '" << file
-                         << "': " << err;
+      // At the module's location, not on the op: that would print it all.
+      mlir::emitError(module.getLoc())
+          << "seam-report: cannot write '" << file << "': " << err;
       return signalPassFailure();
     }
     out->os() << text;

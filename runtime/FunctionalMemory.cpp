@@ -63,10 +63,15 @@ void FunctionalMachine::resetPsumState() {
 void FunctionalMachine::initConstant(unsigned core, const Constant &c) {
   const CoreMemory &m = cores.at(core);
   const Binding &b = m.program->bindings.at(c.binding);
-  uint8_t *dst = hbm[m.chip].data() + m.hbmBase + b.hbmOffset;
   if (c.kind == ConstantKind::Raw) {
-    std::memcpy(dst, c.bytes.data(),
-                std::min<uint64_t>(c.bytes.size(), b.hbmSize));
+    // A binding may hold no element (a zero dimension is legal): its raw
+    // constant is empty and `bytes.data()` may be null, which memcpy does
+    // not accept even for zero bytes.
+    uint64_t n = std::min<uint64_t>(c.bytes.size(), b.hbmSize);
+    if (n == 0)
+      return;
+    std::memcpy(hbm[m.chip].data() + m.hbmBase + b.hbmOffset, c.bytes.data(),
+                n);
     return;
   }
   std::vector<float> values = seededValues(c, b.numElements());
@@ -156,6 +161,8 @@ void FunctionalMachine::load(const ResolvedAccess &a,
                              std::vector<float> &values) const {
   size_t f = a.freeSize();
   values.resize(a.partitions * f);
+  if (values.empty()) // nothing to copy; values.data() may be null
+    return;
   for (unsigned p = 0; p < a.partitions; ++p) {
     float *out = values.data() + p * f;
     if (a.contiguous && a.dtype == DType::F32) {
@@ -178,6 +185,8 @@ void FunctionalMachine::load(const ResolvedAccess &a,
 
 void FunctionalMachine::store(const ResolvedAccess &a, const float *values) {
   size_t f = a.freeSize();
+  if (f == 0) // nothing to store; `values` may be null
+    return;
   for (unsigned p = 0; p < a.partitions; ++p) {
     const float *row = values + p * f;
     for (size_t i = 0; i < f; ++i)

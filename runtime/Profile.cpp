@@ -4,6 +4,7 @@
 #include "runtime/Json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -61,30 +62,41 @@ MemoryLimits Profile::memoryLimits() const {
 }
 
 namespace {
-/// Binds figure names to typed fields; one table for reading and overriding.
+/// Binds figure names to typed fields and to the range each figure must lie
+/// in; one table for reading, overriding and checking. A figure held in an
+/// integer field must be a whole number. `max` bounds the figures that size
+/// what the emulator allocates or iterates over (cores, queues, on-chip
+/// memories), so an override cannot make it allocate without bound.
 struct FieldRef {
   const char *name;
   double *d = nullptr;
   unsigned *u = nullptr;
   uint64_t *u64 = nullptr;
-  bool positive = true;
+  bool positive = true; ///< > 0; otherwise >= 0.
+  double max = 0;       ///< Upper bound when non-zero.
 };
+
+constexpr double kMaxCount = 1024;             // cores, engines, queues, banks
+constexpr double kMaxPartitionBytes = 1 << 24; // 16 MiB per partition
 
 std::vector<FieldRef> fieldTable(Profile &p) {
   return {
-      {"cores_per_chip", nullptr, &p.coresPerChip},
+      {"cores_per_chip", nullptr, &p.coresPerChip, nullptr, true, kMaxCount},
       {"te_clock_ghz", &p.teClockGhz},
       {"ve_clock_ghz", &p.veClockGhz},
       {"se_clock_ghz", &p.seClockGhz},
       {"gpsimd_clock_ghz", &p.gpClockGhz},
-      {"sbuf_partitions", nullptr, &p.sbufPartitions},
-      {"sbuf_partition_bytes", nullptr, nullptr, &p.sbufPartitionBytes},
-      {"psum_partition_bytes", nullptr, nullptr, &p.psumPartitionBytes},
-      {"psum_banks", nullptr, &p.psumBanks},
-      {"hbm_bytes", nullptr, nullptr, &p.hbmBytes},
+      {"sbuf_partitions", nullptr, &p.sbufPartitions, nullptr, true, 128},
+      {"sbuf_partition_bytes", nullptr, nullptr, &p.sbufPartitionBytes, true,
+       kMaxPartitionBytes},
+      {"psum_partition_bytes", nullptr, nullptr, &p.psumPartitionBytes, true,
+       kMaxPartitionBytes},
+      {"psum_banks", nullptr, &p.psumBanks, nullptr, true, kMaxCount},
+      {"hbm_bytes", nullptr, nullptr, &p.hbmBytes, true, 0x1p62},
       {"hbm_bytes_per_ns", &p.hbmBytesPerNs},
-      {"dma_engines", nullptr, &p.dmaEngines},
-      {"dma_queues_per_engine", nullptr, &p.dmaQueuesPerEngine},
+      {"dma_engines", nullptr, &p.dmaEngines, nullptr, true, kMaxCount},
+      {"dma_queues_per_engine", nullptr, &p.dmaQueuesPerEngine, nullptr, true,
+       kMaxCount},
       {"dma_engine_bytes_per_ns", &p.dmaEngineBytesPerNs},
       {"dma_fixed_cost_ns", &p.dmaFixedCostNs, nullptr, nullptr, false},
       {"min_ii_cycles", &p.minIiCycles},
@@ -114,26 +126,88 @@ std::vector<FieldRef> fieldTable(Profile &p) {
   };
 }
 
-bool assign(const FieldRef &f, double v) {
+std::string numberText(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+/// Empty when `v` is a value `f` may take, else why not.
+std::string checkValue(const FieldRef &f, double v) {
+  std::string name = std::string("figure '") + f.name + "'";
+  if (!std::isfinite(v))
+    return name + " must be a finite number, got " + numberText(v);
+  if (f.positive && !(v > 0))
+    return name + " must be positive, got " + numberText(v);
+  if (!f.positive && v < 0)
+    return name + " must be non-negative, got " + numberText(v);
+  if ((f.u || f.u64) && std::trunc(v) != v)
+    return name + " must be a whole number, got " + numberText(v);
+  if (f.max > 0 && v > f.max)
+    return name + " must be at most " + numberText(f.max) + ", got " +
+           numberText(v);
+  return "";
+}
+
+void assign(const FieldRef &f, double v) {
   if (f.d)
     *f.d = v;
   else if (f.u)
     *f.u = static_cast<unsigned>(v);
   else if (f.u64)
     *f.u64 = static_cast<uint64_t>(v);
-  return true;
+}
+
+/// The rules between figures; empty when they hold.
+std::string checkConsistency(const Profile &p) {
+  if (p.psumPartitionBytes % p.psumBanks != 0)
+    return "psum_partition_bytes (" + std::to_string(p.psumPartitionBytes) +
+           ") is not a multiple of psum_banks (" + std::to_string(p.psumBanks) +
+           ")";
+  return "";
 }
 } // namespace
 
-bool Profile::set(const std::string &figure, double value) {
+std::string Profile::figureNames() {
+  Profile scratch;
+  std::string names;
+  for (const FieldRef &f : fieldTable(scratch))
+    names += (names.empty() ? "" : ", ") + std::string(f.name);
+  return names;
+}
+
+Status Profile::set(const std::string &figure, double value) {
   for (const FieldRef &f : fieldTable(*this)) {
     if (figure != f.name)
       continue;
+    if (std::string why = checkValue(f, value); !why.empty())
+      return Status::failure(why);
+    Profile before = *this;
     assign(f, value);
+    if (std::string why = checkConsistency(*this); !why.empty()) {
+      *this = std::move(before);
+      return Status::failure(why);
+    }
     figures[figure].value = value;
-    return true;
+    return Status::ok();
   }
-  return false;
+  return Status::failure("the " + name + " profile has no figure '" + figure +
+                         "'; figures: " + figureNames());
+}
+
+Status Profile::set(std::string_view assignment) {
+  size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return Status::failure("expected name=value, got '" +
+                           std::string(assignment) + "'");
+  std::string figure(assignment.substr(0, eq));
+  std::string text(assignment.substr(eq + 1));
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || !end || *end != '\0')
+    return Status::failure("figure '" + figure + "': '" + text +
+                           "' is not a number");
+  return set(figure, value);
 }
 
 Expected<Profile> Profile::fromJson(std::string_view text,
@@ -188,15 +262,12 @@ Expected<Profile> Profile::fromJson(std::string_view text,
     if (it == p.figures.end())
       return fail(std::string("missing figure '") + f.name + "'");
     double v = it->second.value;
-    if (v < 0 || (f.positive && v <= 0))
-      return fail(std::string("figure '") + f.name + "' must be " +
-                  (f.positive ? "positive" : "non-negative"));
+    if (std::string why = checkValue(f, v); !why.empty())
+      return fail(why);
     assign(f, v);
   }
-  if (p.sbufPartitions > 128)
-    return fail("sbuf_partitions above 128");
-  if (p.psumPartitionBytes % p.psumBanks != 0)
-    return fail("psum_partition_bytes is not a multiple of psum_banks");
+  if (std::string why = checkConsistency(p); !why.empty())
+    return fail(why);
   return p;
 }
 

@@ -15,6 +15,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace seam::rt {
 
@@ -67,9 +68,17 @@ struct Profile {
   /// rate, capped by its share of the chip's HBM bandwidth when
   /// `activeCoresPerChip` cores of the chip stream at the same time.
   double dmaBytesPerNs(unsigned activeCoresPerChip) const;
-
-  /// Overrides one figure (ablations); false if the name is unknown.
-  bool set(const std::string &figure, double value);
+  /// Overrides one figure (ablations, seam-run --set) after checking it
+  /// against the figure's rules (finite; positive or non-negative; a whole
+  /// number for counts and sizes; bounded where the emulator allocates by
+  /// it; consistent with the other figures). On failure the profile is
+  /// unchanged and the message names the figure (an unknown name lists the
+  /// known ones).
+  Status set(const std::string &figure, double value);
+  /// The same from "name=value" text.
+  Status set(std::string_view assignment);
+  /// Every figure name a profile has, comma separated.
+  static std::string figureNames();
 
   static Expected<Profile> fromJson(std::string_view text,
                                     const std::string &origin);

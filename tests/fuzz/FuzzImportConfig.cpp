@@ -1,8 +1,9 @@
 //===- FuzzImportConfig.cpp - libFuzzer target: seam-import on a config ---===//
 //
-// The input is a config.json. It goes through what seam-import's main does:
-// JSON parse, model selection, the model builder (tools/seam-import/*.cpp,
-// linked without seam-import.cpp), and verification of the built module.
+// The input is a config.json. It goes through what seam-import does:
+// seamimport::buildModel (JSON parse, model selection, the model builder;
+// the SeamImport library that seam-import and seam-run link), then
+// verification of the built module.
 // A config the importer accepts must give IR that verifies: anything else is
 // a finding, like a crash or a sanitizer report. Options (--layers, --seq,
 // --tp, ...) come from the input's hash so they are fuzzed too.
@@ -23,31 +24,6 @@ namespace json = llvm::json;
 namespace imp = seamimport;
 
 namespace {
-/// Same choice as seam-import.cpp's selectModel (kept in sync by hand; it is
-/// ten lines in an anonymous namespace there).
-using ImportFn = llvm::Error (*)(imp::ConfigReader &,
-                                 const imp::ImportOptions &, ModuleOp);
-ImportFn selectModel(imp::ConfigReader &r, const json::Object &obj) {
-  std::string type;
-  if (!obj.get("model_type") && obj.get("_class_name")) {
-    if (llvm::StringRef(r.string("_class_name")).starts_with("Flux"))
-      return imp::importFlux;
-    type = r.string("_class_name");
-  } else {
-    type = r.string("model_type");
-  }
-  if (r.failed())
-    return nullptr;
-  if (type == "fnet")
-    return imp::importFNet;
-  if (type == "flux" || type == "flux2")
-    return imp::importFlux;
-  if (type == "hyena" || type == "hyenadna")
-    return imp::importHyena;
-  r.fail("bad model_type");
-  return nullptr;
-}
-
 uint32_t fnv1a(const uint8_t *data, size_t size) {
   uint32_t h = 2166136261u;
   for (size_t i = 0; i < size; ++i)
@@ -60,16 +36,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 16 * 1024)
     return 0;
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
-  llvm::Expected<json::Value> parsed = json::parse(text);
-  if (!parsed) {
-    llvm::consumeError(parsed.takeError());
-    return 0;
-  }
-  const json::Object *obj = parsed->getAsObject();
-  if (!obj) {
-    (void)imp::describeJson(*parsed);
-    return 0;
-  }
 
   // Options: mostly none (the config decides), sometimes small overrides
   // that keep models small, sometimes the driver's extremes.
@@ -109,13 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return success();
   });
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
-  imp::ConfigReader reader(*obj);
-  ImportFn importModel = selectModel(reader, *obj);
-  if (!importModel) {
-    llvm::consumeError(reader.takeError());
-    return 0;
-  }
-  if (llvm::Error err = importModel(reader, options, *module)) {
+  if (llvm::Error err = imp::buildModel(text, options, *module)) {
     std::string msg = llvm::toString(std::move(err));
     if (msg.empty()) {
       std::fprintf(stderr, "FINDING: import failed with an empty message\n");

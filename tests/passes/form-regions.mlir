@@ -37,7 +37,7 @@
 // COMPILE-QKV-DAG: 2 launches-per-step
 // COMPILE-QKV-DAG: 2 regions
 
-// BADMODE: error: seam-form-regions: mode must be 'eager' or 'compile', got 'lazy'
+// BADMODE: for the --mode option: Cannot find option named 'lazy'!
 
 func.func @remarks(%x: tensor<4x256xf32>, %c: tensor<4x256xcomplex<f32>>) -> (tensor<4x256xf32>, tensor<4x256xcomplex<f32>>) {
   %y:2 = seam.block "mix" 0 -> tensor<4x256xf32>, tensor<4x256xcomplex<f32>> {

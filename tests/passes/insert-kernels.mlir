@@ -3,6 +3,9 @@
 
 // UNKNOWN: error: seam-insert-kernels: unknown kernel 'warp-speed'; registered kernels: qkv, rope, flash-attn, flash-attn-stable, fft, ifft, fourier-mix, fftconv
 
+// A requested kernel that replaces nothing in a function gets a warning:
+// here each function holds the sites of some of the five kernels only.
+
 // The published RoPE constraints: head_dim in {64, 128}, seq <= 512,
 // heads per rank <= 16. 512 is the boundary and fits.
 // CHECK-LABEL: func.func @rope_sites
@@ -11,6 +14,10 @@
 // CHECK: seam.rope %arg2
 // CHECK: seam.rope %arg3
 // CHECK: seam.rope %arg4
+// expected-warning @+4 {{seam-insert-kernels: kernel 'flash-attn' matches no site in @rope_sites (no seam.attention it applies to)}}
+// expected-warning @+3 {{seam-insert-kernels: kernel 'fft' matches no site in @rope_sites (no seam.fft it applies to)}}
+// expected-warning @+2 {{seam-insert-kernels: kernel 'fourier-mix' matches no site in @rope_sites (no seam.fourier_mix it applies to)}}
+// expected-warning @+1 {{seam-insert-kernels: kernel 'fftconv' matches no site in @rope_sites (no seam.fftconv it applies to)}}
 func.func @rope_sites(%img: tensor<1x6x256x128xbf16>, %txt: tensor<1x6x512x128xbf16>, %joint: tensor<1x6x768x128xbf16>, %wide: tensor<1x24x256x128xbf16>, %d96: tensor<1x6x256x96xbf16>) {
   %c256 = seam.param "c256" init rope_cos(1.0e+04) seed 0 : tensor<256x128xbf16>
   %s256 = seam.param "s256" init rope_sin(1.0e+04) seed 0 : tensor<256x128xbf16>
@@ -39,6 +46,10 @@ func.func @rope_sites(%img: tensor<1x6x256x128xbf16>, %txt: tensor<1x6x512x128xb
 // CHECK: seam.kernel_call "flash-attn"(%arg0, %arg0, %arg0) {config = {scale = 1.250000e-01 : f64}}
 // CHECK: seam.attention %arg1
 // CHECK: seam.attention %arg0, %arg0, %arg0 rope
+// expected-warning @+4 {{seam-insert-kernels: kernel 'rope' matches no site in @attention_sites (no seam.rope it applies to)}}
+// expected-warning @+3 {{seam-insert-kernels: kernel 'fft' matches no site in @attention_sites (no seam.fft it applies to)}}
+// expected-warning @+2 {{seam-insert-kernels: kernel 'fourier-mix' matches no site in @attention_sites (no seam.fourier_mix it applies to)}}
+// expected-warning @+1 {{seam-insert-kernels: kernel 'fftconv' matches no site in @attention_sites (no seam.fftconv it applies to)}}
 func.func @attention_sites(%q: tensor<1x2x256x64xf32>, %odd: tensor<1x2x200x64xf32>) {
   // expected-remark @+1 {{kernel 'flash-attn' inserted: 2 heads, seq 256 (multiple of 128), head_dim 64}}
   %o = seam.attention %q, %q, %q {scale = 0.125 : f64} : (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>) -> tensor<1x2x256x64xf32>
@@ -57,6 +68,8 @@ func.func @attention_sites(%q: tensor<1x2x256x64xf32>, %odd: tensor<1x2x200x64xf
 // CHECK: seam.kernel_call "fft"(%arg1) {config = {axis = 1 : i64}}
 // CHECK: seam.fft %arg2
 // CHECK: seam.kernel_call "fftconv"
+// expected-warning @+2 {{seam-insert-kernels: kernel 'rope' matches no site in @fourier_sites (no seam.rope it applies to)}}
+// expected-warning @+1 {{seam-insert-kernels: kernel 'flash-attn' matches no site in @fourier_sites (no seam.attention it applies to)}}
 func.func @fourier_sites(%x: tensor<1x512x768xf32>, %c: tensor<4x768xcomplex<f32>>, %p: tensor<4x131xcomplex<f32>>, %u: tensor<1x8x1000xf32>, %k: tensor<8x1000xf32>, %d: tensor<8xf32>) {
   // expected-remark @+1 {{kernel 'fourier-mix' inserted: Re(DFT) of [1, 512, 768] as C X C - S X S matmuls}}
   %m = seam.fourier_mix %x dims [1, 2] : tensor<1x512x768xf32>

@@ -366,3 +366,31 @@ TEST(Faults, DmaCannotTouchPsumAndDeadlockIsReported) {
             "(sem_wait): deadlock: no engine can make progress; waits for "
             "semaphore 7 >= 1 (is 0)");
 }
+
+// A binding with a zero dimension is legal (the dialect allows empty
+// tensors); its raw constant has no bytes. Loading it once passed a null
+// pointer to memcpy (UBSan, found by fuzz-program-loader; the input is kept
+// in tests/fuzz/regressions/program-loader/). Run under `make test-asan`.
+TEST(Functional, EmptyRawConstantAndEmptyBindingsLoadAndRun) {
+  ProgramBuilder b("empty", Target::Trn1);
+  uint32_t e = b.addBinding("e", {0, 4}, DType::F32, BindingRole::Param);
+  b.setConstantBytes(e, {});
+  uint32_t x = b.addBinding("x", {4, 8}, DType::F32, BindingRole::Input);
+  uint32_t y = b.addBinding("y", {4, 8}, DType::F32, BindingRole::Output);
+  b.addBinding("z", {4, 0}, DType::F32, BindingRole::Output);
+  AccessPattern tile = sbufTile(DType::F32, 0, 4, 0, 8);
+  b.emit(isa::dmaCopy(tile, b.hbm(x, 0, 4, 8, {{8, 1}})).signal(0, 1));
+  b.emit(isa::dmaCopy(b.hbm(y, 0, 4, 8, {{8, 1}}), tile).waitFor(0, 1));
+  Program p = b.take();
+  ASSERT_EQ(verifyProgram(p), "");
+
+  Device dev(Profile::builtin(Target::Trn1));
+  auto id = dev.loadProgram(p);
+  ASSERT_TRUE(bool(id)) << id.error();
+  std::vector<float> in = randomValues(32, 7);
+  auto r = dev.launch(*id, TensorMap{{"x", HostTensor{{4, 8}, in}}});
+  ASSERT_TRUE(bool(r)) << r.error();
+  ASSERT_FALSE(r->fault) << r->fault->message;
+  EXPECT_EQ(r->outputs.at(0).at("y").data, in);
+  EXPECT_TRUE(r->outputs.at(0).at("z").data.empty());
+}

@@ -59,5 +59,64 @@ TEST(Profile, OverridesForAblations) {
   Profile p = Profile::builtin(Target::Trn1);
   EXPECT_TRUE(p.set("launch_overhead_ns", 0));
   EXPECT_EQ(p.launchOverheadNs, 0);
-  EXPECT_FALSE(p.set("no_such_figure", 1));
+  EXPECT_EQ(p.figures.at("launch_overhead_ns").value, 0);
+  EXPECT_TRUE(p.set("dma_engines=8"));
+  EXPECT_EQ(p.dmaEngines, 8u);
+  Status unknown = p.set("no_such_figure", 1);
+  EXPECT_FALSE(unknown);
+  EXPECT_EQ(unknown.message.rfind("the trn1 profile has no figure "
+                                  "'no_such_figure'; figures: cores_per_chip, "
+                                  "te_clock_ghz, ",
+                                  0),
+            0u)
+      << unknown.message;
+}
+
+// Each figure's rules hold for overrides as for the profile files: a clock of
+// 0 or -1 would make the model faster, a count of 0 divide by zero, a NaN
+// poison every timeline. A refused override leaves the profile unchanged.
+TEST(Profile, OverridesAreCheckedAgainstTheFiguresRules) {
+  Profile p = Profile::builtin(Target::Trn1);
+  auto why = [&](const char *assignment) { return p.set(assignment).message; };
+  EXPECT_EQ(why("te_clock_ghz=0"),
+            "figure 'te_clock_ghz' must be positive, got 0");
+  EXPECT_EQ(why("te_clock_ghz=-1"),
+            "figure 'te_clock_ghz' must be positive, got -1");
+  EXPECT_EQ(why("dma_engines=0"),
+            "figure 'dma_engines' must be positive, got 0");
+  EXPECT_EQ(why("dma_engines=1.5"),
+            "figure 'dma_engines' must be a whole number, got 1.5");
+  EXPECT_EQ(why("launch_overhead_ns=-5"),
+            "figure 'launch_overhead_ns' must be non-negative, got -5");
+  EXPECT_EQ(why("hbm_bytes_per_ns=nan"),
+            "figure 'hbm_bytes_per_ns' must be a finite number, got nan");
+  EXPECT_EQ(why("sbuf_partitions=129"),
+            "figure 'sbuf_partitions' must be at most 128, got 129");
+  EXPECT_EQ(why("sbuf_partition_bytes=1e15"),
+            "figure 'sbuf_partition_bytes' must be at most 16777216, got "
+            "1000000000000000");
+  EXPECT_EQ(why("psum_banks=3"), "psum_partition_bytes (16384) is not a "
+                                 "multiple of psum_banks (3)");
+  EXPECT_EQ(why("te_clock_ghz=fast"), "figure 'te_clock_ghz': 'fast' is not "
+                                      "a number");
+  EXPECT_EQ(why("te_clock_ghz="), "figure 'te_clock_ghz': '' is not a number");
+  EXPECT_EQ(why("=1"), "expected name=value, got '=1'");
+  const Profile &builtin = Profile::builtin(Target::Trn1);
+  EXPECT_EQ(p.teClockGhz, builtin.teClockGhz);
+  EXPECT_EQ(p.dmaEngines, builtin.dmaEngines);
+  EXPECT_EQ(p.psumBanks, builtin.psumBanks);
+  EXPECT_EQ(p.figures.at("psum_banks").value,
+            builtin.figures.at("psum_banks").value);
+  // The figures without an upper bound still take large finite values.
+  EXPECT_TRUE(p.set("hbm_bytes_per_ns", 1e6));
+  EXPECT_TRUE(p.set("psum_banks", 16));
+}
+
+TEST(Profile, FilesAreCheckedByTheSameRules) {
+  auto frac = Profile::fromJson(
+      R"({"name":"x","target":"trn1","figures":{"cores_per_chip":{"value":1.5,"source":"s","estimated":false}}})",
+      "f.json");
+  EXPECT_EQ(frac.error(),
+            "profile f.json: figure 'cores_per_chip' must be a whole number, "
+            "got 1.5");
 }

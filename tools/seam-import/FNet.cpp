@@ -29,7 +29,12 @@ llvm::Error seamimport::importFNet(ConfigReader &r, const ImportOptions &opt,
   c.layers = ConfigReader::withOption(r.positiveInt("num_hidden_layers"),
                                       opt.layers, "--layers");
   c.intermediate = r.positiveInt("intermediate_size");
-  c.maxPositions = r.positiveInt("max_position_embeddings");
+  // The longest sequence the model takes; absent, --seq is taken for it.
+  c.maxPositions =
+      r.has("max_position_embeddings")
+          ? r.positiveInt("max_position_embeddings")
+      : opt.seq ? Dim{*opt.seq, "--seq"}
+                : r.missingField("max_position_embeddings", "or give --seq");
   c.eps = r.positiveNumber("layer_norm_eps");
   c.act = r.string("hidden_act");
   c.initRange = r.positiveNumber("initializer_range", 0.02);
@@ -47,9 +52,9 @@ llvm::Error seamimport::importFNet(ConfigReader &r, const ImportOptions &opt,
            "or \"gelu\", got \"" +
            c.act + "\"");
   else if (c.seq.value > c.maxPositions.value)
-    r.fail("--seq " + llvm::Twine(c.seq.value) +
-           " exceeds field 'max_position_embeddings' (" +
-           llvm::Twine(c.maxPositions.value) + ")");
+    r.fail("--seq " + llvm::Twine(c.seq.value) + " exceeds " +
+           c.maxPositions.origin + " (" + llvm::Twine(c.maxPositions.value) +
+           ")");
   else if (c.intermediate.value % c.tp != 0)
     r.fail("field 'intermediate_size' (" + llvm::Twine(c.intermediate.value) +
            ") is not divisible by --tp " + llvm::Twine(c.tp));
@@ -62,6 +67,7 @@ llvm::Error seamimport::importFNet(ConfigReader &r, const ImportOptions &opt,
 
   OpBuilder b(module.getContext());
   GraphBuilder g(b, c.dtype, c.initRange, c.tp);
+  g.onBlock = opt.onBlock;
   int64_t d = c.hidden.value;
   auto func = createForward(
       b, module,

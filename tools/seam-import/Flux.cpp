@@ -161,15 +161,26 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
   FluxConfig c;
   c.heads = r.positiveInt("num_attention_heads");
   c.headDim = r.positiveInt("attention_head_dim");
-  c.hidden = r.positiveInt("hidden_size");
+  // diffusers' Flux configs have no hidden_size: it is heads * head_dim
+  // (saturated; the size checks below name it when it is too large).
+  int64_t headsTimesDim;
+  if (llvm::MulOverflow(c.heads.value, c.headDim.value, headsTimesDim))
+    headsTimesDim = std::numeric_limits<int64_t>::max();
+  c.hidden =
+      r.has("hidden_size")
+          ? r.positiveInt("hidden_size")
+          : Dim{headsTimesDim, "num_attention_heads * attention_head_dim"};
   c.doubleLayers = r.nonNegativeInt("num_layers");
   c.singleLayers = r.nonNegativeInt("num_single_layers");
-  c.mlpRatio = r.positiveNumber("mlp_ratio");
+  // Absent from diffusers' FLUX.1 configs: its blocks' default MLP ratio
+  // (4), its rotary base (10000), and the published experiments' shapes
+  // (256 image tokens, 512 text tokens).
+  c.mlpRatio = r.positiveNumber("mlp_ratio", 4.0);
   c.imgSeq =
-      ConfigReader::withOption(r.positiveInt("img_seq"), opt.seq, "--seq");
-  c.txtSeq = ConfigReader::withOption(r.positiveInt("txt_seq"), opt.txtSeq,
+      ConfigReader::withOption(r.positiveInt("img_seq", 256), opt.seq, "--seq");
+  c.txtSeq = ConfigReader::withOption(r.positiveInt("txt_seq", 512), opt.txtSeq,
                                       "--txt-seq");
-  c.ropeTheta = r.positiveNumber("rope_theta");
+  c.ropeTheta = r.positiveNumber("rope_theta", 10000);
   c.eps = r.positiveNumber("eps", 1e-6);
   c.initRange = r.positiveNumber("initializer_range", 0.02);
   c.dtype = resolveDtype(r, opt, module.getContext(), "bfloat16");
@@ -186,11 +197,9 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
   };
   // Sums and products of config integers saturate instead of overflowing
   // (the size checks below then name the field).
-  int64_t total, headsTimesDim;
+  int64_t total;
   if (llvm::AddOverflow(c.doubleLayers.value, c.singleLayers.value, total))
     total = std::numeric_limits<int64_t>::max();
-  if (llvm::MulOverflow(c.heads.value, c.headDim.value, headsTimesDim))
-    headsTimesDim = std::numeric_limits<int64_t>::max();
   double mlp = double(c.hidden.value) * c.mlpRatio;
   c.mlpHidden = Dim{mlp < 1e15 ? std::llround(mlp) : 0, "field 'mlp_ratio'"};
   if (c.hidden.value != headsTimesDim)
@@ -237,6 +246,7 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
 
   OpBuilder b(module.getContext());
   GraphBuilder g(b, c.dtype, c.initRange, c.tp);
+  g.onBlock = opt.onBlock;
   int64_t bs = c.batch.value, d = c.hidden.value;
   int64_t t = c.txtSeq.value, im = c.imgSeq.value;
   auto func = createForward(b, module,

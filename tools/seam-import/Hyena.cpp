@@ -21,7 +21,15 @@ llvm::Error seamimport::importHyena(ConfigReader &r, const ImportOptions &opt,
   Dim layers = ConfigReader::withOption(r.positiveInt("n_layer"), opt.layers,
                                         "--layers");
   Dim innerDim = r.positiveInt("d_inner");
-  Dim lMax = r.positiveInt("l_max");
+  // The longest sequence: `l_max` (hyena-dna's HyenaOperator), else
+  // `max_seq_len` (the Hugging Face HyenaDNA configs), else --seq.
+  Dim lMax = r.has("l_max")         ? r.positiveInt("l_max")
+             : r.has("max_seq_len") ? r.positiveInt("max_seq_len")
+             : opt.seq
+                 ? Dim{*opt.seq, "--seq"}
+                 : r.missingField("l_max", "or 'max_seq_len', or give --seq");
+  // HyenaDNA's order (number of gates); the importer builds order 2.
+  Dim order = r.positiveInt("hyena_order", 2);
   double eps = r.positiveNumber("layer_norm_epsilon", 1e-5);
   double initRange = r.positiveNumber("initializer_range", 0.02);
   Type dtype = resolveDtype(r, opt, module.getContext(), "float32");
@@ -33,9 +41,12 @@ llvm::Error seamimport::importHyena(ConfigReader &r, const ImportOptions &opt,
 
   // fftconv: fft_size = 2L rounded up to a power of two must be <= 16384.
   constexpr int64_t kMaxConvLength = 8192;
-  if (seq.value > lMax.value)
-    r.fail("--seq " + llvm::Twine(seq.value) + " exceeds field 'l_max' (" +
-           llvm::Twine(lMax.value) + ")");
+  if (order.value != 2)
+    r.fail("field 'hyena_order' (" + llvm::Twine(order.value) +
+           ") is not supported: the importer builds the order-2 operator");
+  else if (seq.value > lMax.value)
+    r.fail("--seq " + llvm::Twine(seq.value) + " exceeds " + lMax.origin +
+           " (" + llvm::Twine(lMax.value) + ")");
   else if (seq.value > kMaxConvLength)
     r.fail(seq.origin + " (" + llvm::Twine(seq.value) +
            ") is too long for fftconv: L must be <= " +
@@ -59,6 +70,7 @@ llvm::Error seamimport::importHyena(ConfigReader &r, const ImportOptions &opt,
 
   OpBuilder b(module.getContext());
   GraphBuilder g(b, dtype, initRange, tp);
+  g.onBlock = opt.onBlock;
   int64_t bs = batch.value, d = hidden.value, l = seq.value;
   int64_t dr = d / tp; // channels of this rank
   int64_t fftSize = mlir::seam::FftConvOp::defaultFftSize(l);

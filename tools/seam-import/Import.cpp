@@ -40,17 +40,39 @@ void ConfigReader::fail(const llvm::Twine &message) {
 }
 
 llvm::Error ConfigReader::takeError() {
-  if (!error)
+  if (!failed())
     return llvm::Error::success();
-  std::string msg = std::move(*error);
+  std::string msg;
+  if (!missing.empty()) {
+    msg = missing.size() == 1 ? "missing required field "
+                              : "missing required fields ";
+    for (size_t i = 0; i < missing.size(); ++i)
+      msg += (i == 0                    ? ""
+              : i + 1 == missing.size() ? " and "
+                                        : ", ") +
+             missing[i];
+  }
+  if (error)
+    msg += (msg.empty() ? "" : "; ") + *error;
   error.reset();
+  missing.clear();
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+Dim ConfigReader::missingField(llvm::StringRef field,
+                               llvm::StringRef alternative) {
+  std::string entry = ("'" + field + "'").str();
+  if (!alternative.empty())
+    entry += (" (" + alternative + ")").str();
+  if (!llvm::is_contained(missing, entry))
+    missing.push_back(entry);
+  return Dim{1, ("field '" + field + "'").str()};
 }
 
 const json::Value *ConfigReader::require(llvm::StringRef field) {
   const json::Value *v = obj.get(field);
   if (!v)
-    fail("missing required field '" + field + "'");
+    missingField(field);
   return v;
 }
 
@@ -94,8 +116,6 @@ std::optional<int64_t> ConfigReader::asInt(llvm::StringRef field,
 
 Dim ConfigReader::positiveInt(llvm::StringRef field) {
   Dim d{1, ("field '" + field + "'").str()};
-  if (failed())
-    return d;
   if (const json::Value *v = require(field))
     if (auto i = asInt(field, *v))
       d.value = *i;
@@ -110,8 +130,6 @@ Dim ConfigReader::positiveInt(llvm::StringRef field, int64_t dflt) {
 
 Dim ConfigReader::nonNegativeInt(llvm::StringRef field) {
   Dim d{0, ("field '" + field + "'").str()};
-  if (failed())
-    return d;
   if (const json::Value *v = require(field))
     if (auto i = asInt(field, *v, /*allowZero=*/true))
       d.value = *i;
@@ -119,8 +137,6 @@ Dim ConfigReader::nonNegativeInt(llvm::StringRef field) {
 }
 
 double ConfigReader::positiveNumber(llvm::StringRef field) {
-  if (failed())
-    return 1.0;
   const json::Value *v = require(field);
   if (!v)
     return 1.0;
@@ -142,8 +158,6 @@ double ConfigReader::positiveNumber(llvm::StringRef field, double dflt) {
 }
 
 std::string ConfigReader::string(llvm::StringRef field) {
-  if (failed())
-    return "";
   const json::Value *v = require(field);
   if (!v)
     return "";
@@ -399,5 +413,7 @@ GraphBuilder::block(llvm::StringRef kind, int64_t index, llvm::StringRef name,
                                           kind, uint64_t(index));
   op.getBody().push_back(region);
   loc = outerLoc;
+  if (onBlock)
+    onBlock(++blocksBuilt);
   return SmallVector<Value>(op.getResults());
 }

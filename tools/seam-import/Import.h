@@ -14,10 +14,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace seamimport {
 
@@ -26,6 +29,9 @@ struct ImportOptions {
   std::optional<int64_t> layers, seq, txtSeq, batch, tp;
   /// "f32" or "bf16" (already checked by the driver).
   std::optional<std::string> dtype;
+  /// Called after each block is built with the number built so far (the
+  /// driver prints progress on long imports).
+  std::function<void(int64_t blocks)> onBlock;
 };
 
 /// A size together with where it came from ("field 'hidden_size'",
@@ -35,8 +41,9 @@ struct Dim {
   std::string origin;
 };
 
-/// Reads fields of one config object. The first problem is kept (later reads
-/// return harmless defaults) and reported once by the driver.
+/// Reads fields of one config object. Every missing required field is
+/// collected, and the first other problem is kept (reads return harmless
+/// defaults after it); the driver reports them in one message.
 class ConfigReader {
 public:
   explicit ConfigReader(const llvm::json::Object &obj) : obj(obj) {}
@@ -54,10 +61,15 @@ public:
   std::string string(llvm::StringRef field);
   std::string string(llvm::StringRef field, llvm::StringRef dflt);
   bool has(llvm::StringRef field) const { return obj.get(field); }
+  /// Records `field` as missing (`alternative` says what else would do, e.g.
+  /// "or give --seq") and returns a placeholder.
+  Dim missingField(llvm::StringRef field, llvm::StringRef alternative = "");
 
   /// Records an error unless one is already recorded.
   void fail(const llvm::Twine &message);
-  bool failed() const { return error.has_value(); }
+  bool failed() const { return error.has_value() || !missing.empty(); }
+  /// "missing required fields 'a', 'b' and 'c'", then the first other
+  /// problem, in one error.
   llvm::Error takeError();
 
   /// A command-line override of a config size (positive checked by the
@@ -72,6 +84,7 @@ private:
                                bool allowZero = false);
   const llvm::json::Object &obj;
   std::optional<std::string> error;
+  std::vector<std::string> missing; ///< "'field'" or "'field' (or ...)"
 };
 
 /// "string \"768\"", "number 1.5": a JSON value in an error message.
@@ -105,6 +118,9 @@ public:
   double initRange;
   /// Tensor-parallel degree: the IR is one rank's shard.
   int64_t tp;
+  /// ImportOptions::onBlock, called by block().
+  std::function<void(int64_t blocks)> onBlock;
+  int64_t blocksBuilt = 0;
 
   mlir::RankedTensorType tensor(llvm::ArrayRef<int64_t> shape) const {
     return mlir::RankedTensorType::get(shape, elementType);
@@ -179,6 +195,48 @@ mlir::Type resolveDtype(ConfigReader &reader, const ImportOptions &options,
 mlir::func::FuncOp
 createForward(mlir::OpBuilder &b, mlir::ModuleOp module,
               llvm::ArrayRef<std::pair<llvm::StringRef, mlir::Type>> inputs);
+
+//===----------------------------------------------------------------------===//
+// From a config source to a module (Model.cpp): seam-import's main, seam-run
+// and the import-config fuzz target all go through these.
+//===----------------------------------------------------------------------===//
+
+/// The bundled models (models/*.json, compiled in), in name order.
+std::vector<llvm::StringRef> bundledModels();
+/// "fnet-base, fnet-large, ..." for messages.
+std::string bundledModelNames();
+
+/// Checks the options that do not depend on a config (sizes positive, a
+/// known dtype); the error names the option.
+llvm::Error checkOptions(const ImportOptions &options);
+
+/// Where a config comes from: a bundled model name or a path (a config file
+/// or a model directory holding config.json). Exactly one is set.
+struct ConfigSource {
+  std::string model, path;
+};
+/// A config's text, how errors name it ("model 'hyena'", "config 'x.json'")
+/// and the name `seam.model` records (bundled name, file stem, or the
+/// directory of a config.json).
+struct ConfigText {
+  std::string text, label, modelName;
+};
+llvm::Expected<ConfigText> readConfig(const ConfigSource &source);
+
+/// JSON parse, model selection (`model_type`, or a diffusers `_class_name`
+/// starting with Flux) and the builder, into `module`. Not verified, not
+/// annotated; errors do not name the config.
+llvm::Error buildModel(llvm::StringRef configText, const ImportOptions &options,
+                       mlir::ModuleOp module);
+
+/// Everything seam-import does before printing: checks the options, reads
+/// the config, builds the module, records `seam.model` and `seam.tp`, and
+/// verifies it. Errors start with the config's label. `progress` (optional)
+/// hears of phases after the blocks (options.onBlock hears of blocks).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importModel(mlir::MLIRContext &context, const ConfigSource &source,
+            const ImportOptions &options,
+            llvm::function_ref<void(llvm::StringRef)> progress = {});
 
 /// Model builders: read the config, check it against the options, and fill
 /// the module. Config problems come back as one error naming the field.

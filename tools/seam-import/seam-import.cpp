@@ -10,31 +10,20 @@
 //===----------------------------------------------------------------------===//
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
 #include "tools/seam-import/Import.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
-namespace json = llvm::json;
 namespace imp = seamimport;
 
 namespace {
-
-/// models/*.json, embedded at build time (EmbedModels.cmake).
-struct BundledModel {
-  const char *name;
-  const char *json;
-};
-const BundledModel kBundledModels[] = {
-#include "EmbeddedModels.inc"
-};
 
 cl::OptionCategory importCategory("seam-import options");
 cl::opt<std::string> modelName("model",
@@ -42,7 +31,8 @@ cl::opt<std::string> modelName("model",
                                         "fnet-large, flux2-klein, hyena"),
                                cl::value_desc("name"), cl::cat(importCategory));
 cl::opt<std::string> configPath("config",
-                                cl::desc("HF-style config.json to import"),
+                                cl::desc("HF-style config.json to import, or "
+                                         "a model directory holding one"),
                                 cl::value_desc("file"),
                                 cl::cat(importCategory));
 cl::opt<long long>
@@ -76,38 +66,6 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-std::string bundledNames() {
-  std::string s;
-  for (const BundledModel &m : kBundledModels)
-    s += (s.empty() ? "" : ", ") + std::string(m.name);
-  return s;
-}
-
-/// The builder for a config's model_type (or diffusers `_class_name`).
-using ImportFn = llvm::Error (*)(imp::ConfigReader &,
-                                 const imp::ImportOptions &, ModuleOp);
-ImportFn selectModel(imp::ConfigReader &r, const json::Object &obj) {
-  std::string type;
-  if (!obj.get("model_type") && obj.get("_class_name")) {
-    if (llvm::StringRef(r.string("_class_name")).starts_with("Flux"))
-      return imp::importFlux;
-    type = r.string("_class_name");
-  } else {
-    type = r.string("model_type");
-  }
-  if (r.failed())
-    return nullptr;
-  if (type == "fnet")
-    return imp::importFNet;
-  if (type == "flux" || type == "flux2")
-    return imp::importFlux;
-  if (type == "hyena" || type == "hyenadna")
-    return imp::importHyena;
-  r.fail("field 'model_type' must be \"fnet\", \"flux2\" or \"hyena\", got \"" +
-         type + "\"");
-  return nullptr;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -117,12 +75,26 @@ int main(int argc, char **argv) {
                               "seam-import: model IR from a config.json\n");
 
   if (listModels) {
-    for (const BundledModel &m : kBundledModels)
-      llvm::outs() << m.name << "\n";
+    for (llvm::StringRef name : imp::bundledModels())
+      llvm::outs() << name << "\n";
     return 0;
   }
 
-  // Options first: they do not depend on the config.
+  // Progress on stderr once the import has run for 2 s (a model of
+  // thousands of blocks), at most once a second.
+  auto start = std::chrono::steady_clock::now();
+  double lastReport = 0;
+  auto progress = [&](const llvm::Twine &what) {
+    double sec =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (sec < 2.0 || sec - lastReport < 1.0)
+      return;
+    lastReport = sec;
+    llvm::errs() << llvm::formatv("seam-import: [{0:F1} s] ", sec) << what
+                 << "\n";
+  };
+
   imp::ImportOptions options;
   struct {
     cl::opt<long long> &opt;
@@ -132,93 +104,28 @@ int main(int argc, char **argv) {
                {txtSeq, options.txtSeq},
                {batch, options.batch},
                {tp, options.tp}};
-  for (auto &s : sizes) {
-    if (!s.opt.getNumOccurrences())
-      continue;
-    if (s.opt <= 0)
-      return fail("--" + s.opt.ArgStr + " must be positive, got " +
-                  llvm::Twine(s.opt.getValue()));
-    s.dst = s.opt.getValue();
-  }
-  if (dtype.getNumOccurrences()) {
-    if (dtype != "f32" && dtype != "bf16")
-      return fail("--dtype '" + dtype + "' is not supported: use f32 or bf16");
+  for (auto &s : sizes)
+    if (s.opt.getNumOccurrences())
+      s.dst = s.opt.getValue();
+  if (dtype.getNumOccurrences())
     options.dtype = dtype.getValue();
-  }
-
-  // The config text and how errors name it.
-  std::string label, text;
-  if (modelName.getNumOccurrences() == configPath.getNumOccurrences())
-    return fail("give exactly one of --model NAME (" + bundledNames() +
-                ") or --config FILE");
-  if (modelName.getNumOccurrences()) {
-    const BundledModel *found = nullptr;
-    for (const BundledModel &m : kBundledModels)
-      if (modelName == m.name)
-        found = &m;
-    if (!found)
-      return fail("unknown model '" + modelName +
-                  "' (bundled: " + bundledNames() + ")");
-    label = "model '" + modelName + "'";
-    text = found->json;
-  } else {
-    auto buffer = llvm::MemoryBuffer::getFile(configPath);
-    if (!buffer)
-      return fail("cannot read config '" + configPath +
-                  "': " + buffer.getError().message());
-    label = "config '" + configPath + "'";
-    text = (*buffer)->getBuffer().str();
-  }
-
-  llvm::Expected<json::Value> parsed = json::parse(text);
-  if (!parsed)
-    return fail(label +
-                ": malformed JSON: " + llvm::toString(parsed.takeError()));
-  const json::Object *obj = parsed->getAsObject();
-  if (!obj)
-    return fail(label +
-                ": malformed config: the top level must be a JSON "
-                "object, got " +
-                imp::describeJson(*parsed));
+  options.onBlock = [&](int64_t blocks) {
+    progress(llvm::Twine(blocks) + " blocks built");
+  };
 
   MLIRContext context;
-  context.loadDialect<mlir::seam::SeamDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
-
-  imp::ConfigReader reader(*obj);
-  ImportFn importModel = selectModel(reader, *obj);
-  if (!importModel)
-    return fail(label + ": " + llvm::toString(reader.takeError()));
-  if (llvm::Error err = importModel(reader, options, *module))
-    return fail(label + ": " + llvm::toString(std::move(err)));
-
-  // What the IR is, for the tools downstream (seam-run reports it).
-  OpBuilder b(&context);
-  (*module)->setAttr("seam.model",
-                     b.getStringAttr(modelName.getNumOccurrences()
-                                         ? modelName.getValue()
-                                         : llvm::sys::path::stem(configPath)));
-  (*module)->setAttr("seam.tp", b.getI64IntegerAttr(options.tp.value_or(1)));
-
-  std::string diagnostics;
-  {
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-      if (diagnostics.empty())
-        diagnostics = diag.str();
-      return success();
-    });
-    if (failed(verify(*module)))
-      return fail(label +
-                  ": internal error: the generated IR does not "
-                  "verify: " +
-                  diagnostics);
-  }
+  auto module =
+      imp::importModel(context, imp::ConfigSource{modelName, configPath},
+                       options, [&](llvm::StringRef what) { progress(what); });
+  if (!module)
+    return fail(llvm::toString(module.takeError()));
 
   std::string error;
   auto output = openOutputFile(outputPath, &error);
   if (!output)
     return fail("cannot write '" + outputPath + "': " + error);
-  module->print(output->os(), OpPrintingFlags().assumeVerified());
+  progress("writing the module");
+  (*module)->print(output->os(), OpPrintingFlags().assumeVerified());
   output->os() << "\n";
   output->keep();
   return 0;

@@ -31,15 +31,29 @@ double nowNs() {
       .count();
 }
 
-/// Diagnostics of a compile step, collected to return as one error.
+/// "file:line:col" like a compiler, else MLIR's form of the location.
+void printLocation(llvm::raw_ostream &os, Location loc) {
+  if (auto fl = dyn_cast<FileLineColLoc>(loc)) {
+    os << fl.getFilename().getValue() << ":" << fl.getLine() << ":"
+       << fl.getColumn();
+    return;
+  }
+  os << loc;
+}
+
+/// Diagnostics of a compile step: errors collected to return as one error,
+/// warnings kept for the report (remarks are silenced in seam-run).
 struct DiagCollector {
-  explicit DiagCollector(MLIRContext &ctx)
-      : handler(&ctx, [this](Diagnostic &d) {
+  explicit DiagCollector(MLIRContext &ctx, std::vector<std::string> &warnings)
+      : handler(&ctx, [this, &warnings](Diagnostic &d) {
           if (d.getSeverity() == DiagnosticSeverity::Error) {
             llvm::raw_string_ostream os(text);
-            os << d.getLocation() << ": " << d << "\n";
+            printLocation(os, d.getLocation());
+            os << ": error: " << d << "\n";
+          } else if (d.getSeverity() == DiagnosticSeverity::Warning) {
+            warnings.push_back(d.str());
           }
-          return success(); // remarks are silenced in seam-run
+          return success();
         }) {}
   std::string text;
   ScopedDiagnosticHandler handler;
@@ -51,6 +65,19 @@ std::string printed(Operation *op) {
   OpPrintingFlags flags;
   flags.printGenericOpForm().useLocalScope();
   op->print(os, flags);
+  return s;
+}
+
+/// What a kernel call's program depends on: the kernel, its attributes
+/// (config) and its operand and result types. Not the printed op, whose
+/// operand names (%28#1) differ from call to call: identical calls would
+/// each get their own unit, compiled and cached apart.
+std::string kernelKeyText(mlir::seam::KernelCallOp kc) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "kernel_call " << kc->getAttrDictionary() << " : "
+     << FunctionType::get(kc.getContext(), kc->getOperandTypes(),
+                          kc->getResultTypes());
   return s;
 }
 
@@ -91,28 +118,33 @@ std::string Compiler::flags() const {
 }
 
 rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
-                                              rt::CompileCache &cache) {
+                                              rt::CompileCache &cache,
+                                              llvm::StringRef sourceName) {
   using Result = rt::Expected<CompiledModel>;
   CompiledModel cm;
   cm.context = std::make_unique<MLIRContext>(seamRunRegistry());
   MLIRContext &ctx = *cm.context;
   ctx.loadAllAvailableDialects();
-  DiagCollector diags(ctx);
+  DiagCollector diags(ctx, cm.warnings);
 
   // Graph pipeline: what a lazy tracer or torch.compile front end does.
   double t0 = nowNs();
-  cm.module = parseSourceString<ModuleOp>(irText, &ctx);
+  cm.module = parseSourceString<ModuleOp>(irText, &ctx, sourceName);
   if (!cm.module)
     return Result::failure("the model IR does not parse:\n" + diags.text);
   PassManager pm(&ctx);
   mlir::seam::PipelineOptions popts;
-  popts.mode = mode;
+  popts.mode = mode == "eager" ? mlir::seam::RegionMode::Eager
+                               : mlir::seam::RegionMode::Compile;
   popts.kernels = kernels;
   popts.share = sharing;
+  popts.remarks = false; // seam-run shows warnings and errors, not remarks
   mlir::seam::buildSeamPipeline(pm, popts);
+  progress("model IR parsed");
   if (failed(pm.run(*cm.module)))
     return Result::failure("graph pipeline failed:\n" + diags.text);
   cm.breakdown.graphNs = nowNs() - t0;
+  progress("graph pipeline done");
 
   for (auto f : cm.module->getOps<func::FuncOp>())
     if (!f->hasAttr("seam.program") && !f.isExternal()) {
@@ -142,7 +174,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
           call, call.getCalleeAttr());
       keyText = printed(callee);
     } else if (auto kc = dyn_cast<mlir::seam::KernelCallOp>(op)) {
-      keyText = printed(kc);
+      keyText = kernelKeyText(kc);
       unit = "kernel_" + kc.getKernel().str() + "_" +
              rt::compileCacheKey(keyText, "", "").substr(0, 12);
       cm.kernelUnitOf[&op] = unit;
@@ -195,6 +227,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   if (failed(lpm.run(*lowered)))
     return Result::failure("lowering failed:\n" + diags.text);
   cm.breakdown.lowerNs = nowNs() - t0;
+  progress("lowered to ncore");
   // The converter puts every program and kernel into `module @ncore`.
   auto programs = dyn_cast_or_null<ModuleOp>(
       SymbolTable::lookupSymbolIn(*lowered, "ncore"));
@@ -244,6 +277,8 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     bindUnit(u);
     cm.units[p.unit] = std::move(u);
     ++cm.compiledUnits;
+    progress("code generated for " + std::to_string(cm.compiledUnits) + " of " +
+             std::to_string(misses.size()) + " units");
   }
   countPrograms();
   return cm;

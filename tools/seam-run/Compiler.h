@@ -9,14 +9,15 @@
 #ifndef SEAM_TOOLS_SEAM_RUN_COMPILER_H
 #define SEAM_TOOLS_SEAM_RUN_COMPILER_H
 
-#include "tools/seam-run/Session.h"
-#include "runtime/HostCache.h"
-#include "runtime/Program.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "runtime/HostCache.h"
+#include "runtime/Program.h"
+#include "tools/seam-run/Session.h"
 #include "llvm/ADT/DenseMap.h"
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -38,6 +39,8 @@ struct CompiledModel {
   int compiledUnits = 0, cacheHits = 0, cacheCorrupt = 0;
   int distinctPrograms = 0;
   CompileBreakdown breakdown;
+  /// Warnings of the graph pipeline (e.g. a kernel that replaced nothing).
+  std::vector<std::string> warnings;
 };
 
 class Compiler {
@@ -47,11 +50,17 @@ public:
       : target(target), mode(std::move(mode)), kernels(std::move(kernels)),
         sharing(programSharing) {}
 
+  /// `sourceName` names the text in diagnostics (the .mlir file's path).
   seam::rt::Expected<CompiledModel> compile(const std::string &irText,
-                                            seam::rt::CompileCache &cache);
+                                            seam::rt::CompileCache &cache,
+                                            llvm::StringRef sourceName);
 
   /// The flags that enter every cache key.
   std::string flags() const;
+
+  /// Told what compile() has done so far (for progress on long compiles).
+  std::function<void(const std::string &)> progress = [](const std::string &) {
+  };
 
 private:
   seam::rt::Target target;

@@ -6,8 +6,10 @@
 #include "mlir/IR/SymbolTable.h"
 #include "passes/Accounting.h"
 #include "passes/Roofline.h"
+#include "passes/KernelSelection.h"
 #include "runtime/HostCache.h"
 #include "runtime/ProgramFile.h"
+#include "tools/seam-import/Import.h"
 #include "tools/seam-run/Compiler.h"
 #include "tools/seam-run/HostValues.h"
 #include "tools/seam-run/Npy.h"
@@ -18,7 +20,6 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -39,49 +40,52 @@ rt::Expected<std::string> fail(const std::string &m) {
   return rt::Expected<std::string>::failure(m);
 }
 
-/// The IR text of the model: --input, or seam-import run as a subprocess.
-rt::Expected<std::string> modelText(const SessionOptions &o) {
+/// The importer's options from seam-run's own (--layers, --seq, ...).
+seamimport::ImportOptions importOptions(const SessionOptions &o) {
+  seamimport::ImportOptions io;
+  io.layers = o.layers;
+  io.seq = o.seq;
+  io.txtSeq = o.txtSeq;
+  io.batch = o.batch;
+  if (!o.dtype.empty())
+    io.dtype = o.dtype;
+  if (o.tp > 1)
+    io.tp = o.tp;
+  return io;
+}
+
+/// The IR text of the model: the .mlir file, or the model imported in
+/// process (the SeamImport library, as seam-import would print it).
+rt::Expected<std::string>
+modelText(const SessionOptions &o,
+          const std::function<void(const std::string &)> &progress) {
   if (!o.input.empty()) {
     auto buf = llvm::MemoryBuffer::getFile(o.input);
     if (!buf)
       return fail("cannot read '" + o.input + "': " + buf.getError().message());
     return rt::Expected<std::string>((*buf)->getBuffer().str());
   }
-  std::string self =
-      llvm::sys::fs::getMainExecutable(o.toolPath.c_str(), (void *)&nowNs);
-  llvm::SmallString<256> importer(llvm::sys::path::parent_path(self));
-  llvm::sys::path::append(importer, "seam-import");
-  if (!llvm::sys::fs::can_execute(importer))
-    return fail("cannot find seam-import next to seam-run (" +
-                std::string(importer) + ")");
-  std::vector<std::string> args = {std::string(importer)};
-  if (!o.model.empty())
-    args.insert(args.end(), {"--model", o.model});
-  else
-    args.insert(args.end(), {"--config", o.config});
-  if (o.tp > 1)
-    args.insert(args.end(), {"--tp", std::to_string(o.tp)});
-  llvm::SmallVector<llvm::StringRef> extra;
-  llvm::StringRef(o.importArgs).split(extra, ' ', -1, false);
-  for (llvm::StringRef e : extra)
-    args.push_back(e.str());
-  llvm::SmallString<128> outPath, errPath;
-  llvm::sys::fs::createTemporaryFile("seam-run-import", "mlir", outPath);
-  llvm::sys::fs::createTemporaryFile("seam-run-import", "err", errPath);
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
-  std::optional<llvm::StringRef> redirects[] = {
-      std::nullopt, llvm::StringRef(outPath), llvm::StringRef(errPath)};
-  std::string execErr;
-  int rc = llvm::sys::ExecuteAndWait(importer, argRefs, std::nullopt, redirects,
-                                     0, 0, &execErr);
-  auto out = llvm::MemoryBuffer::getFile(outPath);
-  auto err = llvm::MemoryBuffer::getFile(errPath);
-  llvm::sys::fs::remove(outPath);
-  llvm::sys::fs::remove(errPath);
-  if (rc != 0 || !out)
-    return fail("seam-import failed: " +
-                (err ? (*err)->getBuffer().trim().str() : execErr));
-  return rt::Expected<std::string>((*out)->getBuffer().str());
+  seamimport::ImportOptions io = importOptions(o);
+  io.onBlock = [&](int64_t blocks) {
+    progress(std::to_string(blocks) + " blocks imported");
+  };
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  auto module = seamimport::importModel(
+      context, seamimport::ConfigSource{o.model, o.config}, io,
+      [&](llvm::StringRef what) { progress(what.str()); });
+  if (!module)
+    return fail(llvm::toString(module.takeError()));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  (*module)->print(os, OpPrintingFlags().assumeVerified());
+  return rt::Expected<std::string>(std::move(text));
+}
+
+/// How diagnostics name the model text: the file, or the import.
+std::string sourceName(const SessionOptions &o) {
+  if (!o.input.empty())
+    return o.input;
+  return o.model.empty() ? o.config : "<model " + o.model + ">";
 }
 
 bool isHostOp(Operation *op) {
@@ -209,31 +213,116 @@ std::string humanBytes(double b) {
   return llvm::formatv("{0:F2} {1}", b, units[i]).str();
 }
 
+/// Empty when `path` can be created or overwritten as a file: its directory
+/// exists and is writable, and it is not itself a directory.
+std::string checkOutputFile(llvm::StringRef option, const std::string &path) {
+  namespace fs = llvm::sys::fs;
+  std::string what = option.str() + " '" + path + "'";
+  if (fs::is_directory(path))
+    return what + " is a directory";
+  llvm::StringRef parent = llvm::sys::path::parent_path(path);
+  if (parent.empty())
+    parent = ".";
+  if (!fs::exists(parent))
+    return what + ": directory '" + parent.str() + "' does not exist";
+  if (!fs::is_directory(parent))
+    return what + ": '" + parent.str() + "' is not a directory";
+  if (fs::access(parent, fs::AccessMode::Write))
+    return what + ": directory '" + parent.str() + "' is not writable";
+  if (fs::exists(path) && fs::access(path, fs::AccessMode::Write))
+    return what + " is not writable";
+  return "";
+}
+
+/// Empty when `path` is a writable directory or can be made one in an
+/// existing directory (only the last component is created).
+std::string checkOutputDir(llvm::StringRef option, const std::string &path) {
+  namespace fs = llvm::sys::fs;
+  std::string what = option.str() + " '" + path + "'";
+  if (fs::exists(path)) {
+    if (!fs::is_directory(path))
+      return what + " exists and is not a directory";
+    if (fs::access(path, fs::AccessMode::Write))
+      return what + " is not writable";
+    return "";
+  }
+  llvm::StringRef parent =
+      llvm::sys::path::parent_path(llvm::StringRef(path).rtrim('/'));
+  if (parent.empty())
+    parent = ".";
+  if (!fs::is_directory(parent))
+    return what + ": parent directory '" + parent.str() + "' does not exist";
+  if (fs::access(parent, fs::AccessMode::Write))
+    return what + ": parent directory '" + parent.str() + "' is not writable";
+  return "";
+}
+
+/// Removes seam-run's own temporary cache when the run ends, however it
+/// ends (a given --cache-dir is the user's and stays).
+struct TemporaryDirectory {
+  std::string path;
+  ~TemporaryDirectory() {
+    if (!path.empty())
+      llvm::sys::fs::remove_directories(path);
+  }
+};
+
+} // namespace
+
+namespace {
+/// The steps warmStepNs() averages.
+std::vector<const StepStats *> warmSteps(const std::vector<RunStats> &runs,
+                                         bool &firstOfWarmRuns) {
+  std::vector<const StepStats *> steady, warmFirst;
+  for (const RunStats &r : runs)
+    for (size_t s = 0; s < r.steps.size(); ++s) {
+      if (s > 0)
+        steady.push_back(&r.steps[s]);
+      else if (!r.cold)
+        warmFirst.push_back(&r.steps[s]);
+    }
+  firstOfWarmRuns = steady.empty();
+  return steady.empty() ? warmFirst : steady;
+}
 } // namespace
 
 double SessionResult::warmStepNs() const {
-  // Steady state: the mean over every step but the first of each run (the
-  // first pays the compile, or the cache load and graph pipeline when warm),
-  // unless runs have a single step.
+  bool firstOfWarmRuns;
+  std::vector<const StepStats *> steps = warmSteps(runs, firstOfWarmRuns);
   double sum = 0;
-  int n = 0;
-  for (const RunStats &r : runs)
-    for (size_t s = 0; s < r.steps.size(); ++s) {
-      if (s == 0 && r.steps.size() > 1)
-        continue;
-      if (r.steps.size() == 1 && r.cold && runs.size() > 1)
-        continue;
-      sum += r.steps[s].latencyNs;
-      ++n;
-    }
-  return n ? sum / n : 0;
+  for (const StepStats *s : steps)
+    sum += s->latencyNs;
+  return steps.empty() ? 0 : sum / steps.size();
 }
 
-std::string seamrun::validate(const SessionOptions &o) {
+std::string SessionResult::warmStepBasis() const {
+  bool firstOfWarmRuns;
+  std::vector<const StepStats *> steps = warmSteps(runs, firstOfWarmRuns);
+  if (steps.empty())
+    return "";
+  std::string n = std::to_string(steps.size());
+  return firstOfWarmRuns
+             ? "mean of " + n +
+                   " first step(s) of warm runs, each with its warm compile"
+             : "mean of " + n + " step(s) after each run's first";
+}
+
+std::string seamrun::validate(SessionOptions &o) {
   int sources = !o.model.empty() + !o.config.empty() + !o.input.empty();
   if (sources != 1)
     return "give exactly one of --model NAME, --config FILE or a model .mlir "
            "file";
+  if (!o.importArgs.empty())
+    return "--import-args is gone: give --layers, --seq, --txt-seq, --batch "
+           "and --dtype to seam-run itself";
+  bool shapesImport =
+      o.layers || o.seq || o.txtSeq || o.batch || !o.dtype.empty();
+  if (!o.input.empty() && shapesImport)
+    return "--layers, --seq, --txt-seq, --batch and --dtype shape an import "
+           "(--model or --config); '" +
+           o.input + "' is already imported (re-import it with seam-import)";
+  if (llvm::Error e = seamimport::checkOptions(importOptions(o)))
+    return llvm::toString(std::move(e));
   if (o.mode != "eager" && o.mode != "compile")
     return "--mode must be 'eager' or 'compile', got '" + o.mode + "'";
   if (o.exec != "functional" && o.exec != "timing")
@@ -246,10 +335,13 @@ std::string seamrun::validate(const SessionOptions &o) {
     return "--runs must be in [1, 1000], got " + std::to_string(o.runs);
   if (o.tp < 1 || o.tp > 64)
     return "--tp must be in [1, 64], got " + std::to_string(o.tp);
-  for (const std::string &k : o.kernels)
-    if (!mlir::seam::lookupKernel(k))
-      return "unknown kernel '" + k + "' in --kernels; registered kernels: " +
-             mlir::seam::knownKernelNames();
+  std::string kernelError;
+  auto kernels = mlir::seam::selectKernels(o.kernels, kernelError);
+  if (!kernels)
+    return "--kernels: " + kernelError;
+  o.kernels.clear();
+  for (const mlir::seam::KernelInfo *k : *kernels)
+    o.kernels.push_back(k->name.str());
   for (const std::string &in : o.inputs) {
     size_t eq = in.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == in.size())
@@ -258,16 +350,24 @@ std::string seamrun::validate(const SessionOptions &o) {
   if ((!o.inputs.empty() || !o.outputDir.empty()) && o.exec != "functional")
     return "--input and --output-dir need --functional (timing-only runs "
            "carry no data)";
-  for (const std::string &f : o.figureOverrides) {
-    size_t eq = f.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return "--set expects name=value, got '" + f + "'";
-    char *end = nullptr;
-    std::strtod(f.c_str() + eq + 1, &end);
-    if (!end || *end != '\0' || end == f.c_str() + eq + 1)
-      return "--set " + f.substr(0, eq) + ": '" + f.substr(eq + 1) +
-             "' is not a number";
-  }
+  // Where results go is checked now, not after a run of minutes.
+  if (!o.jsonFile.empty())
+    if (std::string e = checkOutputFile("--json", o.jsonFile); !e.empty())
+      return e;
+  if (!o.traceFile.empty())
+    if (std::string e = checkOutputFile("--trace", o.traceFile); !e.empty())
+      return e;
+  if (!o.outputDir.empty())
+    if (std::string e = checkOutputDir("--output-dir", o.outputDir); !e.empty())
+      return e;
+  if (!o.cacheDir.empty())
+    if (std::string e = checkOutputDir("--cache-dir", o.cacheDir); !e.empty())
+      return e;
+  // The profile owns the figures and their rules.
+  rt::Profile profile = rt::Profile::builtin(*rt::parseTarget(o.target));
+  for (const std::string &f : o.figureOverrides)
+    if (rt::Status s = profile.set(f); !s)
+      return "--set " + f + ": " + s.message;
   return "";
 }
 
@@ -280,13 +380,9 @@ rt::Expected<SessionResult> Session::run() {
   if (!profileOr)
     return Result::failure(profileOr.error());
   rt::Profile profile = *profileOr;
-  for (const std::string &f : opts.figureOverrides) {
-    size_t eq = f.find('=');
-    if (!profile.set(f.substr(0, eq), std::stod(f.substr(eq + 1))))
-      return Result::failure("--set: the " + opts.target +
-                             " profile has no figure '" + f.substr(0, eq) +
-                             "'");
-  }
+  for (const std::string &f : opts.figureOverrides)
+    if (rt::Status s = profile.set(f); !s)
+      return Result::failure("--set " + f + ": " + s.message);
   // Progress on stderr once the invocation has run for a few seconds
   // (functional runs of full-width models take tens of seconds).
   double wall0 = nowNs();
@@ -295,37 +391,49 @@ rt::Expected<SessionResult> Session::run() {
     if (sec >= 2.0)
       llvm::errs() << llvm::formatv("seam-run: [{0:F1} s] {1}\n", sec, what);
   };
-  auto text = modelText(opts);
+  double lastCompileReport = 0, lastImportReport = 0;
+  auto text = modelText(opts, [&](const std::string &what) {
+    double sec = (nowNs() - wall0) * 1e-9;
+    if (sec - lastImportReport >= 1.0) {
+      lastImportReport = sec;
+      progress("import: " + what);
+    }
+  });
   progress("model imported");
   if (!text)
     return Result::failure(text.error());
 
-  // A fresh cache per invocation unless one is given: run 0 is cold.
+  // A fresh cache per invocation unless one is given, so run 0 is cold; it
+  // lives in the temp directory and is removed when the run ends.
   std::string cacheDir = opts.cacheDir;
+  TemporaryDirectory temporaryCache;
   if (cacheDir.empty()) {
     llvm::SmallString<128> dir;
     if (llvm::sys::fs::createUniqueDirectory("seam-run-cache", dir))
       return Result::failure("cannot create a temporary cache directory");
     cacheDir = std::string(dir);
+    temporaryCache.path = cacheDir;
   }
   rt::CompileCache cache(cacheDir);
   bool functional = opts.exec == "functional";
 
+  int tp = opts.tp; // from the IR's seam.tp once it is parsed
   for (int runIndex = 0; runIndex < opts.runs; ++runIndex) {
     RunStats run;
-    run.cold = runIndex == 0;
-    rt::DeviceOptions dopts;
-    dopts.mode =
-        functional ? rt::ExecMode::Functional : rt::ExecMode::TimingOnly;
-    dopts.cores = std::max<unsigned>(opts.tp, profile.coresPerChip);
-    dopts.collectEvents = !opts.traceFile.empty() && runIndex == opts.runs - 1;
-    dopts.costs = opts.costs;
-    rt::Device device(profile, dopts);
 
     // Compile (graph pipeline always; programs from the cache when present).
     double compileStart = nowNs();
     Compiler compiler(target, opts.mode, opts.kernels, opts.programSharing);
-    auto compiled = compiler.compile(*text, cache);
+    compiler.progress = [&](const std::string &what) {
+      double sec = (nowNs() - wall0) * 1e-9;
+      // Inside the compile: at most one line a second.
+      if (sec - lastCompileReport >= 1.0) {
+        lastCompileReport = sec;
+        progress(
+            llvm::formatv("run {0}/{1}: {2}", runIndex + 1, opts.runs, what));
+      }
+    };
+    auto compiled = compiler.compile(*text, cache, sourceName(opts));
     if (!compiled)
       return Result::failure(compiled.error());
     CompiledModel &cm = *compiled;
@@ -337,7 +445,27 @@ rt::Expected<SessionResult> Session::run() {
     run.compiled = cm.compiledUnits;
     run.cacheHits = cm.cacheHits;
     run.cacheCorrupt = cm.cacheCorrupt;
-    if (run.cold) {
+    // Cold when it compiled something; a first run whose every program
+    // comes from a --cache-dir is warm.
+    run.cold = cm.compiledUnits > 0;
+    if (runIndex == 0) {
+      // The IR is one rank's shard of seam.tp ranks: that is the TP degree
+      // (--tp only shapes an import, or must agree).
+      auto irTp = cm.module.get()->getAttrOfType<IntegerAttr>("seam.tp");
+      if (irTp && opts.tpGiven && irTp.getInt() != opts.tp)
+        return Result::failure(
+            llvm::formatv("--tp {0} contradicts the model: '{1}' is one "
+                          "rank's shard of seam.tp = {2} (import it again "
+                          "with --tp {0})",
+                          opts.tp, opts.input, irTp.getInt())
+                .str());
+      if (irTp && (irTp.getInt() < 1 || irTp.getInt() > 64))
+        return Result::failure(
+            llvm::formatv("the model's seam.tp = {0} is outside [1, 64]",
+                          irTp.getInt())
+                .str());
+      tp = irTp ? int(irTp.getInt()) : opts.tp;
+      result.options.tp = tp;
       result.compile = cm.breakdown;
       mlir::seam::StepAccount acc = mlir::seam::accountStep(cm.step);
       result.regions = acc.regions;
@@ -347,12 +475,23 @@ rt::Expected<SessionResult> Session::run() {
       for (auto &[k, n] : acc.kernelsByName)
         result.kernelsByName[k] = int(n);
       result.distinctPrograms = cm.distinctPrograms;
+      for (const std::string &w : cm.warnings)
+        llvm::errs() << "seam-run: warning: " << w << "\n";
+      result.warnings = cm.warnings;
     }
+
+    rt::DeviceOptions dopts;
+    dopts.mode =
+        functional ? rt::ExecMode::Functional : rt::ExecMode::TimingOnly;
+    dopts.cores = std::max<unsigned>(tp, profile.coresPerChip);
+    dopts.collectEvents = !opts.traceFile.empty() && runIndex == opts.runs - 1;
+    dopts.costs = opts.costs;
+    rt::Device device(profile, dopts);
 
     // Load every unit onto tp ranks.
     std::map<std::string, rt::ProgramId> loaded;
     for (auto &[sym, unit] : cm.units) {
-      auto id = device.loadProgram(unit.program, unsigned(opts.tp));
+      auto id = device.loadProgram(unit.program, unsigned(tp));
       if (!id)
         return Result::failure("loading '" + sym + "': " + id.error());
       loaded[sym] = *id;
@@ -524,10 +663,15 @@ rt::Expected<SessionResult> Session::run() {
       }
       // Step end (mark_step): the host always waits for the device; the
       // --no-sync ablation removes only the waits at graph breaks.
+      size_t stepEndEvent = device.hostEvents().size();
       device.graphBreakSync();
       st.latencyNs = device.hostNs() - t0;
       for (size_t e = firstEvent; e < device.hostEvents().size(); ++e) {
         const rt::HostEvent &ev = device.hostEvents()[e];
+        if (ev.category == rt::HostCategory::Sync && e >= stepEndEvent) {
+          st.stepEndWaitNs += ev.durationNs;
+          continue;
+        }
         switch (ev.category) {
         case rt::HostCategory::Launch:
           st.launchNs += ev.durationNs;
@@ -548,6 +692,9 @@ rt::Expected<SessionResult> Session::run() {
           break;
         }
       }
+      // What the parts above do not cover (zero unless the host timeline
+      // gains a kind of event they do not sum).
+      st.otherNs = st.latencyNs - st.hostPartsNs();
       run.steps.push_back(st);
       progress(llvm::formatv("run {0}/{1}: step {2}/{3} done", runIndex + 1,
                              opts.runs, s + 1, opts.steps));
@@ -625,6 +772,32 @@ static void printRoofline(const SessionResult &r, llvm::raw_ostream &os) {
   os << "\n";
 }
 
+std::vector<std::string> seamrun::shapingOptions(const SessionOptions &o) {
+  std::vector<std::string> flags;
+  auto size = [&](const char *name, const std::optional<int64_t> &v) {
+    if (v)
+      flags.push_back(std::string(name) + " " + std::to_string(*v));
+  };
+  size("--layers", o.layers);
+  size("--seq", o.seq);
+  size("--txt-seq", o.txtSeq);
+  size("--batch", o.batch);
+  if (!o.dtype.empty())
+    flags.push_back("--dtype " + o.dtype);
+  for (const auto &[name, off] :
+       {std::pair{"--no-launch-overhead", !o.costs.launchOverhead},
+        {"--no-first-run", !o.costs.firstRun},
+        {"--no-transfers", !o.costs.transfers},
+        {"--no-tracing", !o.costs.tracing},
+        {"--no-sync", !o.graphBreakSyncs},
+        {"--no-program-sharing", !o.programSharing}})
+    if (off)
+      flags.push_back(name);
+  for (const std::string &f : o.figureOverrides)
+    flags.push_back("--set " + f);
+  return flags;
+}
+
 void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                           bool quiet) {
   const SessionOptions &o = r.options;
@@ -634,11 +807,13 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
       "exec={5}\n",
       o.model.empty() ? (o.config.empty() ? o.input : o.config) : o.model, o.tp,
       o.target, o.mode, kernels.empty() ? "none" : kernels, o.exec);
+  if (std::vector<std::string> flags = shapingOptions(o); !flags.empty())
+    os << "  options: " << llvm::join(flags, " ") << "\n";
   os << llvm::formatv("  step: {0} program regions ({1} distinct), {2} kernel "
                       "calls, {3} host ops, {4} launches per step\n",
                       r.regions, r.distinctPrograms, r.kernelCalls, r.hostOps,
                       r.launchesPerStep);
-  os << llvm::formatv("  cold compile: {0:F3} s (graph {1:F3}, lowering "
+  os << llvm::formatv("  {11}: {0:F3} s (graph {1:F3}, lowering "
                       "{2:F3}, codegen {3:F3}, kernels {4:F3}; of which "
                       "double-buffer {6:F3}, allocate {7:F3}, schedule {8:F3}, "
                       "emit {9:F3}; cache {10:F3}); {5} instructions\n",
@@ -647,26 +822,50 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                       r.compile.kernelNs * 1e-9, r.compile.instructions,
                       r.compile.doubleBufferNs * 1e-9,
                       r.compile.allocateNs * 1e-9, r.compile.scheduleNs * 1e-9,
-                      r.compile.emitNs * 1e-9, r.compile.cacheNs * 1e-9);
+                      r.compile.emitNs * 1e-9, r.compile.cacheNs * 1e-9,
+                      r.runs.front().cold
+                          ? "cold compile"
+                          : "first compile (every program from the cache)");
   if (!quiet)
     for (auto [i, run] : llvm::enumerate(r.runs)) {
       os << llvm::formatv(
           "  run {0} ({1}): compile {2:F3} s, {3} compiled, {4} "
-          "cache hits; steps (s):",
+          "cache hits{5}; steps (s):",
           i, run.cold ? "cold" : "warm", run.compileNs * 1e-9, run.compiled,
-          run.cacheHits);
+          run.cacheHits,
+          run.cacheCorrupt ? ", " + std::to_string(run.cacheCorrupt) +
+                                 " corrupt entries rebuilt"
+                           : std::string());
       for (const StepStats &s : run.steps)
         os << llvm::formatv(" {0:F6}", s.latencyNs * 1e-9);
       os << "\n";
     }
+  if (std::string basis = r.warmStepBasis(); !basis.empty())
+    os << llvm::formatv("  warm step: {0:F6} s ({1:F3} steps/s), {2}\n",
+                        r.warmStepNs() * 1e-9, 1e9 / r.warmStepNs(), basis);
+  else
+    os << "  warm step: none (one cold step; give --steps 2 or --runs 2)\n";
+  // The host timeline of the last step, whose parts sum to it; the device
+  // works in parallel with it.
   const StepStats &last = r.runs.back().steps.back();
   os << llvm::formatv(
-      "  warm step: {0:F6} s ({1:F3} steps/s); last step: "
-      "device {2:F6}, launch {3:F6}, transfers {4:F6}, "
-      "tracing {5:F6}, sync {6:F6}, host fallback {7:F6} s\n",
-      r.warmStepNs() * 1e-9, r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0,
-      last.deviceNs * 1e-9, last.launchNs * 1e-9, last.transferNs * 1e-9,
-      last.tracingNs * 1e-9, last.syncNs * 1e-9, last.fallbackNs * 1e-9);
+      "  last step: {0:F6} s = modelled: tracing {1:F6} + launch {2:F6} + "
+      "transfers {3:F6} + graph-break syncs {4:F6} + wait at step end "
+      "{5:F6}; measured here: compile {6:F6} + host fallback {7:F6}{8}; "
+      "device busy {9:F6} s (overlaps the host)\n",
+      last.latencyNs * 1e-9, last.tracingNs * 1e-9, last.launchNs * 1e-9,
+      last.transferNs * 1e-9, last.syncNs * 1e-9, last.stepEndWaitNs * 1e-9,
+      last.compileNs * 1e-9, last.fallbackNs * 1e-9,
+      std::abs(last.otherNs) > 1
+          ? llvm::formatv(" + other {0:F6}", last.otherNs * 1e-9).str()
+          : std::string(),
+      last.deviceNs * 1e-9);
+  int corrupt = 0;
+  for (const RunStats &run : r.runs)
+    corrupt += run.cacheCorrupt;
+  if (corrupt)
+    os << "  WARNING: " << corrupt << " corrupt compile-cache entries were "
+       << "detected and rebuilt\n";
   printRoofline(r, os);
   if (r.nonFinite)
     os << "  WARNING: " << r.nonFinite << " non-finite values (NaN/Inf) "
@@ -741,7 +940,9 @@ std::string seamrun::writeJson(const SessionResult &r,
                              {"transfer_s", s.transferNs * 1e-9},
                              {"tracing_s", s.tracingNs * 1e-9},
                              {"sync_s", s.syncNs * 1e-9},
+                             {"step_end_wait_s", s.stepEndWaitNs * 1e-9},
                              {"fallback_s", s.fallbackNs * 1e-9},
+                             {"other_s", s.otherNs * 1e-9},
                              {"launches", s.launches}});
     runs.push_back(Object{{"cold", run.cold},
                           {"compile_s", run.compileNs * 1e-9},
@@ -759,10 +960,38 @@ std::string seamrun::writeJson(const SessionResult &r,
   Array kernels;
   for (const std::string &k : o.kernels)
     kernels.push_back(k);
+  // Every option that shaped the run (null: the config or default decided).
+  auto optional = [](const std::optional<int64_t> &v) -> llvm::json::Value {
+    if (v)
+      return *v;
+    return nullptr;
+  };
+  Object figures;
+  for (const std::string &f : o.figureOverrides) {
+    size_t eq = f.find('=');
+    figures[f.substr(0, eq)] = std::strtod(f.c_str() + eq + 1, nullptr);
+  }
+  Object options{{"layers", optional(o.layers)},
+                 {"seq", optional(o.seq)},
+                 {"txt_seq", optional(o.txtSeq)},
+                 {"batch", optional(o.batch)},
+                 {"dtype", o.dtype.empty() ? llvm::json::Value(nullptr)
+                                           : llvm::json::Value(o.dtype)},
+                 {"steps", o.steps},
+                 {"runs", o.runs},
+                 {"launch_overhead", o.costs.launchOverhead},
+                 {"first_run", o.costs.firstRun},
+                 {"transfers", o.costs.transfers},
+                 {"tracing", o.costs.tracing},
+                 {"graph_break_syncs", o.graphBreakSyncs},
+                 {"program_sharing", o.programSharing},
+                 {"set", std::move(figures)},
+                 {"flags", Array(shapingOptions(o))}};
   Object root{
       {"model",
        o.model.empty() ? (o.config.empty() ? o.input : o.config) : o.model},
       {"tp", o.tp},
+      {"options", std::move(options)},
       {"target", o.target},
       {"mode", o.mode},
       {"kernels", std::move(kernels)},
@@ -786,12 +1015,16 @@ std::string seamrun::writeJson(const SessionResult &r,
                          {"programs", r.compile.programs},
                          {"kernel_programs", r.compile.kernelPrograms},
                          {"instructions", int64_t(r.compile.instructions)}}},
-      {"warm_step_s", r.warmStepNs() * 1e-9},
+      {"warm_step_s", r.warmStepBasis().empty()
+                          ? llvm::json::Value(nullptr)
+                          : llvm::json::Value(r.warmStepNs() * 1e-9)},
+      {"warm_step_basis", r.warmStepBasis()},
       {"steps_per_s", r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0},
       {"engine_busy_s", std::move(busy)},
       {"dma_bytes", int64_t(r.dmaBytes)},
       {"roofline", rooflineJson(r)},
       {"non_finite", int64_t(r.nonFinite)},
+      {"warnings", Array(r.warnings)},
       {"runs", std::move(runs)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);

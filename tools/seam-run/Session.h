@@ -6,46 +6,72 @@
 #include "runtime/Host.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace seamrun {
 
 struct SessionOptions {
-  std::string model, config, input, importArgs;
+  std::string model, config, input;
+  std::string importArgs; ///< the removed --import-args (refused if given)
+  /// Model options of an import (--model, --config); unset: the config.
+  std::optional<int64_t> layers, seq, txtSeq, batch;
+  std::string dtype; ///< "f32", "bf16" or "" (the config's)
+  /// TP degree. An imported model is sharded for it; a .mlir file says its
+  /// own (seam.tp), which --tp must match when given (`tpGiven`). After a
+  /// run, SessionResult::options.tp is the degree that ran.
   int tp = 1;
+  bool tpGiven = false;
   std::string mode = "compile";
   std::vector<std::string> kernels;
   std::string target = "trn1";
   int steps = 3, runs = 2;
   std::string exec = "timing";
-  std::string cacheDir, traceFile, outputDir;
+  std::string cacheDir, traceFile, jsonFile, outputDir;
   std::vector<std::string> inputs; ///< "name=file.npy"
   seam::rt::HostCosts costs;
   bool graphBreakSyncs = true;
   bool programSharing = true;
   std::vector<std::string> figureOverrides; ///< "name=value"
-  std::string toolPath;                     ///< argv[0], to find seam-import
+  std::string toolPath;                     ///< argv[0]
 };
 
-/// Empty when the options are usable, else what is wrong with which option.
-std::string validate(const SessionOptions &o);
+/// The options that shaped a run beyond the header's (model options,
+/// ablations, --set), as flags: "--layers 1", "--no-sync", "--set x=1".
+std::vector<std::string> shapingOptions(const SessionOptions &o);
 
-/// Where the time of one step went (host timeline, ns).
+/// Empty when the options are usable, else what is wrong with which option.
+/// Puts the kernel list in its one form (names in order, each once; `none`,
+/// empty items and spaces dropped).
+std::string validate(SessionOptions &o);
+
+/// Where the time of one step went (ns). The host-timeline parts sum to
+/// the latency (otherNs is what they miss: zero unless the timeline gains a
+/// new kind of event); the device's busy time overlaps them.
 struct StepStats {
   double latencyNs = 0;
-  double compileNs = 0;  ///< compile charged to this step (cold step 0)
-  double deviceNs = 0;   ///< device busy (sum of launch device times)
-  double launchNs = 0;   ///< launch + first-run overheads
-  double transferNs = 0; ///< PCIe
-  double tracingNs = 0;  ///< lazy tracing
-  double syncNs = 0;     ///< waiting for the device at graph breaks
-  double fallbackNs = 0; ///< host fallback ops, measured wall time
+  // Measured on this machine (wall clock):
+  double compileNs = 0;  ///< compile charged to this step (step 0 of a run)
+  double fallbackNs = 0; ///< host fallback ops
+  // Modelled:
+  double launchNs = 0;      ///< launch + first-run overheads
+  double transferNs = 0;    ///< PCIe
+  double tracingNs = 0;     ///< lazy tracing
+  double syncNs = 0;        ///< waiting for the device at graph breaks
+  double stepEndWaitNs = 0; ///< waiting for the device at the step's end
+  double otherNs = 0;
+  double deviceNs = 0; ///< device busy (sum of launch device times), apart
   int launches = 0;
+
+  double hostPartsNs() const {
+    return compileNs + fallbackNs + launchNs + transferNs + tracingNs + syncNs +
+           stepEndWaitNs;
+  }
 };
 
 struct RunStats {
-  bool cold = false;
+  bool cold = false; ///< it compiled something (else: all from the cache)
   double compileNs = 0;
   int compiled = 0, cacheHits = 0, cacheCorrupt = 0;
   std::vector<StepStats> steps;
@@ -103,11 +129,19 @@ struct SessionResult {
   uint64_t nonFinite = 0;
   RooflineReport roofline; ///< of the last step
   std::vector<std::string> faults;
+  /// Warnings of the compile (a kernel that replaced nothing, ...).
+  std::vector<std::string> warnings;
 
+  /// The steady-state step: the mean over the steps that pay no compile
+  /// (every step but the first of each run). With one step per run, the
+  /// first step of each warm run (it pays the warm compile: the graph
+  /// pipeline and cache loads). 0 when there is no such step.
   double warmStepNs() const;
   /// DMA bytes and transfers of the last step, per rank.
   double dmaBytesPerRank() const;
   double dmaTransfersPerRank() const;
+  /// Which steps warmStepNs() averages, in words ("" when none).
+  std::string warmStepBasis() const;
 };
 
 class Session {

@@ -26,16 +26,37 @@ static cl::opt<std::string> config("config", cl::desc("HF-style config.json"),
 static cl::opt<std::string> irFile(cl::Positional,
                                    cl::desc("[model.mlir]"), cl::init(""),
                                    cl::cat(cat));
-static cl::opt<std::string> importArgs(
-    "import-args", cl::desc("Extra seam-import options, e.g. \"--layers 2\""),
-    cl::cat(cat));
-static cl::opt<int> tp("tp", cl::desc("Tensor-parallel degree (ranks)"),
+static cl::opt<std::string> importArgs("import-args", cl::Hidden,
+                                       cl::desc("Removed: give the model "
+                                                "options to seam-run"),
+                                       cl::cat(cat));
+static cl::opt<long long>
+    layers("layers",
+           cl::desc("Import: number of blocks (flux: the first N, "
+                    "double-stream first)"),
+           cl::cat(cat));
+static cl::opt<long long> seq("seq",
+                              cl::desc("Import: sequence length (flux: image "
+                                       "tokens)"),
+                              cl::cat(cat));
+static cl::opt<long long>
+    txtSeq("txt-seq", cl::desc("Import: flux text tokens"), cl::cat(cat));
+static cl::opt<long long> batch("batch", cl::desc("Import: batch size"),
+                                cl::cat(cat));
+static cl::opt<std::string>
+    dtype("dtype", cl::desc("Import: f32 or bf16 (default: the config's)"),
+          cl::cat(cat));
+static cl::opt<int> tp("tp",
+                       cl::desc("Tensor-parallel degree: an import is sharded "
+                                "for it; a .mlir file has its own (seam.tp), "
+                                "which this must match"),
                        cl::init(1), cl::cat(cat));
 static cl::opt<std::string> mode("mode", cl::desc("eager or compile"),
                                  cl::init("compile"), cl::cat(cat));
-static cl::list<std::string> kernels("kernels", cl::CommaSeparated,
-                                     cl::desc("Kernels to insert"),
-                                     cl::cat(cat));
+static cl::list<std::string>
+    kernels("kernels",
+            cl::desc("Kernels to insert, comma separated (none: no kernel)"),
+            cl::cat(cat));
 static cl::opt<std::string> target("target", cl::desc("trn1 or trn2"),
                                    cl::init("trn1"), cl::cat(cat));
 static cl::opt<int> steps("steps", cl::desc("Steps per run"), cl::init(3),
@@ -49,8 +70,10 @@ static cl::opt<bool> timingOnly(
     "timing-only", cl::desc("Simulate time only, no data (the default)"),
     cl::cat(cat));
 static cl::opt<std::string> cacheDir(
-    "cache-dir", cl::desc("Compile cache directory (default: a fresh one "
-                          "per invocation, so the first run is cold)"),
+    "cache-dir",
+    cl::desc("Compile cache directory, kept across invocations (default: a "
+             "fresh one in the temp directory, removed at exit, so the first "
+             "run is cold); its parent must exist"),
     cl::cat(cat));
 static cl::opt<std::string> traceFile("trace",
                                       cl::desc("Chrome/Perfetto trace JSON"),
@@ -98,7 +121,15 @@ int main(int argc, char **argv) {
   o.config = config;
   o.input = irFile;
   o.importArgs = importArgs;
+  for (auto [opt, dst] : {std::pair{&layers, &o.layers},
+                          {&seq, &o.seq},
+                          {&txtSeq, &o.txtSeq},
+                          {&batch, &o.batch}})
+    if (opt->getNumOccurrences())
+      *dst = opt->getValue();
+  o.dtype = dtype;
   o.tp = tp;
+  o.tpGiven = tp.getNumOccurrences() > 0;
   o.mode = mode;
   o.kernels.assign(kernels.begin(), kernels.end());
   o.target = target;
@@ -112,6 +143,7 @@ int main(int argc, char **argv) {
   o.exec = functional ? "functional" : "timing";
   o.cacheDir = cacheDir;
   o.traceFile = traceFile;
+  o.jsonFile = jsonFile;
   o.inputs.assign(inputs.begin(), inputs.end());
   o.outputDir = outputDir;
   o.costs.launchOverhead = !noLaunch;

@@ -1,0 +1,3 @@
+func.func @forward() {
+  %x = seam.bogus
+}

@@ -1,0 +1,47 @@
+"""Checks seam-run's step readout in its --json.
+
+  readout.py sums FILE       every step's host parts sum to its latency
+  readout.py corrupt DIR     flips one byte in the middle of each cache entry
+"""
+import json
+import os
+import sys
+
+PARTS = ["compile_s", "tracing_s", "launch_s", "transfer_s", "sync_s",
+         "step_end_wait_s", "fallback_s", "other_s"]
+
+
+def main(argv):
+    if argv[1] == "sums":
+        with open(argv[2]) as f:
+            r = json.load(f)
+        for i, run in enumerate(r["runs"]):
+            for j, s in enumerate(run["steps"]):
+                total = sum(s[k] for k in PARTS)
+                if abs(total - s["latency_s"]) > 1e-9 * max(1, s["latency_s"]):
+                    print("run %d step %d: parts %.9f != latency %.9f"
+                          % (i, j, total, s["latency_s"]))
+                    return 1
+                if abs(s["other_s"]) > 1e-9:
+                    print("run %d step %d: other %.9f" % (i, j, s["other_s"]))
+                    return 1
+        print("sums OK")
+        return 0
+    if argv[1] == "corrupt":
+        n = 0
+        for root, _, files in os.walk(argv[2]):
+            for name in files:
+                path = os.path.join(root, name)
+                with open(path, "r+b") as f:
+                    data = bytearray(f.read())
+                    data[len(data) // 2] ^= 0xFF
+                    f.seek(0)
+                    f.write(data)
+                n += 1
+        print("corrupted %d entries" % n)
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,186 @@
+//===- Model.cpp - from a config source to a verified module --------------===//
+//
+// What seam-import does before printing, as a library that seam-run links
+// (no child process) and the import-config fuzz target shares: the bundled
+// configs, reading a config file or model directory, choosing the builder
+// from `model_type`, building, annotating and verifying.
+//
+//===----------------------------------------------------------------------===//
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "tools/seam-import/Import.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace seamimport;
+namespace json = llvm::json;
+
+namespace {
+
+/// models/*.json, embedded at build time (EmbedModels.cmake).
+struct BundledModel {
+  const char *name;
+  const char *json;
+};
+const BundledModel kBundledModels[] = {
+#include "EmbeddedModels.inc"
+};
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The builder for a config's model_type (or diffusers `_class_name`).
+using BuildFn = llvm::Error (*)(ConfigReader &, const ImportOptions &,
+                                ModuleOp);
+BuildFn selectModel(ConfigReader &r, const json::Object &obj) {
+  std::string type;
+  if (!obj.get("model_type") && obj.get("_class_name")) {
+    if (llvm::StringRef(r.string("_class_name")).starts_with("Flux"))
+      return importFlux;
+    type = r.string("_class_name");
+  } else {
+    type = r.string("model_type");
+  }
+  if (r.failed())
+    return nullptr;
+  if (type == "fnet")
+    return importFNet;
+  if (type == "flux" || type == "flux2")
+    return importFlux;
+  if (type == "hyena" || type == "hyenadna")
+    return importHyena;
+  r.fail("field 'model_type' must be \"fnet\", \"flux2\" or \"hyena\", got \"" +
+         type + "\"");
+  return nullptr;
+}
+
+} // namespace
+
+std::vector<llvm::StringRef> seamimport::bundledModels() {
+  std::vector<llvm::StringRef> names;
+  for (const BundledModel &m : kBundledModels)
+    names.push_back(m.name);
+  return names;
+}
+
+std::string seamimport::bundledModelNames() {
+  std::string s;
+  for (const BundledModel &m : kBundledModels)
+    s += (s.empty() ? "" : ", ") + std::string(m.name);
+  return s;
+}
+
+llvm::Error seamimport::checkOptions(const ImportOptions &o) {
+  const std::pair<const char *, const std::optional<int64_t> *> sizes[] = {
+      {"--layers", &o.layers},
+      {"--seq", &o.seq},
+      {"--txt-seq", &o.txtSeq},
+      {"--batch", &o.batch},
+      {"--tp", &o.tp}};
+  for (auto [name, value] : sizes)
+    if (*value && **value <= 0)
+      return error(llvm::Twine(name) + " must be positive, got " +
+                   llvm::Twine(**value));
+  if (o.dtype && *o.dtype != "f32" && *o.dtype != "bf16")
+    return error("--dtype '" + *o.dtype +
+                 "' is not supported: use f32 or bf16");
+  return llvm::Error::success();
+}
+
+llvm::Expected<ConfigText> seamimport::readConfig(const ConfigSource &src) {
+  ConfigText c;
+  if (!src.model.empty() == !src.path.empty())
+    return error("give exactly one of --model NAME (" + bundledModelNames() +
+                 ") or --config FILE");
+  if (!src.model.empty()) {
+    for (const BundledModel &m : kBundledModels)
+      if (src.model == m.name) {
+        c.text = m.json;
+        c.label = "model '" + src.model + "'";
+        c.modelName = src.model;
+        return c;
+      }
+    return error("unknown model '" + src.model +
+                 "' (bundled: " + bundledModelNames() + ")");
+  }
+  // A model directory (the Hugging Face layout) holds config.json.
+  std::string path = src.path;
+  llvm::StringRef trimmed = llvm::StringRef(src.path).rtrim('/');
+  if (llvm::sys::fs::is_directory(path)) {
+    llvm::SmallString<256> file(path);
+    llvm::sys::path::append(file, "config.json");
+    if (!llvm::sys::fs::exists(file))
+      return error("config directory '" + src.path + "' has no config.json");
+    path = std::string(file);
+    c.modelName = llvm::sys::path::filename(trimmed).str();
+  } else if (llvm::sys::path::filename(trimmed) == "config.json" &&
+             !llvm::sys::path::parent_path(trimmed).empty()) {
+    c.modelName =
+        llvm::sys::path::filename(llvm::sys::path::parent_path(trimmed)).str();
+  } else {
+    c.modelName = llvm::sys::path::stem(trimmed).str();
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return error("cannot read config '" + path +
+                 "': " + buffer.getError().message());
+  c.label = "config '" + path + "'";
+  c.text = (*buffer)->getBuffer().str();
+  return c;
+}
+
+llvm::Error seamimport::buildModel(llvm::StringRef text,
+                                   const ImportOptions &options,
+                                   ModuleOp module) {
+  llvm::Expected<json::Value> parsed = json::parse(text);
+  if (!parsed)
+    return error("malformed JSON: " + llvm::toString(parsed.takeError()));
+  const json::Object *obj = parsed->getAsObject();
+  if (!obj)
+    return error("malformed config: the top level must be a JSON object, "
+                 "got " +
+                 describeJson(*parsed));
+  ConfigReader reader(*obj);
+  BuildFn build = selectModel(reader, *obj);
+  if (!build)
+    return reader.takeError();
+  return build(reader, options, module);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+seamimport::importModel(MLIRContext &context, const ConfigSource &src,
+                        const ImportOptions &options,
+                        llvm::function_ref<void(llvm::StringRef)> progress) {
+  if (llvm::Error err = checkOptions(options))
+    return std::move(err);
+  llvm::Expected<ConfigText> config = readConfig(src);
+  if (!config)
+    return config.takeError();
+  context.loadDialect<mlir::seam::SeamDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
+  if (llvm::Error err = buildModel(config->text, options, *module))
+    return error(config->label + ": " + llvm::toString(std::move(err)));
+
+  // What the IR is, for the tools downstream (seam-run reports it and takes
+  // its TP degree from it).
+  OpBuilder b(&context);
+  (*module)->setAttr("seam.model", b.getStringAttr(config->modelName));
+  (*module)->setAttr("seam.tp", b.getI64IntegerAttr(options.tp.value_or(1)));
+
+  if (progress)
+    progress("verifying the module");
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diagnostics.empty())
+      diagnostics = diag.str();
+    return success();
+  });
+  if (failed(verify(*module)))
+    return error(
+        config->label +
+        ": internal error: the generated IR does not verify: " + diagnostics);
+  return std::move(module);
+}
