@@ -31,7 +31,7 @@ from benchlib import log, markdown
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-# (model, label, seam-run arguments, seam-import arguments of the smoke run)
+# (model, label, seam-run arguments, model options of the smoke run)
 CONFIGS = [
     ("flux2-klein", "compile", ["--tp", "4", "--target", "trn2", "--mode",
                                 "compile"], "--layers 1"),
@@ -90,7 +90,7 @@ def measure(seam_run, tmp, smoke=False, steps=2):
     for model, label, args, smoke_import in CONFIGS:
         a = ["--model", model, "--steps", str(steps), "--runs", "1"] + args
         if smoke:
-            a += ["--import-args", smoke_import]
+            a += smoke_import.split()
         name = "roofline-%s-%s" % (model, label.replace(", ", "-").replace(
             " ", "-"))
         j, _ = benchlib.seam_run_json(seam_run, a,
