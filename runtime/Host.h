@@ -19,9 +19,12 @@
 
 #include <functional>
 #include <iosfwd>
+#include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace seam::rt {
@@ -98,7 +101,33 @@ struct LaunchResult {
 struct DeviceLaunch {
   std::string program;
   double startNs = 0;
-  Timeline timeline;
+  Timeline timeline; ///< events only when instruction events are collected
+  ProgramId id = 0;
+};
+
+/// How much of the device a trace shows. Host events are always there.
+enum class TraceDetail {
+  /// One span per launch and core: which program ran when.
+  Launch,
+  /// Per core, one track per engine and DMA queue; the iterations of each
+  /// outermost loop of a stream are one span (named after the loop's most
+  /// frequent instruction, with the instruction count and bytes in args),
+  /// instructions outside loops are their own.
+  Engine,
+  /// Every instruction (`program` set: that program's launches only, the
+  /// others at Engine detail).
+  Instruction,
+};
+std::string_view name(TraceDetail detail);
+std::optional<TraceDetail> parseTraceDetail(std::string_view text);
+
+struct TraceOptions {
+  TraceDetail detail = TraceDetail::Instruction;
+  std::vector<unsigned> cores; ///< Cores (ranks) to show; empty: all.
+  std::string program;         ///< See TraceDetail::Instruction.
+  /// Host timeline window: host events and launches starting in
+  /// [fromNs, toNs) are written.
+  double fromNs = 0, toNs = std::numeric_limits<double>::infinity();
 };
 
 class Device {
@@ -161,10 +190,16 @@ public:
   const std::vector<HostEvent> &hostEvents() const { return events; }
   const std::vector<DeviceLaunch> &deviceLaunches() const { return launches; }
 
+  /// What later launches keep for a trace: the launch itself (program,
+  /// start, per-core timing) and its per-instruction events (memory grows
+  /// with the instructions run). Both start as DeviceOptions::collectEvents.
+  void collectForTrace(bool launches, bool instructionEvents);
+
   /// Chrome trace-event JSON (opens in Perfetto): a host track, and per core
-  /// one track per engine and one per DMA queue.
-  void writeTrace(std::ostream &os) const;
-  Status writeTrace(const std::string &path) const;
+  /// the tracks `options.detail` asks for.
+  void writeTrace(std::ostream &os, const TraceOptions &options = {}) const;
+  Status writeTrace(const std::string &path,
+                    const TraceOptions &options = {}) const;
 
 private:
   struct Loaded {
@@ -184,6 +219,7 @@ private:
   uint64_t pendingD2hBytes = 0;
   std::vector<HostEvent> events;
   std::vector<DeviceLaunch> launches;
+  bool keepLaunches = true, keepEvents = true;
 
   void hostEvent(const std::string &what, HostCategory category,
                  double durationNs, bool wall = false);

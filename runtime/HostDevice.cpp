@@ -29,7 +29,8 @@ std::string_view name(HostCategory category) {
 }
 
 Device::Device(const Profile &profile, DeviceOptions options)
-    : prof(profile), opts(options) {
+    : prof(profile), opts(options), keepLaunches(options.collectEvents),
+      keepEvents(options.collectEvents) {
   coreCount = opts.cores ? opts.cores : std::max(1u, prof.coresPerChip);
   unsigned perChip = std::max(1u, prof.coresPerChip);
   hbmUsed.assign((coreCount + perChip - 1) / perChip, 0);
@@ -38,6 +39,11 @@ Device::Device(const Profile &profile, DeviceOptions options)
 }
 
 Device::~Device() = default;
+
+void Device::collectForTrace(bool launches, bool instructionEvents) {
+  keepLaunches = launches;
+  keepEvents = instructionEvents;
+}
 
 void Device::hostEvent(const std::string &what, HostCategory category,
                        double durationNs, bool wall) {
@@ -201,7 +207,7 @@ Expected<LaunchResult> Device::launch(ProgramId id,
     machine->resetCounters();
   }
   SimulationOptions simOpts;
-  simOpts.collectEvents = opts.collectEvents;
+  simOpts.collectEvents = keepEvents;
   SimulationResult sim = simulate(progs, prof, machine.get(), simOpts);
   res.timeline = std::move(sim.timeline);
   res.fault = sim.fault;
@@ -209,8 +215,8 @@ Expected<LaunchResult> Device::launch(ProgramId id,
   res.deviceStartNs = std::max(hostClock, deviceFree);
   res.deviceNs = res.timeline.totalNs;
   deviceFree = res.deviceStartNs + res.deviceNs;
-  if (opts.collectEvents)
-    launches.push_back({res.program, res.deviceStartNs, res.timeline});
+  if (keepLaunches)
+    launches.push_back({res.program, res.deviceStartNs, res.timeline, id});
 
   for (unsigned r = 0; r < ranks; ++r) {
     const Program &p = loaded.perRank[r];

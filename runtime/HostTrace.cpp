@@ -9,8 +9,11 @@
 #include "runtime/Host.h"
 #include "runtime/Json.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <set>
 
@@ -56,31 +59,183 @@ void appendMeta(std::string &out, bool &first, std::string_view what,
 }
 } // namespace
 
-void Device::writeTrace(std::ostream &os) const {
+std::string_view name(TraceDetail detail) {
+  switch (detail) {
+  case TraceDetail::Launch:
+    return "launch";
+  case TraceDetail::Engine:
+    return "engine";
+  case TraceDetail::Instruction:
+    return "instruction";
+  }
+  return "?";
+}
+
+std::optional<TraceDetail> parseTraceDetail(std::string_view text) {
+  for (TraceDetail d :
+       {TraceDetail::Launch, TraceDetail::Engine, TraceDetail::Instruction})
+    if (text == name(d))
+      return d;
+  return std::nullopt;
+}
+
+namespace {
+/// Per stream of a program, the outermost loop_begin enclosing each
+/// instruction (-1: none).
+using OuterLoops = std::array<std::vector<int32_t>, kNumEngines>;
+
+OuterLoops outerLoops(const Program &p) {
+  OuterLoops outer;
+  for (unsigned e = 0; e < kNumEngines; ++e) {
+    const auto &stream = p.streams[e];
+    outer[e].assign(stream.size(), -1);
+    int depth = 0, begin = -1;
+    for (size_t i = 0; i < stream.size(); ++i) {
+      if (stream[i].op == Opcode::LoopBegin && depth++ == 0)
+        begin = static_cast<int32_t>(i);
+      outer[e][i] = depth > 0 ? begin : -1;
+      if (stream[i].op == Opcode::LoopEnd && depth > 0)
+        --depth;
+    }
+  }
+  return outer;
+}
+
+int trackOf(const TimelineEvent &e) {
+  return e.dmaQueue >= 0 ? 100 + e.dmaQueue : static_cast<int>(e.engine);
+}
+
+std::string instructionArgs(const std::string &program,
+                            const TimelineEvent &e) {
+  std::string args = "{\"program\":";
+  json::appendQuoted(args, program);
+  args += ",\"index\":" + std::to_string(e.index);
+  if (e.bytes)
+    args += ",\"bytes\":" + std::to_string(e.bytes);
+  return args + "}";
+}
+} // namespace
+
+void Device::writeTrace(std::ostream &os, const TraceOptions &options) const {
+  auto inWindow = [&](double ns) {
+    return ns >= options.fromNs && ns < options.toNs;
+  };
+  auto coreShown = [&](unsigned core) {
+    return options.cores.empty() ||
+           std::find(options.cores.begin(), options.cores.end(), core) !=
+               options.cores.end();
+  };
   std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   bool first = true;
   appendMeta(out, first, "process_name", 0, -1, "host");
   appendMeta(out, first, "thread_name", 0, 0, "host");
   std::set<std::pair<unsigned, int>> threads;
   for (const HostEvent &e : events)
-    appendEvent(out, first, e.name, name(e.category), 0, 0, e.startNs,
-                e.durationNs,
-                e.wallClock ? "{\"measured\":\"wall clock\"}" : "");
+    if (inWindow(e.startNs))
+      appendEvent(out, first, e.name, name(e.category), 0, 0, e.startNs,
+                  e.durationNs,
+                  e.wallClock ? "{\"measured\":\"wall clock\"}" : "");
+  constexpr int kLaunchTrack = 99;
+  std::map<ProgramId, OuterLoops> loopsOf;
   for (const DeviceLaunch &launch : launches) {
-    for (const TimelineEvent &e : launch.timeline.events) {
-      unsigned pid = 1 + e.core;
-      int tid = e.dmaQueue >= 0 ? 100 + e.dmaQueue
-                                : static_cast<int>(e.engine);
+    if (!inWindow(launch.startNs))
+      continue;
+    std::string programArgs = "{\"program\":";
+    json::appendQuoted(programArgs, launch.program);
+    programArgs += "}";
+    if (options.detail == TraceDetail::Launch) {
+      for (unsigned c = 0; c < launch.timeline.cores.size(); ++c) {
+        if (!coreShown(c))
+          continue;
+        threads.insert({1 + c, kLaunchTrack});
+        appendEvent(out, first, launch.program, "launch", 1 + c, kLaunchTrack,
+                    launch.startNs, launch.timeline.cores[c].endNs,
+                    programArgs);
+      }
+      continue;
+    }
+    bool everyInstruction =
+        options.detail == TraceDetail::Instruction &&
+        (options.program.empty() || options.program == launch.program);
+    if (everyInstruction) {
+      for (const TimelineEvent &e : launch.timeline.events) {
+        if (!coreShown(e.core))
+          continue;
+        unsigned pid = 1 + e.core;
+        int tid = trackOf(e);
+        threads.insert({pid, tid});
+        appendEvent(out, first, mnemonic(e.op), name(e.engine), pid,
+                    static_cast<unsigned>(tid), launch.startNs + e.startNs,
+                    e.endNs - e.startNs, instructionArgs(launch.program, e));
+      }
+      continue;
+    }
+    // Engine detail: per track, in time order, the events of one visit of
+    // an outermost loop become one span.
+    auto loopsIt = loopsOf.find(launch.id);
+    if (loopsIt == loopsOf.end())
+      loopsIt = loopsOf
+                    .emplace(launch.id,
+                             outerLoops(programs.at(launch.id)->perRank[0]))
+                    .first;
+    const OuterLoops &outer = loopsIt->second;
+    std::map<std::pair<unsigned, int>, std::vector<const TimelineEvent *>>
+        tracks;
+    for (const TimelineEvent &e : launch.timeline.events)
+      if (coreShown(e.core))
+        tracks[{e.core, trackOf(e)}].push_back(&e);
+    for (auto &[track, list] : tracks) {
+      unsigned pid = 1 + track.first;
+      int tid = track.second;
       threads.insert({pid, tid});
-      std::string args = "{\"program\":";
-      json::appendQuoted(args, launch.program);
-      args += ",\"index\":" + std::to_string(e.index);
-      if (e.bytes)
-        args += ",\"bytes\":" + std::to_string(e.bytes);
-      args += "}";
-      appendEvent(out, first, mnemonic(e.op), name(e.engine), pid,
-                  static_cast<unsigned>(tid), launch.startNs + e.startNs,
-                  e.endNs - e.startNs, args);
+      std::stable_sort(list.begin(), list.end(),
+                       [](const TimelineEvent *a, const TimelineEvent *b) {
+                         return a->startNs < b->startNs;
+                       });
+      auto loopOf = [&](const TimelineEvent &e) {
+        const auto &stream = outer[static_cast<unsigned>(e.engine)];
+        return e.index < stream.size() ? stream[e.index] : -1;
+      };
+      size_t i = 0;
+      while (i < list.size()) {
+        const TimelineEvent &head = *list[i];
+        int loop = loopOf(head);
+        if (loop < 0) {
+          appendEvent(out, first, mnemonic(head.op), name(head.engine), pid,
+                      static_cast<unsigned>(tid), launch.startNs + head.startNs,
+                      head.endNs - head.startNs,
+                      instructionArgs(launch.program, head));
+          ++i;
+          continue;
+        }
+        // One visit of the loop: until an event of another loop or of no
+        // loop (an outermost loop is entered once per visit of the stream).
+        double end = head.endNs;
+        uint64_t bytes = head.bytes, count = 1;
+        std::map<Opcode, uint64_t> ops{{head.op, 1}};
+        size_t j = i + 1;
+        for (; j < list.size() && loopOf(*list[j]) == loop; ++j) {
+          end = std::max(end, list[j]->endNs);
+          bytes += list[j]->bytes;
+          ++count;
+          ++ops[list[j]->op];
+        }
+        Opcode top = head.op;
+        for (auto [op, n] : ops)
+          if (n > ops[top])
+            top = op;
+        std::string args = "{\"program\":";
+        json::appendQuoted(args, launch.program);
+        args += ",\"loop\":" + std::to_string(loop) +
+                ",\"instructions\":" + std::to_string(count);
+        if (bytes)
+          args += ",\"bytes\":" + std::to_string(bytes);
+        args += "}";
+        appendEvent(out, first, std::string(mnemonic(top)) + " loop",
+                    name(head.engine), pid, static_cast<unsigned>(tid),
+                    launch.startNs + head.startNs, end - head.startNs, args);
+        i = j;
+      }
     }
   }
   std::set<unsigned> pids;
@@ -88,20 +243,22 @@ void Device::writeTrace(std::ostream &os) const {
     if (pids.insert(pid).second)
       appendMeta(out, first, "process_name", pid, -1,
                  "core " + std::to_string(pid - 1));
-    std::string label =
-        tid >= 100 ? "DMA queue " + std::to_string(tid - 100)
-                   : std::string(name(static_cast<Engine>(tid)));
+    std::string label = tid == kLaunchTrack ? "launches"
+                        : tid >= 100
+                            ? "DMA queue " + std::to_string(tid - 100)
+                            : std::string(name(static_cast<Engine>(tid)));
     appendMeta(out, first, "thread_name", pid, tid, label);
   }
   out += "\n]}\n";
   os << out;
 }
 
-Status Device::writeTrace(const std::string &path) const {
+Status Device::writeTrace(const std::string &path,
+                          const TraceOptions &options) const {
   std::ofstream out(path);
   if (!out)
     return Status::failure("cannot open trace file " + path);
-  writeTrace(out);
+  writeTrace(out, options);
   return out ? Status::ok() : Status::failure("cannot write " + path);
 }
 

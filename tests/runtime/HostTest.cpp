@@ -264,3 +264,103 @@ TEST(Host, TraceJsonIsWellFormedWithTracks) {
   EXPECT_TRUE(threads.count("DMA queue 0"));
   EXPECT_TRUE(threads.count("DMA queue 2"));
 }
+
+namespace {
+/// DMA in, a loop of `trips` activations on SE, DMA out.
+Program loopProgram(uint32_t trips) {
+  ProgramBuilder b("loop", Target::Trn1);
+  uint32_t x = b.addBinding("x", {128, 64}, DType::F32, BindingRole::Input);
+  uint32_t y = b.addBinding("y", {128, 64}, DType::F32, BindingRole::Output);
+  AccessPattern in = sbufTile(DType::F32, 0, 128, 0, 64);
+  AccessPattern o = sbufTile(DType::F32, 0, 128, 256, 64);
+  b.emit(isa::dmaCopy(in, b.hbm(x, 0, 128, 64, {{64, 1}})).signal(0));
+  b.loopBegin(Engine::Scalar, trips);
+  b.emit(isa::activation(o, in, ActFunc::Exp).waitFor(0, 1).signal(1));
+  b.loopEnd(Engine::Scalar);
+  b.emit(isa::dmaCopy(b.hbm(y, 0, 128, 64, {{64, 1}}), o).waitFor(1, trips));
+  return b.take();
+}
+
+struct TraceSummary {
+  std::map<std::string, int> names; ///< "X" events by name
+  std::set<std::string> threads;
+  std::set<double> pids;
+  double loopInstructions = 0;
+};
+
+TraceSummary summarise(const Device &dev, const TraceOptions &options) {
+  std::ostringstream os;
+  dev.writeTrace(os, options);
+  json::Value root;
+  std::string err;
+  EXPECT_TRUE(json::parse(os.str(), root, err)) << err;
+  TraceSummary s;
+  for (const json::Value &e : root.get("traceEvents")->array) {
+    if (e.get("ph")->string == "X") {
+      ++s.names[e.get("name")->string];
+      if (e.get("pid")->number > 0)
+        s.pids.insert(e.get("pid")->number);
+      if (const json::Value *args = e.get("args"))
+        if (const json::Value *n = args->get("instructions"))
+          s.loopInstructions += n->number;
+    } else if (e.get("name")->string == "thread_name") {
+      s.threads.insert(e.get("args")->get("name")->string);
+    }
+  }
+  return s;
+}
+} // namespace
+
+// The trace's level of detail: every instruction, engines with each loop's
+// iterations as one span, or one span per launch; chosen cores; a window of
+// the host timeline.
+TEST(Host, TraceDetailCoresAndWindow) {
+  DeviceOptions o;
+  o.cores = 2;
+  Device dev(Profile::builtin(Target::Trn1), o);
+  auto id = dev.loadProgram(loopProgram(8), 2);
+  ASSERT_TRUE(bool(id)) << id.error();
+  TensorMap in{{"x", {{128, 64}, std::vector<float>(128 * 64)}}};
+  ASSERT_TRUE(bool(dev.launch(*id, in)));
+  double between = dev.hostNs();
+  ASSERT_TRUE(bool(dev.launch(*id, in)));
+
+  TraceOptions every;
+  TraceSummary all = summarise(dev, every);
+  EXPECT_EQ(all.names["activation"], 2 * 2 * 8); // launches x cores x trips
+  EXPECT_EQ(all.names["dma_copy"], 2 * 2 * 2);
+
+  TraceOptions engine;
+  engine.detail = TraceDetail::Engine;
+  TraceSummary agg = summarise(dev, engine);
+  EXPECT_EQ(agg.names["activation"], 0);
+  EXPECT_EQ(agg.names["activation loop"], 2 * 2);
+  EXPECT_EQ(agg.loopInstructions, 2 * 2 * 8);
+  EXPECT_EQ(agg.names["dma_copy"], 2 * 2 * 2); // outside the loop
+  EXPECT_TRUE(agg.threads.count("SE"));
+
+  TraceOptions launches;
+  launches.detail = TraceDetail::Launch;
+  TraceSummary l = summarise(dev, launches);
+  EXPECT_EQ(l.names["loop"], 2 * 2);
+  EXPECT_EQ(l.names["activation"] + l.names["dma_copy"], 0);
+  EXPECT_TRUE(l.threads.count("launches"));
+
+  TraceOptions core1 = engine;
+  core1.cores = {1};
+  EXPECT_EQ(summarise(dev, core1).pids, std::set<double>{2});
+
+  TraceOptions firstLaunch = every;
+  firstLaunch.toNs = between;
+  EXPECT_EQ(summarise(dev, firstLaunch).names["activation"], 2 * 8);
+
+  // Nothing is kept while collection is off; launches without instructions.
+  dev.collectForTrace(true, false);
+  ASSERT_TRUE(bool(dev.launch(*id, in)));
+  dev.collectForTrace(false, false);
+  ASSERT_TRUE(bool(dev.launch(*id, in)));
+  EXPECT_EQ(dev.deviceLaunches().size(), 3u);
+  EXPECT_TRUE(dev.deviceLaunches().back().timeline.events.empty());
+  EXPECT_EQ(parseTraceDetail("engine"), TraceDetail::Engine);
+  EXPECT_FALSE(parseTraceDetail("everything"));
+}

@@ -357,6 +357,24 @@ std::string seamrun::validate(SessionOptions &o) {
   if (!o.traceFile.empty())
     if (std::string e = checkOutputFile("--trace", o.traceFile); !e.empty())
       return e;
+  auto detail = rt::parseTraceDetail(o.traceDetail);
+  if (!detail)
+    return "--trace-detail must be launch, engine or instruction, got '" +
+           o.traceDetail + "'";
+  if (!o.traceProgram.empty() && *detail != rt::TraceDetail::Instruction)
+    return "--trace-program needs --trace-detail instruction";
+  if (o.traceSteps != "last" && o.traceSteps != "all") {
+    char *end = nullptr;
+    long step = std::strtol(o.traceSteps.c_str(), &end, 10);
+    if (o.traceSteps.empty() || *end || step < 1 || step > o.steps)
+      return "--trace-steps must be last, all or a step in [1, " +
+             std::to_string(o.steps) + "], got '" + o.traceSteps + "'";
+  }
+  bool traceShaped = o.traceDetail != "engine" || !o.traceProgram.empty() ||
+                     !o.traceRanks.empty() || o.traceSteps != "last";
+  if (traceShaped && o.traceFile.empty())
+    return "--trace-detail, --trace-ranks, --trace-program and --trace-steps "
+           "need --trace FILE";
   if (!o.outputDir.empty())
     if (std::string e = checkOutputDir("--output-dir", o.outputDir); !e.empty())
       return e;
@@ -484,9 +502,41 @@ rt::Expected<SessionResult> Session::run() {
     dopts.mode =
         functional ? rt::ExecMode::Functional : rt::ExecMode::TimingOnly;
     dopts.cores = std::max<unsigned>(tp, profile.coresPerChip);
-    dopts.collectEvents = !opts.traceFile.empty() && runIndex == opts.runs - 1;
+    dopts.collectEvents = false; // the traced steps turn it on
     dopts.costs = opts.costs;
     rt::Device device(profile, dopts);
+    // The trace: the chosen steps of the last run, at the chosen detail.
+    bool tracedRun = !opts.traceFile.empty() && runIndex == opts.runs - 1;
+    rt::TraceOptions trace;
+    if (tracedRun) {
+      trace.detail = *rt::parseTraceDetail(opts.traceDetail);
+      trace.program = opts.traceProgram;
+      for (unsigned r : opts.traceRanks) {
+        if (r >= unsigned(tp))
+          return Result::failure(
+              llvm::formatv("--trace-ranks: rank {0}, but the run has {1} "
+                            "rank(s)",
+                            r, tp)
+                  .str());
+        trace.cores.push_back(r);
+      }
+      if (!opts.traceProgram.empty() && !cm.units.count(opts.traceProgram)) {
+        std::string names;
+        for (auto &[name, unit] : cm.units)
+          names += (names.empty() ? "" : ", ") + name;
+        return Result::failure("--trace-program: no program '" +
+                               opts.traceProgram + "' in this run (" + names +
+                               ")");
+      }
+      trace.fromNs = std::numeric_limits<double>::infinity();
+      trace.toNs = 0;
+    }
+    auto traced = [&](int step) {
+      return tracedRun &&
+             (opts.traceSteps == "all" ||
+              (opts.traceSteps == "last" && step == opts.steps - 1) ||
+              opts.traceSteps == std::to_string(step + 1));
+    };
 
     // Load every unit onto tp ranks.
     std::map<std::string, rt::ProgramId> loaded;
@@ -582,6 +632,10 @@ rt::Expected<SessionResult> Session::run() {
       StepStats st;
       size_t firstEvent = device.hostEvents().size();
       double t0 = device.hostNs();
+      if (traced(s)) {
+        device.collectForTrace(true, trace.detail != rt::TraceDetail::Launch);
+        trace.fromNs = std::min(trace.fromNs, t0);
+      }
       if (s == 0) {
         // The cold first step pays the compile (on the host timeline).
         device.recordCompile(run.cold ? "compile (cold)" : "compile (warm)",
@@ -695,6 +749,10 @@ rt::Expected<SessionResult> Session::run() {
       // What the parts above do not cover (zero unless the host timeline
       // gains a kind of event they do not sum).
       st.otherNs = st.latencyNs - st.hostPartsNs();
+      if (traced(s)) {
+        device.collectForTrace(false, false);
+        trace.toNs = std::max(trace.toNs, device.hostNs());
+      }
       run.steps.push_back(st);
       progress(llvm::formatv("run {0}/{1}: step {2}/{3} done", runIndex + 1,
                              opts.runs, s + 1, opts.steps));
@@ -713,8 +771,8 @@ rt::Expected<SessionResult> Session::run() {
           return Result::failure("--output-dir: " + err);
       }
     }
-    if (dopts.collectEvents) {
-      rt::Status s = device.writeTrace(opts.traceFile);
+    if (tracedRun) {
+      rt::Status s = device.writeTrace(opts.traceFile, trace);
       if (!s)
         return Result::failure(s.message);
     }

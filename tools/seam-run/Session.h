@@ -29,6 +29,13 @@ struct SessionOptions {
   int steps = 3, runs = 2;
   std::string exec = "timing";
   std::string cacheDir, traceFile, jsonFile, outputDir;
+  /// What --trace shows (the last run's steps): launch | engine |
+  /// instruction detail, these ranks (empty: all), every instruction of this
+  /// program only, "last" | "all" | a 1-based step.
+  std::string traceDetail = "engine";
+  std::vector<unsigned> traceRanks;
+  std::string traceProgram;
+  std::string traceSteps = "last";
   std::vector<std::string> inputs; ///< "name=file.npy"
   seam::rt::HostCosts costs;
   bool graphBreakSyncs = true;

@@ -78,6 +78,26 @@ static cl::opt<std::string> cacheDir(
 static cl::opt<std::string> traceFile("trace",
                                       cl::desc("Chrome/Perfetto trace JSON"),
                                       cl::cat(cat));
+static cl::opt<std::string> traceDetail(
+    "trace-detail",
+    cl::desc("launch (a span per launch), engine (per engine and DMA "
+             "queue, loop iterations as one span; the default) or "
+             "instruction (every instruction)"),
+    cl::init("engine"), cl::cat(cat));
+static cl::list<unsigned>
+    traceRanks("trace-ranks", cl::CommaSeparated,
+               cl::desc("Ranks (cores) to trace, e.g. 0,1 (default: all)"),
+               cl::cat(cat));
+static cl::opt<std::string> traceProgram(
+    "trace-program",
+    cl::desc("With --trace-detail instruction: only this program's "
+             "instructions (the others at engine detail)"),
+    cl::cat(cat));
+static cl::opt<std::string>
+    traceSteps("trace-steps",
+               cl::desc("Steps of the last run to trace: last (default), "
+                        "all, or a step number from 1"),
+               cl::init("last"), cl::cat(cat));
 static cl::opt<std::string> jsonFile("json", cl::desc("Results as JSON"),
                                      cl::cat(cat));
 static cl::opt<std::string> outputDir(
@@ -144,6 +164,10 @@ int main(int argc, char **argv) {
   o.cacheDir = cacheDir;
   o.traceFile = traceFile;
   o.jsonFile = jsonFile;
+  o.traceDetail = traceDetail;
+  o.traceRanks.assign(traceRanks.begin(), traceRanks.end());
+  o.traceProgram = traceProgram;
+  o.traceSteps = traceSteps;
   o.inputs.assign(inputs.begin(), inputs.end());
   o.outputDir = outputDir;
   o.costs.launchOverhead = !noLaunch;

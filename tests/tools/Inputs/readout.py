@@ -2,6 +2,8 @@
 
   readout.py sums FILE       every step's host parts sum to its latency
   readout.py corrupt DIR     flips one byte in the middle of each cache entry
+  readout.py trace FILE      what a --trace holds: kinds of spans, cores,
+                             programs shown with loop spans, compile events
 """
 import json
 import os
@@ -39,6 +41,23 @@ def main(argv):
                     f.write(data)
                 n += 1
         print("corrupted %d entries" % n)
+        return 0
+    if argv[1] == "trace":
+        with open(argv[2]) as f:
+            events = json.load(f)["traceEvents"]
+        spans = [e for e in events if e["ph"] == "X" and e["pid"] > 0]
+        loops = [e for e in spans if e["name"].endswith(" loop")]
+        launches = [e for e in spans if e["cat"] == "launch"]
+        insts = [e for e in spans if e not in loops and e not in launches]
+        host = [e for e in events if e["ph"] == "X" and e["pid"] == 0]
+        print("host %s loops %s instructions %s launches %s" % (
+            "yes" if host else "no", "yes" if loops else "no",
+            "yes" if insts else "no", "yes" if launches else "no"))
+        print("cores %s" % sorted({e["pid"] - 1 for e in spans}))
+        print("loop programs %s" % sorted(
+            {e["args"]["program"] for e in loops}))
+        print("compile events %d" % sum(
+            1 for e in host if e["cat"] == "compile"))
         return 0
     return 2
 
