@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Registry.h"
 #include "mlir/IR/Builders.h"
+#include "passes/AutoKernels.h"
 #include "passes/KernelSelection.h"
 #include "passes/Passes.h"
 #include "passes/Profitability.h"
@@ -28,6 +29,8 @@ struct InsertKernelsPass
   using SeamInsertKernelsBase::SeamInsertKernelsBase;
   PassCounter numInserted{"seam-insert-kernels", "kernel-calls", "Kernel calls inserted"};
   PassCounter numRejected{"seam-insert-kernels", "rejected-sites", "Sites whose constraints fail"};
+  PassCounter numDeclined{"seam-insert-kernels", "auto-declined-sites", "Legal sites kernels=auto left to the compiler"};
+  PassCounter numSimulations{"seam-insert-kernels", "auto-simulations", "Window simulations kernels=auto ran"};
 
   /// What happened to one requested kernel in this function.
   struct Outcome {
@@ -44,42 +47,61 @@ struct InsertKernelsPass
     if (!selectKernels(kernels, error))
       return emitError(UnknownLoc::get(ctx))
              << "seam-insert-kernels: " << error;
+    if (target != "trn1" && target != "trn2")
+      return emitError(UnknownLoc::get(ctx))
+             << "seam-insert-kernels: target must be 'trn1' or 'trn2', got '"
+             << target << "'";
     return success();
   }
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     std::string error;
-    auto requested = selectKernels(kernels, error);
-    if (!requested) // reported by initialize
+    auto selection = selectKernels(kernels, error);
+    if (!selection) // reported by initialize
       return signalPassFailure();
+    const auto &requested = selection->kernels;
     // Outlined programs hold what an earlier run decided.
-    if (requested->empty() || func->hasAttr("seam.program") ||
+    if (requested.empty() || func->hasAttr("seam.program") ||
         func.isExternal())
       return;
     SmallVector<Operation *> ops;
     func.walk([&](Operation *op) { ops.push_back(op); });
-    SmallVector<Outcome> outcomes(requested->size());
+    SmallVector<Outcome> outcomes(requested.size());
+    SmallVector<AutoCandidate> candidates;
     for (Operation *op : ops) {
       // The op is gone once a kernel replaces it; its name is the context's.
       StringRef opName = op->getName().getStringRef();
       const KernelInfo *taken = nullptr;
-      for (auto [k, outcome] : llvm::zip(*requested, outcomes)) {
+      for (auto [k, outcome] : llvm::zip(requested, outcomes)) {
         if (opName != k->rootOp)
           continue;
+        if (selection->automatic) {
+          // Every candidate of a site is tried: the simulation chooses.
+          if (isLegalSite(op, *k, outcome))
+            candidates.push_back({op, k});
+          continue;
+        }
         if (taken) {
           ++outcome.shadowed;
           outcome.shadowedBy = taken;
           continue;
         }
-        if (tryInsert(op, *k, outcome))
+        if (isLegalSite(op, *k, outcome)) {
+          insert(op, *k, outcome);
           taken = k;
+        }
       }
+    }
+    if (selection->automatic) {
+      if (failed(runAuto(func, candidates, requested, outcomes)))
+        return signalPassFailure();
+      return;
     }
     // A kernel that replaced nothing is worth a warning: remarks are off in
     // most runs (seam-run), and a misspelt model or a shadowing list is
     // otherwise silent.
-    for (auto [k, o] : llvm::zip(*requested, outcomes)) {
+    for (auto [k, o] : llvm::zip(requested, outcomes)) {
       if (o.shadowed)
         func.emitWarning() << "seam-insert-kernels: kernel '" << k->name
                            << "' is shadowed by '" << o.shadowedBy->name
@@ -98,8 +120,9 @@ struct InsertKernelsPass
     }
   }
 
-  /// True when `op` was replaced.
-  bool tryInsert(Operation *op, const KernelInfo &k, Outcome &outcome) {
+  /// True when `op` is a site of `k` whose constraints hold and which the
+  /// profitability hook accepts; remarks say why not.
+  bool isLegalSite(Operation *op, const KernelInfo &k, Outcome &outcome) {
     if (auto why = k.isSite(op)) {
       if (!why->empty()) {
         ++outcome.sites;
@@ -127,20 +150,79 @@ struct InsertKernelsPass
       ++numRejected;
       return false;
     }
-    OpBuilder b(op);
-    auto call = b.create<KernelCallOp>(op->getLoc(), op->getResultTypes(),
-                                       b.getStringAttr(k.name),
-                                       op->getOperands(),
-                                       sig.config.empty() ? DictionaryAttr()
-                                                          : sig.config);
-    decisionRemark(remarks, call.getLoc())
-        << "seam-insert-kernels: kernel '" << k.name
-        << "' inserted: " << k.describe(sig);
-    op->replaceAllUsesWith(call.getResults());
-    op->erase();
+    return true;
+  }
+
+  void insert(Operation *op, const KernelInfo &k, Outcome &outcome,
+              StringRef because = "") {
+    std::string what = k.describe(signatureOfRoot(op));
+    Operation *call = replaceWithKernelCall(op, k);
+    auto remark = decisionRemark(remarks, call->getLoc());
+    remark << "seam-insert-kernels: kernel '" << k.name
+           << "' inserted: " << what;
+    if (!because.empty())
+      remark << "; " << because;
     ++numInserted;
     ++outcome.inserted;
-    return true;
+  }
+
+  /// kernels=auto: simulate, insert what is faster, explain every site.
+  LogicalResult runAuto(func::FuncOp func, ArrayRef<AutoCandidate> candidates,
+                        ArrayRef<const KernelInfo *> requested,
+                        MutableArrayRef<Outcome> outcomes) {
+    CostQuery query;
+    query.mode = mode;
+    query.target = target;
+    query.share = share;
+    std::string error;
+    FailureOr<AutoPlan> plan =
+        decideKernels(func, candidates, requested, query, error);
+    if (failed(plan))
+      return func.emitError() << "seam-insert-kernels: " << error;
+    numSimulations += plan->simulations;
+    // Each site's remark carries the decision of its window. All of them
+    // are worked out before any site is replaced (a site may be a candidate
+    // of several kernels).
+    struct Action {
+      AutoCandidate candidate;
+      bool keep;
+      std::string because;
+    };
+    SmallVector<Action> actions;
+    for (const AutoCandidate &c : candidates) {
+      unsigned group = plan->groupOf.lookup(c.site);
+      std::string window = plan->windowOf.lookup(c.site);
+      const AutoDecision *d = nullptr;
+      for (const AutoDecision &x : plan->decisions)
+        if (x.group == group && x.kernel == c.kernel->name)
+          d = &x;
+      std::string because = "kernels=auto at " + window;
+      if (d && d->window != window)
+        because += " (decided on " + d->window + ")";
+      because += ": " + (d ? d->describe() : std::string("no decision"));
+      bool keep = llvm::any_of(plan->insert, [&](const AutoCandidate &p) {
+        return p.site == c.site && p.kernel == c.kernel;
+      });
+      actions.push_back({c, keep, std::move(because)});
+    }
+    // Declined candidates first: their sites still exist.
+    for (Action &a : actions) {
+      if (a.keep)
+        continue;
+      ++numDeclined;
+      decisionRemark(remarks, a.candidate.site->getLoc())
+          << "seam-insert-kernels: kernel '" << a.candidate.kernel->name
+          << "' not inserted: " << a.because;
+    }
+    for (Action &a : actions)
+      if (a.keep)
+        insert(a.candidate.site, *a.candidate.kernel,
+               outcomes[llvm::find(requested, a.candidate.kernel) -
+                        requested.begin()],
+               a.because);
+    func->setAttr(kKernelDecisionsAttr,
+                  decisionsAttr(func.getContext(), plan->decisions));
+    return success();
   }
 };
 

@@ -31,6 +31,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                      "one program per step, kernel calls inside"))};
   ListOption<std::string> kernels{*this, "kernels",
                                   llvm::cl::desc("Kernels to insert")};
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("target the kernels=auto decision simulates (trn1, "
+                     "trn2)"),
+      llvm::cl::init("trn1")};
   Option<bool> share{*this, "share",
                      llvm::cl::desc("Share identical programs"),
                      llvm::cl::init(true)};

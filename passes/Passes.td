@@ -52,11 +52,38 @@ def SeamInsertKernels : Pass<"seam-insert-kernels", "func::FuncOp"> {
     is checked against the kernel's published constraints (kernels/Registry):
     a site that holds becomes a `seam.kernel_call`, a site that fails keeps
     the compiler's own lowering and gets a remark naming the constraint.
+
+    `kernels=auto` (every registered kernel a candidate) or
+    `kernels=auto:qkv,flash-attn` decides per site from simulated cost: each
+    distinct block holding candidate sites is cut out as a window, and the
+    rest of the pipeline (`mode`), code generation and the emulated device
+    (`target`) time one warm step of it with and without each candidate.
+    Kernels are tried greedily in list order, each against the best set found
+    so far (a kernel replacing the same op kind as an accepted one is tried
+    in its place); a candidate stays only when the step is strictly faster.
+    Structurally identical blocks (same ops, types and attributes, parameter
+    names aside) are decided once. Each decision is a remark with both times
+    and the part of the step that moved most, and the step function records
+    them in `seam.kernel_decisions` for seam-report and seam-run --json. The
+    step model is installed by the driver (seam-opt, seam-run).
   }];
   let options = [
     ListOption<"kernels", "kernels", "std::string",
                "Kernels to insert (qkv, rope, flash-attn, flash-attn-stable, "
-               "fft, ifft, fourier-mix, fftconv)">,
+               "fft, ifft, fourier-mix, fftconv), or `auto` / "
+               "`auto:qkv,flash-attn` to let simulated cost decide">,
+    Option<"mode", "mode", "::mlir::seam::RegionMode",
+           "::mlir::seam::RegionMode::Compile",
+           "Region mode the auto decision simulates (eager or compile)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::seam::RegionMode::Eager, "eager",
+                        "one program per block, split at kernel calls"),
+             clEnumValN(::mlir::seam::RegionMode::Compile, "compile",
+                        "one program per step, kernel calls inside"))}]>,
+    Option<"target", "target", "std::string", "\"trn1\"",
+           "Target the auto decision simulates (trn1 or trn2)">,
+    Option<"share", "share", "bool", "true",
+           "Whether the simulated pipeline shares identical programs (auto)">,
     Option<"remarks", "remarks", "bool", "true",
            "Explain each decision with a remark (on stderr)">
   ];

@@ -21,6 +21,9 @@ void seam::buildSeamPipeline(OpPassManager &pm, const PipelineOptions &opts) {
   SeamInsertKernelsOptions ko;
   ko.kernels = opts.kernels;
   ko.remarks = opts.remarks;
+  ko.mode = opts.mode; // what kernels=auto simulates
+  ko.target = opts.target;
+  ko.share = opts.share;
   pm.addNestedPass<func::FuncOp>(createSeamInsertKernels(ko));
   SeamFuseRopeAttentionOptions fo;
   fo.remarks = opts.remarks;

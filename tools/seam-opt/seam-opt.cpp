@@ -12,6 +12,7 @@
 #include "lowering/NcorePasses.h"
 #include "passes/Passes.h"
 #include "passes/Statistics.h"
+#include "tools/seam-run/StepModel.h"
 #include "llvm/ADT/StringRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -28,6 +29,9 @@ int main(int argc, char **argv) {
   registry.insert<mlir::seam::SeamDialect, mlir::ncore::NcoreDialect,
                   mlir::func::FuncDialect>();
   mlir::seam::registerKernelRegistry(registry);
+  // seam-insert-kernels{kernels=auto} times windows with seam-run's model
+  // (default host costs; the pass options give mode, target and sharing).
+  seamrun::ScopedStepModel stepModel{seamrun::SessionOptions{}};
   // Debian's libMLIR counts nothing in Pass::Statistic (NDEBUG build), so
   // seam's passes keep their own counters; print them for either flag.
   bool stats = false;

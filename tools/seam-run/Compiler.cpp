@@ -117,6 +117,27 @@ std::string Compiler::flags() const {
          " sharing=" + (sharing ? "1" : "0");
 }
 
+namespace {
+/// Adds the wall time of every run of one pass to `ns`.
+struct PassClock : public PassInstrumentation {
+  PassClock(StringRef argument, double &ns) : argument(argument), ns(ns) {}
+  void runBeforePass(Pass *pass, Operation *) override {
+    if (pass->getArgument() == argument)
+      start = nowNs();
+  }
+  void runAfterPass(Pass *pass, Operation *) override {
+    if (pass->getArgument() == argument)
+      ns += nowNs() - start;
+  }
+  void runAfterPassFailed(Pass *pass, Operation *op) override {
+    runAfterPass(pass, op);
+  }
+  StringRef argument;
+  double &ns;
+  double start = 0;
+};
+} // namespace
+
 rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
                                               rt::CompileCache &cache,
                                               llvm::StringRef sourceName) {
@@ -138,7 +159,11 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
                                : mlir::seam::RegionMode::Compile;
   popts.kernels = kernels;
   popts.share = sharing;
+  popts.target = std::string(rt::name(target));
   popts.remarks = false; // seam-run shows warnings and errors, not remarks
+  // kernels=auto's simulations are a compile phase of their own.
+  pm.addInstrumentation(std::make_unique<PassClock>(
+      "seam-insert-kernels", cm.breakdown.decideNs));
   mlir::seam::buildSeamPipeline(pm, popts);
   progress("model IR parsed");
   if (failed(pm.run(*cm.module)))

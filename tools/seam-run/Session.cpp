@@ -13,6 +13,8 @@
 #include "tools/seam-run/Compiler.h"
 #include "tools/seam-run/HostValues.h"
 #include "tools/seam-run/Npy.h"
+#include "tools/seam-run/StepModel.h"
+#include "passes/AutoKernels.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -59,6 +61,8 @@ seamimport::ImportOptions importOptions(const SessionOptions &o) {
 rt::Expected<std::string>
 modelText(const SessionOptions &o,
           const std::function<void(const std::string &)> &progress) {
+  if (!o.irText.empty())
+    return rt::Expected<std::string>(o.irText);
   if (!o.input.empty()) {
     auto buf = llvm::MemoryBuffer::getFile(o.input);
     if (!buf)
@@ -83,6 +87,8 @@ modelText(const SessionOptions &o,
 
 /// How diagnostics name the model text: the file, or the import.
 std::string sourceName(const SessionOptions &o) {
+  if (!o.irText.empty())
+    return "<kernels=auto window>";
   if (!o.input.empty())
     return o.input;
   return o.model.empty() ? o.config : "<model " + o.model + ">";
@@ -308,7 +314,8 @@ std::string SessionResult::warmStepBasis() const {
 }
 
 std::string seamrun::validate(SessionOptions &o) {
-  int sources = !o.model.empty() + !o.config.empty() + !o.input.empty();
+  int sources = !o.model.empty() + !o.config.empty() + !o.input.empty() +
+                !o.irText.empty();
   if (sources != 1)
     return "give exactly one of --model NAME, --config FILE or a model .mlir "
            "file";
@@ -339,9 +346,7 @@ std::string seamrun::validate(SessionOptions &o) {
   auto kernels = mlir::seam::selectKernels(o.kernels, kernelError);
   if (!kernels)
     return "--kernels: " + kernelError;
-  o.kernels.clear();
-  for (const mlir::seam::KernelInfo *k : *kernels)
-    o.kernels.push_back(k->name.str());
+  o.kernels = kernels->canonical();
   for (const std::string &in : o.inputs) {
     size_t eq = in.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == in.size())
@@ -435,6 +440,15 @@ rt::Expected<SessionResult> Session::run() {
   rt::CompileCache cache(cacheDir);
   bool functional = opts.exec == "functional";
 
+  // kernels=auto simulates windows with this run's step model.
+  std::string kernelError;
+  auto selection = mlir::seam::selectKernels(opts.kernels, kernelError);
+  if (!selection)
+    return Result::failure("--kernels: " + kernelError);
+  std::optional<ScopedStepModel> stepModel;
+  if (selection->automatic)
+    stepModel.emplace(opts);
+
   int tp = opts.tp; // from the IR's seam.tp once it is parsed
   for (int runIndex = 0; runIndex < opts.runs; ++runIndex) {
     RunStats run;
@@ -493,8 +507,37 @@ rt::Expected<SessionResult> Session::run() {
       for (auto &[k, n] : acc.kernelsByName)
         result.kernelsByName[k] = int(n);
       result.distinctPrograms = cm.distinctPrograms;
-      for (const std::string &w : cm.warnings)
-        llvm::errs() << "seam-run: warning: " << w << "\n";
+      if (!opts.quietWarnings)
+        for (const std::string &w : cm.warnings)
+          llvm::errs() << "seam-run: warning: " << w << "\n";
+      if (auto ds = cm.step->getAttrOfType<ArrayAttr>(
+              mlir::seam::kKernelDecisionsAttr))
+        for (auto d : ds.getAsRange<DictionaryAttr>()) {
+          SessionResult::KernelDecision k;
+          auto str = [&](StringRef n) {
+            auto a = d.getAs<StringAttr>(n);
+            return a ? a.str() : std::string();
+          };
+          auto num = [&](StringRef n) {
+            auto a = d.getAs<FloatAttr>(n);
+            return a ? a.getValueAsDouble() : 0.0;
+          };
+          auto count = [&](StringRef n) {
+            auto a = d.getAs<IntegerAttr>(n);
+            return a ? int(a.getInt()) : 0;
+          };
+          k.window = str("window");
+          k.kernel = str("kernel");
+          k.versus = str("versus");
+          k.reason = str("reason");
+          k.windows = count("windows");
+          k.sites = count("sites");
+          k.kernelNs = num("kernel_ns");
+          k.withoutNs = num("without_ns");
+          auto ins = d.getAs<BoolAttr>("inserted");
+          k.inserted = ins && ins.getValue();
+          result.kernelDecisions.push_back(std::move(k));
+        }
       result.warnings = cm.warnings;
     }
 
@@ -884,6 +927,28 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                       r.runs.front().cold
                           ? "cold compile"
                           : "first compile (every program from the cache)");
+  if (!r.kernelDecisions.empty()) {
+    int kept = 0;
+    for (const auto &d : r.kernelDecisions)
+      kept += d.inserted;
+    os << llvm::formatv("  kernels=auto: {0} of {1} candidate(s) kept, "
+                        "decided in {2:F3} s of the graph phase (windows "
+                        "simulated on the modelled device)\n",
+                        kept, r.kernelDecisions.size(),
+                        r.compile.decideNs * 1e-9);
+    for (const auto &d : r.kernelDecisions) {
+      double pct = d.withoutNs > 0
+                       ? 100.0 * (d.kernelNs - d.withoutNs) / d.withoutNs
+                       : 0.0;
+      os << llvm::formatv(
+          "    {0} at {1} (x{2}, {3} site(s) each): kernel {4:F3} ms vs "
+          "{5} {6:F3} ms ({7}{8:F1}%): {9} ({10})\n",
+          d.kernel, d.window, d.windows, d.sites, d.kernelNs * 1e-6,
+          d.versus.empty() ? "fused" : "'" + d.versus + "'",
+          d.withoutNs * 1e-6, pct >= 0 ? "+" : "", pct,
+          d.inserted ? "inserted" : "not inserted", d.reason);
+    }
+  }
   if (!quiet)
     for (auto [i, run] : llvm::enumerate(r.runs)) {
       os << llvm::formatv(
@@ -1015,6 +1080,19 @@ std::string seamrun::writeJson(const SessionResult &r,
   Object busy;
   for (auto &[e, ns] : r.engineBusyNs)
     busy[e] = ns * 1e-9;
+  Array decisions;
+  for (const auto &d : r.kernelDecisions)
+    decisions.push_back(Object{{"window", d.window},
+                               {"windows", d.windows},
+                               {"kernel", d.kernel},
+                               {"sites", d.sites},
+                               {"kernel_s", d.kernelNs * 1e-9},
+                               {"without_s", d.withoutNs * 1e-9},
+                               {"versus", d.versus.empty()
+                                              ? llvm::json::Value(nullptr)
+                                              : llvm::json::Value(d.versus)},
+                               {"inserted", d.inserted},
+                               {"reason", d.reason}});
   Array kernels;
   for (const std::string &k : o.kernels)
     kernels.push_back(k);
@@ -1070,6 +1148,7 @@ std::string seamrun::writeJson(const SessionResult &r,
                          {"schedule_s", r.compile.scheduleNs * 1e-9},
                          {"emit_s", r.compile.emitNs * 1e-9},
                          {"cache_s", r.compile.cacheNs * 1e-9},
+                         {"decide_s", r.compile.decideNs * 1e-9},
                          {"programs", r.compile.programs},
                          {"kernel_programs", r.compile.kernelPrograms},
                          {"instructions", int64_t(r.compile.instructions)}}},
@@ -1082,6 +1161,7 @@ std::string seamrun::writeJson(const SessionResult &r,
       {"dma_bytes", int64_t(r.dmaBytes)},
       {"roofline", rooflineJson(r)},
       {"non_finite", int64_t(r.nonFinite)},
+      {"kernel_decisions", std::move(decisions)},
       {"warnings", Array(r.warnings)},
       {"runs", std::move(runs)}};
   std::error_code ec;

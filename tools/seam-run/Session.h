@@ -14,6 +14,9 @@ namespace seamrun {
 
 struct SessionOptions {
   std::string model, config, input;
+  /// The model's IR itself (the kernels=auto step model's windows).
+  std::string irText;
+  bool quietWarnings = false; ///< do not print compile warnings
   std::string importArgs; ///< the removed --import-args (refused if given)
   /// Model options of an import (--model, --config); unset: the config.
   std::optional<int64_t> layers, seq, txtSeq, batch;
@@ -93,6 +96,9 @@ struct CompileBreakdown {
   /// Compile cache: keys (printing + hashing the IR), lookups, stores
   /// (serialising the program). Outside graph/lowering/codegen/kernels.
   double cacheNs = 0;
+  /// kernels=auto: deciding kernel or fusion per site (window simulations),
+  /// part of graphNs.
+  double decideNs = 0;
   int programs = 0, kernelPrograms = 0;
   uint64_t instructions = 0;
 };
@@ -136,6 +142,14 @@ struct SessionResult {
   uint64_t nonFinite = 0;
   RooflineReport roofline; ///< of the last step
   std::vector<std::string> faults;
+  /// kernels=auto: the decisions, in program order (seam.kernel_decisions).
+  struct KernelDecision {
+    std::string window, kernel, versus, reason;
+    int windows = 0, sites = 0;
+    double kernelNs = 0, withoutNs = 0;
+    bool inserted = false;
+  };
+  std::vector<KernelDecision> kernelDecisions;
   /// Warnings of the compile (a kernel that replaced nothing, ...).
   std::vector<std::string> warnings;
 

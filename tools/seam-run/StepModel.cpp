@@ -1,0 +1,61 @@
+//===- StepModel.cpp - seam-run's step model for kernels=auto -------------===//
+#include "tools/seam-run/StepModel.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace seamrun;
+using mlir::seam::CostQuery;
+using mlir::seam::StepCost;
+
+ScopedStepModel::ScopedStepModel(SessionOptions base)
+    : previous(mlir::seam::kernelCostModel()) {
+  llvm::SmallString<128> dir;
+  if (!llvm::sys::fs::createUniqueDirectory("seam-auto-cache", dir))
+    cacheDir = std::string(dir);
+  std::string cache = cacheDir;
+  mlir::seam::kernelCostModel() =
+      [base, cache](mlir::ModuleOp window, const CostQuery &query,
+                    std::string &error) -> mlir::FailureOr<StepCost> {
+    SessionOptions o;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    window->print(os, mlir::OpPrintingFlags().assumeVerified());
+    o.irText = std::move(text);
+    o.mode = mlir::seam::stringifyRegionMode(query.mode).str();
+    o.target = query.target;
+    o.programSharing = query.share;
+    o.costs = base.costs;
+    o.graphBreakSyncs = base.graphBreakSyncs;
+    o.figureOverrides = base.figureOverrides;
+    o.tp = base.tp;
+    o.exec = "timing";
+    o.steps = 2; // the second pays no compile
+    o.runs = 1;
+    o.cacheDir = cache;
+    o.quietWarnings = true;
+    auto result = Session(o).run();
+    if (!result) {
+      error = result.error();
+      return mlir::failure();
+    }
+    const StepStats &st = result->runs.back().steps.back();
+    StepCost c;
+    c.stepNs = st.latencyNs;
+    c.deviceNs = st.deviceNs;
+    c.launchNs = st.launchNs;
+    c.tracingNs = st.tracingNs;
+    c.syncNs = st.syncNs + st.stepEndWaitNs;
+    c.transferNs = st.transferNs;
+    c.hostNs = st.fallbackNs + st.otherNs;
+    c.launches = st.launches;
+    return c;
+  };
+}
+
+ScopedStepModel::~ScopedStepModel() {
+  mlir::seam::kernelCostModel() = previous;
+  if (!cacheDir.empty())
+    llvm::sys::fs::remove_directories(cacheDir);
+}

@@ -1,0 +1,35 @@
+//===- StepModel.h - seam-run's step model for kernels=auto -----*- C++ -*-===//
+//
+// `kernels=auto` asks, per window, what one warm step costs (see
+// passes/KernelCostModel.h). The answer here is seam-run itself: a timing-only
+// Session on the window's IR with the same target, mode, host costs and
+// figure overrides as the run that asked, its programs compiled through one
+// cache shared by every window of the decision.
+//
+//===----------------------------------------------------------------------===//
+#ifndef SEAM_TOOLS_SEAM_RUN_STEPMODEL_H
+#define SEAM_TOOLS_SEAM_RUN_STEPMODEL_H
+
+#include "passes/KernelCostModel.h"
+#include "tools/seam-run/Session.h"
+
+namespace seamrun {
+
+/// Installs seam-run's step model for kernels=auto while it lives; the model
+/// runs windows with `base`'s host costs, figure overrides and syncs (the
+/// query gives mode, target and sharing).
+class ScopedStepModel {
+public:
+  explicit ScopedStepModel(SessionOptions base);
+  ~ScopedStepModel();
+  ScopedStepModel(const ScopedStepModel &) = delete;
+  ScopedStepModel &operator=(const ScopedStepModel &) = delete;
+
+private:
+  mlir::seam::KernelCostModel previous;
+  std::string cacheDir; ///< removed when the model goes
+};
+
+} // namespace seamrun
+
+#endif
