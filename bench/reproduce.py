@@ -26,6 +26,7 @@ import time
 
 import benchlib
 import roofline
+import auto_kernels
 from benchlib import log, markdown
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -454,6 +455,14 @@ class Bench:
                    "and the fraction reached (trn2, per rank)",
                    roofline.HEADER, rows, roofline.NOTES)
 
+    # 9 -----------------------------------------------------------------------
+    def auto(self):
+        rows, self.auto_raw = auto_kernels.measure(
+            os.path.join(self.bin, "seam-run"), self.tmp, self.smoke)
+        self.table("9-auto", "kernels=auto: the compiler decides kernel or "
+                   "fusion per site, against every fixed kernel set",
+                   auto_kernels.HEADER, rows, auto_kernels.NOTES)
+
     def profile_figure(self, target, name):
         with open(os.path.join(ROOT, "runtime", "profiles",
                                target + ".json")) as f:
@@ -625,7 +634,7 @@ def main():
                     "the reduced model used for kernel-vs-vanilla correctness")
     ap.add_argument("--only", default="",
                     help="comma list of sections (rope,eager,compile,correct,"
-                    "fnet,fftconv,ablation,roofline)")
+                    "fnet,fftconv,ablation,roofline,auto)")
     args = ap.parse_args()
     log("published figures: " + os.path.abspath(args.seed))
     b = Bench(args)
@@ -634,7 +643,8 @@ def main():
     sections = [("rope", b.rope_applicability), ("eager", b.eager),
                 ("compile", b.compile_mode), ("correct", b.correctness),
                 ("fnet", b.fnet), ("fftconv", b.fftconv),
-                ("ablation", b.ablation), ("roofline", b.roofline)]
+                ("ablation", b.ablation), ("roofline", b.roofline),
+                ("auto", b.auto)]
     b.correct = {}
     for name, fn in sections:
         if only and name not in only:

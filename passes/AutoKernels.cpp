@@ -181,9 +181,15 @@ std::string mechanism(const StepCost &with, const StepCost &without) {
                    [](const Part &a, const Part &b) {
                      return std::abs(a.delta) > std::abs(b.delta);
                    });
+  // Waiting for the device moves with the device: name the device only.
+  double device = with.deviceNs - without.deviceNs;
+  auto mirrorsDevice = [&](const Part &p) {
+    return llvm::StringRef(p.name) == "syncs" &&
+           std::abs(p.delta - device) <= 0.05 * std::abs(device);
+  };
   std::string s;
   for (const Part &p : parts) {
-    if (std::abs(p.delta) < 1.0 || s.size() > 60)
+    if (std::abs(p.delta) < 1.0 || s.size() > 60 || mirrorsDevice(p))
       continue;
     s += (s.empty() ? "" : ", ") + std::string(p.name) + " " +
          (p.delta >= 0 ? "+" : "-") + ms(std::abs(p.delta));
@@ -203,7 +209,7 @@ std::string AutoDecision::describe() const {
                    : 0;
   std::string s = llvm::formatv(
       "kernel {0} vs {1} {2} ({3}{4:F1}%): {5} ({6})", ms(with.stepNs),
-      versus.empty() ? "fused" : "'" + versus + "'", ms(without.stepNs),
+      versus.empty() ? "without" : "'" + versus + "'", ms(without.stepNs),
       pct >= 0 ? "+" : "", pct, inserted ? "inserted" : "not inserted",
       reason);
   return s;
@@ -278,6 +284,7 @@ FailureOr<AutoPlan> mlir::seam::decideKernels(func::FuncOp func,
       d.window = label;
       d.windows = w.roots.size();
       d.kernel = k->name.str();
+      d.replaces = k->rootOp.str();
       for (const AutoCandidate &c : w.sites)
         d.sites += c.kernel == k && windowRoot(c.site) == w.first;
       llvm::SmallVector<const KernelInfo *> trial(current);
@@ -330,6 +337,7 @@ ArrayAttr mlir::seam::decisionsAttr(MLIRContext *ctx,
     f.push_back(b.getNamedAttr("window", b.getStringAttr(d.window)));
     f.push_back(b.getNamedAttr("windows", b.getI64IntegerAttr(d.windows)));
     f.push_back(b.getNamedAttr("kernel", b.getStringAttr(d.kernel)));
+    f.push_back(b.getNamedAttr("replaces", b.getStringAttr(d.replaces)));
     f.push_back(b.getNamedAttr("sites", b.getI64IntegerAttr(d.sites)));
     f.push_back(b.getNamedAttr("kernel_ns", b.getF64FloatAttr(d.with.stepNs)));
     f.push_back(

@@ -40,6 +40,7 @@ struct AutoDecision {
   std::string window;     ///< the first window of its kind ("double_stream.0")
   int windows = 0;        ///< identical windows the decision covers
   std::string kernel;
+  std::string replaces;   ///< the op kind it replaces ("seam.attention")
   int sites = 0;          ///< sites per window
   StepCost with, without; ///< window step with the kernel, and without it
   std::string versus;     ///< kernel it displaced in the trial, if any

@@ -528,6 +528,7 @@ rt::Expected<SessionResult> Session::run() {
           };
           k.window = str("window");
           k.kernel = str("kernel");
+          k.replaces = str("replaces");
           k.versus = str("versus");
           k.reason = str("reason");
           k.windows = count("windows");
@@ -944,7 +945,7 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
           "    {0} at {1} (x{2}, {3} site(s) each): kernel {4:F3} ms vs "
           "{5} {6:F3} ms ({7}{8:F1}%): {9} ({10})\n",
           d.kernel, d.window, d.windows, d.sites, d.kernelNs * 1e-6,
-          d.versus.empty() ? "fused" : "'" + d.versus + "'",
+          d.versus.empty() ? "without" : "'" + d.versus + "'",
           d.withoutNs * 1e-6, pct >= 0 ? "+" : "", pct,
           d.inserted ? "inserted" : "not inserted", d.reason);
     }
@@ -1085,6 +1086,7 @@ std::string seamrun::writeJson(const SessionResult &r,
     decisions.push_back(Object{{"window", d.window},
                                {"windows", d.windows},
                                {"kernel", d.kernel},
+                               {"replaces", d.replaces},
                                {"sites", d.sites},
                                {"kernel_s", d.kernelNs * 1e-9},
                                {"without_s", d.withoutNs * 1e-9},

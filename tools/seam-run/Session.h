@@ -144,7 +144,7 @@ struct SessionResult {
   std::vector<std::string> faults;
   /// kernels=auto: the decisions, in program order (seam.kernel_decisions).
   struct KernelDecision {
-    std::string window, kernel, versus, reason;
+    std::string window, kernel, replaces, versus, reason;
     int windows = 0, sites = 0;
     double kernelNs = 0, withoutNs = 0;
     bool inserted = false;

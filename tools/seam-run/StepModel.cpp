@@ -4,6 +4,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cmath>
 
 using namespace seamrun;
 using mlir::seam::CostQuery;
@@ -41,14 +42,18 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
       return mlir::failure();
     }
     const StepStats &st = result->runs.back().steps.back();
+    // The step's parts are differences of host-timeline instants that sit
+    // after the measured compile of step 0, so their last bits vary from run
+    // to run; to 1 ps they do not, and neither do the decisions.
+    auto ps = [](double ns) { return std::round(ns * 1e3) * 1e-3; };
     StepCost c;
-    c.stepNs = st.latencyNs;
-    c.deviceNs = st.deviceNs;
-    c.launchNs = st.launchNs;
-    c.tracingNs = st.tracingNs;
-    c.syncNs = st.syncNs + st.stepEndWaitNs;
-    c.transferNs = st.transferNs;
-    c.hostNs = st.fallbackNs + st.otherNs;
+    c.stepNs = ps(st.latencyNs);
+    c.deviceNs = ps(st.deviceNs);
+    c.launchNs = ps(st.launchNs);
+    c.tracingNs = ps(st.tracingNs);
+    c.syncNs = ps(st.syncNs + st.stepEndWaitNs);
+    c.transferNs = ps(st.transferNs);
+    c.hostNs = ps(st.fallbackNs + st.otherNs);
     c.launches = st.launches;
     return c;
   };
