@@ -27,6 +27,13 @@
 // REJECTED-IR: seam.kernel_decisions = [{{.*}}kernel = "qkv"{{.*}}window = "double_stream.0", windows = 2
 // REJECTED-IR-NOT: seam.kernel_call
 
+// seam-report tabulates the decisions recorded on the step.
+// RUN: seam-opt %t.flux.mlir --seam-pipeline="kernels=auto:qkv mode=eager target=trn2 remarks=false" -seam-report -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// REPORT: kernels=auto decisions (one per distinct window; times: one warm step of the window)
+// REPORT-NEXT: kernel window windows sites kernel ms without ms change decision (what moved)
+// REPORT-NEXT: qkv double_stream.0 2 2 {{[0-9.]+}} {{[0-9.]+}} {{[0-9.]+}}% not inserted (
+// REPORT-NEXT: qkv single_stream.0 1 1
+
 // Bad lists and options fail before any function is touched.
 // RUN: not seam-opt %s -seam-insert-kernels="kernels=qkv,auto" 2>&1 | FileCheck %s --check-prefix=ORDER
 // ORDER: error: seam-insert-kernels: 'auto' must come first in a kernel list ('auto' or 'auto:qkv,flash-attn')
