@@ -217,7 +217,7 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
   // after the previous placement, wrapping to 0, so freed bytes are not
   // refilled at once (each reuse is a dependency the scheduler must honour,
   // which costs overlap). Returns the first tile that found no room.
-  auto inProgramOrder = [&]() -> Item * {
+  auto inProgramOrder = [&](bool nextFit) -> Item * {
     llvm::stable_sort(items, [](const Item &a, const Item &b) {
       return a.start != b.start ? a.start < b.start : a.size > b.size;
     });
@@ -226,7 +226,6 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
       if (o.fixed)
         placed.push_back(&o);
     int64_t rover = 0;
-    bool nextFit = space == MemSpace::Sbuf;
     for (Item &it : items) {
       if (it.fixed)
         continue;
@@ -279,7 +278,14 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
     return nullptr;
   };
 
-  Item *failedItem = inProgramOrder();
+  // Strategy 1 (next fit) for SBUF; program order with first fit (strategy
+  // 1b: freed bytes are refilled at once, which packs tighter) and then
+  // strategy 2 when it fragments.
+  Item *failedItem = inProgramOrder(space == MemSpace::Sbuf);
+  if (failedItem && space == MemSpace::Sbuf && !inProgramOrder(false)) {
+    ++numRepacked;
+    failedItem = nullptr;
+  }
   if (failedItem && largestFirst() == nullptr) {
     ++numRepacked;
     failedItem = nullptr;
