@@ -194,6 +194,10 @@ std::string mechanism(const StepCost &with, const StepCost &without) {
     s += (s.empty() ? "" : ", ") + std::string(p.name) + " " +
          (p.delta >= 0 ? "+" : "-") + ms(std::abs(p.delta));
   }
+  int64_t db = with.hbmRoundTripBytes - without.hbmRoundTripBytes;
+  if (db)
+    s += llvm::formatv("{0}HBM round trips {1}{2:F2} MB", s.empty() ? "" : ", ",
+                       db > 0 ? "+" : "-", std::abs(double(db)) * 1e-6);
   int dl = with.launches - without.launches;
   if (dl)
     s += llvm::formatv("{0}{1}{2} launches", s.empty() ? "" : ", ",

@@ -32,6 +32,9 @@ struct StepCost {
   double transferNs = 0;  ///< PCIe
   double hostNs = 0;      ///< host fallback ops and per-call host costs
   int launches = 0;
+  /// Activation bytes that go through HBM between programs and around
+  /// kernel calls and host ops (not parameters).
+  int64_t hbmRoundTripBytes = 0;
 };
 
 /// How the window is run: the rest of the pipeline in this mode, on this

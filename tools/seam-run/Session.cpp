@@ -504,6 +504,8 @@ rt::Expected<SessionResult> Session::run() {
       result.kernelCalls = acc.kernelCalls;
       result.hostOps = acc.hostOps;
       result.launchesPerStep = acc.launches;
+      result.boundaryBytes = acc.boundaryBytes;
+      result.regionIoBytes = acc.regionIoBytes;
       for (auto &[k, n] : acc.kernelsByName)
         result.kernelsByName[k] = int(n);
       result.distinctPrograms = cm.distinctPrograms;

@@ -135,6 +135,9 @@ struct SessionResult {
   // Structure of the step (from the graph pipeline).
   int regions = 0, distinctPrograms = 0, kernelCalls = 0, hostOps = 0,
       launchesPerStep = 0;
+  /// Activation bytes through HBM per step at opaque boundaries (kernels,
+  /// host ops) and at region boundaries.
+  int64_t boundaryBytes = 0, regionIoBytes = 0;
   std::map<std::string, int> kernelsByName;
   // Device totals over the last warm step.
   std::map<std::string, double> engineBusyNs;

@@ -55,6 +55,7 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
     c.transferNs = ps(st.transferNs);
     c.hostNs = ps(st.fallbackNs + st.otherNs);
     c.launches = st.launches;
+    c.hbmRoundTripBytes = result->boundaryBytes + result->regionIoBytes;
     return c;
   };
 }
