@@ -11,14 +11,20 @@ using mlir::seam::CostQuery;
 using mlir::seam::StepCost;
 
 ScopedStepModel::ScopedStepModel(SessionOptions base)
-    : previous(mlir::seam::kernelCostModel()) {
-  llvm::SmallString<128> dir;
-  if (!llvm::sys::fs::createUniqueDirectory("seam-auto-cache", dir))
-    cacheDir = std::string(dir);
-  std::string cache = cacheDir;
+    : previous(mlir::seam::kernelCostModel()),
+      cacheDir(std::make_shared<std::string>()) {
+  std::shared_ptr<std::string> cache = cacheDir;
   mlir::seam::kernelCostModel() =
       [base, cache](mlir::ModuleOp window, const CostQuery &query,
                     std::string &error) -> mlir::FailureOr<StepCost> {
+    if (cache->empty()) {
+      llvm::SmallString<128> dir;
+      if (llvm::sys::fs::createUniqueDirectory("seam-auto-cache", dir)) {
+        error = "cannot create a temporary compile cache for the windows";
+        return mlir::failure();
+      }
+      *cache = std::string(dir);
+    }
     SessionOptions o;
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -34,7 +40,7 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
     o.exec = "timing";
     o.steps = 2; // the second pays no compile
     o.runs = 1;
-    o.cacheDir = cache;
+    o.cacheDir = *cache;
     o.quietWarnings = true;
     auto result = Session(o).run();
     if (!result) {
@@ -62,6 +68,6 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
 
 ScopedStepModel::~ScopedStepModel() {
   mlir::seam::kernelCostModel() = previous;
-  if (!cacheDir.empty())
-    llvm::sys::fs::remove_directories(cacheDir);
+  if (!cacheDir->empty())
+    llvm::sys::fs::remove_directories(*cacheDir);
 }

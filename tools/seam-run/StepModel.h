@@ -12,6 +12,7 @@
 
 #include "passes/KernelCostModel.h"
 #include "tools/seam-run/Session.h"
+#include <memory>
 
 namespace seamrun {
 
@@ -27,7 +28,9 @@ public:
 
 private:
   mlir::seam::KernelCostModel previous;
-  std::string cacheDir; ///< removed when the model goes
+  /// The windows' compile cache, created on first use (a seam-opt run
+  /// without kernels=auto leaves nothing behind) and removed with the model.
+  std::shared_ptr<std::string> cacheDir;
 };
 
 } // namespace seamrun
