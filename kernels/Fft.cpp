@@ -169,16 +169,27 @@ static void buildSingleDft(KernelBuilder &kb, const FftParams &p, Value in,
   }
 }
 
-/// The FNet source's algorithm for N = 128 x R (R = 2, 4): R interleaved
-/// 128-point DFTs as TE matmuls (E_r = DFT_128(x[R m + r]), rows of a batch
-/// chunk as columns), then log2(R) radix-2 decimation-in-time butterfly
-/// levels on the Vector engine: Z[k] = P[k] + W_2L^k Q[k], Z[k + L] = P[k] -
-/// W_2L^k Q[k], with the twiddles per partition (k on partitions).
+/// The FNet source's algorithm for N = 128 x R (R = 1, 2, 4, 8): R
+/// interleaved 128-point DFTs as TE matmuls (E_r = DFT_128(x[R m + r]), rows
+/// of a batch chunk as columns), then log2(R) radix-2 decimation-in-time
+/// butterfly levels on the Vector engine: Z[k] = P[k] + W_2L^k Q[k],
+/// Z[k + L] = P[k] - W_2L^k Q[k], with the twiddles per partition (k on
+/// partitions). With `padTo` (the source's pad-to-next-power-of-two) the
+/// p.n input points are zero-padded to N and the first p.n of the N bins
+/// are kept: not the p.n-point DFT, the source's result.
 static void buildRadix2(KernelBuilder &kb, const FftParams &p, Value in,
                         Value out) {
-  int64_t n = p.n, radix = n / 128;
+  int64_t n = p.padTo ? p.padTo : p.n, radix = n / 128, nIn = p.n;
+  int64_t inParts = p.complexInput ? 2 : 1;
+  // SBUF bytes per batch column: the R spectra and the 2 R log2(R) level
+  // blocks (re, im: f32), the inputs, three temporaries and the output.
+  int64_t levelCount = llvm::Log2_64(radix);
+  int64_t perColumn = 4 * (2 * radix + 2 * radix * levelCount + 3 + 2) +
+                      radix * inParts * (p.dtype.isBF16() ? 2 : 4);
+  int64_t maxChunk = std::max<int64_t>(
+      1, std::min<int64_t>(kMatmulMaxN, kKernelSbufBudgetBytes / perColumn));
   int64_t chunk = 1;
-  for (int64_t c = std::min<int64_t>(p.batch, kMatmulMaxN); c >= 1; --c)
+  for (int64_t c = std::min<int64_t>(p.batch, maxChunk); c >= 1; --c)
     if (p.batch % c == 0) {
       chunk = c;
       break;
@@ -236,18 +247,33 @@ static void buildRadix2(KernelBuilder &kb, const FftParams &p, Value in,
   int64_t parts = p.realOutput ? 1 : 2;
   Value o = kb.sbuf({128, chunk, parts}, f32);
 
+  if (nIn < n)
+    for (int64_t q = 0; q < radix; ++q) {
+      int64_t mq = std::max<int64_t>(0, (nIn - q + radix - 1) / radix);
+      if (mq >= 128)
+        continue;
+      int64_t start = mq < 64 ? 0 : mq;
+      kb.memset(kb.view(xr[q], {128 - start, chunk}, {start, 0}), 0.0f);
+      if (p.complexInput)
+        kb.memset(kb.view(xi[q], {128 - start, chunk}, {start, 0}), 0.0f);
+    }
   kb.loop(p.batch / chunk, [&](Ix c) {
     kb.loop(chunk, [&](Ix r) {
       Ix row = c * chunk + r;
       for (int64_t q = 0; q < radix; ++q) {
+        // x[R m + q] for the m < mq that are input points (the rest of
+        // the 128 partitions are the zero padding, set once).
+        int64_t mq = std::min<int64_t>(128, (nIn - q + radix - 1) / radix);
+        if (mq <= 0)
+          continue;
         if (p.complexInput) {
-          kb.dma(kb.view(xr[q], {128, 1}, {0, r}),
-                 kb.view(in, {1, 128, 1}, {row, q, 0}, {1, radix, 1}));
-          kb.dma(kb.view(xi[q], {128, 1}, {0, r}),
-                 kb.view(in, {1, 128, 1}, {row, q, 1}, {1, radix, 1}));
+          kb.dma(kb.view(xr[q], {mq, 1}, {0, r}),
+                 kb.view(in, {1, mq, 1}, {row, q, 0}, {1, radix, 1}));
+          kb.dma(kb.view(xi[q], {mq, 1}, {0, r}),
+                 kb.view(in, {1, mq, 1}, {row, q, 1}, {1, radix, 1}));
         } else {
-          kb.dma(kb.view(xr[q], {128, 1}, {0, r}),
-                 kb.view(in, {1, 128}, {row, q}, {1, radix}));
+          kb.dma(kb.view(xr[q], {mq, 1}, {0, r}),
+                 kb.view(in, {1, mq}, {row, q}, {1, radix}));
         }
       }
     });
@@ -288,19 +314,22 @@ static void buildRadix2(KernelBuilder &kb, const FftParams &p, Value in,
       cur.assign(lv.begin(), lv.end());
     }
     // cur[0] holds X in 128-blocks of k.
+    // (With padding, only the first nIn bins are kept.)
     for (auto [blk, x] : llvm::enumerate(cur[0])) {
-      int64_t k0 = int64_t(blk) * 128;
+      int64_t k0 = int64_t(blk) * 128, kw = std::min<int64_t>(128, nIn - k0);
+      if (kw <= 0)
+        break;
       kb.copy(kb.view(o, {128, chunk, 1}, {0, 0, 0}), x.re);
       if (!p.realOutput)
         kb.copy(kb.view(o, {128, chunk, 1}, {0, 0, 1}), x.im);
       kb.loop(chunk, [&](Ix r) {
         Ix row = c * chunk + r;
         if (p.realOutput)
-          kb.dma(kb.view(out, {1, 128}, {row, k0}),
-                 kb.view(o, {128, 1, 1}, {0, r, 0}));
+          kb.dma(kb.view(out, {1, kw}, {row, k0}),
+                 kb.view(o, {kw, 1, 1}, {0, r, 0}));
         else
-          kb.dma(kb.view(out, {1, 128, 2}, {row, k0, 0}),
-                 kb.view(o, {128, 1, 2}, {0, r, 0}));
+          kb.dma(kb.view(out, {1, kw, 2}, {row, k0, 0}),
+                 kb.view(o, {kw, 1, 2}, {0, r, 0}));
       });
     }
   });
@@ -480,98 +509,221 @@ static void buildBatchedFourStep(KernelBuilder &kb, const FftParams &p,
   }
 }
 
+std::optional<std::string> seam::fftParamsError(const FftParams &p) {
+  if (p.n <= 0 || p.batch <= 0)
+    return std::string("empty transform");
+  if (p.complexInput && p.dtype && !p.dtype.isF32())
+    return std::string("complex input is f32 only");
+  if (p.padTo) {
+    if (p.variant != FftVariant::Radix2)
+      return std::string("pad-to-next-power-of-two is the FNet source's "
+                         "radix-2 kernels' (config variant = \"radix2\")");
+    if (p.padTo < p.n)
+      return "padded size " + std::to_string(p.padTo) + " < size " +
+             std::to_string(p.n);
+  }
+  int64_t len = p.padTo ? p.padTo : p.n;
+  if (p.variant == FftVariant::Radix2) {
+    if (!isRadix2Size(len))
+      return "the radix-2 variant is the source's 128-point DFT groups and "
+             "radix-2 butterflies: 128, 256, 512 or 1024 points, not " +
+             std::to_string(len);
+    return std::nullopt;
+  }
+  if (fftFactors(len))
+    return std::nullopt;
+  for (int64_t a = 128; a >= 2; --a)
+    if (len % a == 0 && fftFactors(len / a))
+      return std::nullopt;
+  return "size " + std::to_string(len) +
+         " does not factor into at most three DFTs of <= 128 points";
+}
+
+bool seam::isRadix2Size(int64_t n) {
+  return n == 128 || n == 256 || n == 512 || n == 1024;
+}
+
+/// The transform of `p` from `in` ([batch, n] or [batch, n, 2] HBM) into
+/// `out` (same, f32): the variant's builder.
+static void emitFft(KernelBuilder &kb, const FftParams &p, Value in,
+                    Value out) {
+  if (p.variant == FftVariant::Radix2) {
+    buildRadix2(kb, p, in, out);
+    return;
+  }
+  if (auto f = fftFactors(p.n)) {
+    if (p.n <= 128)
+      buildSingleDft(kb, p, in, out);
+    else
+      buildBatchedFourStep(kb, p, in, out);
+    return;
+  }
+  for (int64_t a = 128; a >= 2; --a)
+    if (p.n % a == 0 && fftFactors(p.n / a)) {
+      buildThreeFactor(kb, p, a, p.n / a, in, out);
+      return;
+    }
+}
+
 FailureOr<ProgramOp> seam::buildFftProgram(OpBuilder &b, ModuleOp module,
                                            StringRef name, const FftParams &p) {
   MLIRContext *ctx = module.getContext();
   Type f32 = b.getF32Type();
-  Type dtype = p.dtype ? p.dtype : f32;
-  if (p.complexInput && dtype != f32)
-    return module.emitError() << "fft kernel: complex input is f32 only";
-  auto factors = fftFactors(p.n);
-  // Three factors: N = N1 x M with N1 <= 128 as large as possible and M a
-  // two-factor size.
-  std::optional<std::pair<int64_t, int64_t>> three;
-  if (!factors)
-    for (int64_t a = 128; a >= 2 && !three; --a)
-      if (p.n % a == 0 && fftFactors(p.n / a))
-        three = std::make_pair(a, p.n / a);
-  if (!factors && !three)
-    return module.emitError() << "fft kernel: size " << p.n
-                              << " does not factor into at most three DFTs "
-                                 "of <= 128 points";
+  FftParams q = p;
+  q.dtype = p.dtype ? p.dtype : f32;
+  if (auto why = fftParamsError(q))
+    return module.emitError() << "fft kernel: " << *why;
   SmallVector<int64_t> inShape = {p.batch, p.n}, outShape = {p.batch, p.n};
   if (p.complexInput)
     inShape.push_back(2);
   if (!p.realOutput)
     outShape.push_back(2);
-  auto inT = TileType::get(ctx, MemSpace::Hbm, inShape, dtype, 0);
+  auto inT = TileType::get(ctx, MemSpace::Hbm, inShape, q.dtype, 0);
   auto outT = TileType::get(ctx, MemSpace::Hbm, outShape, f32, 0);
   OpBuilder::InsertionGuard g(b);
   ProgramOp prog = createKernelProgram(b, module, name, {inT}, {outT});
   KernelBuilder kb(b, module.getLoc(), prog);
-  FftParams q = p;
-  q.dtype = dtype;
-  if (p.variant == FftVariant::Radix2) {
-    if (p.n != 256 && p.n != 512)
-      return module.emitError() << "fft kernel: the radix-2 variant is the "
-                                   "source's 256/512-point algorithm, not "
-                                << p.n;
-    buildRadix2(kb, q, kb.arg(0), kb.arg(1));
-  } else if (three) {
-    buildThreeFactor(kb, q, three->first, three->second, kb.arg(0), kb.arg(1));
-  } else if (p.n <= 128)
-    buildSingleDft(kb, q, kb.arg(0), kb.arg(1));
-  else
-    buildBatchedFourStep(kb, q, kb.arg(0), kb.arg(1));
+  emitFft(kb, q, kb.arg(0), kb.arg(1));
   return prog;
 }
 
-/// The call site as [batch, n] over the last axis.
-static FailureOr<ProgramOp> buildFromSignature(OpBuilder &b, ModuleOp module,
-                                               const KernelSignature &sig,
-                                               StringRef name, bool inverse) {
+/// dst[o, j, i, :] = src[o, i, j, :] for src [outer, a, b x parts] and dst
+/// [outer, b, a x parts] in HBM: 128 x 128 blocks through SBUF, one TE
+/// transpose per block and part (re, im), two buffer sets in a ring so a
+/// block's DMAs overlap the previous block's transposes.
+static void transposeThroughSbuf(KernelBuilder &kb, Value src, Value dst,
+                                 int64_t outer, int64_t a, int64_t bb,
+                                 int64_t parts, Type dtype) {
+  Value t[2], u[2], ps[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    t[i] = kb.sbuf({kNumPartitions, kNumPartitions, parts}, dtype);
+    u[i] = kb.sbuf({kNumPartitions, kNumPartitions, parts}, dtype);
+    ps[i] = kb.psum({kNumPartitions, kNumPartitions});
+  }
+  auto block = [&](Ix o, Ix i0, int64_t ai, Ix j0, int64_t bj, unsigned r) {
+    kb.dma(kb.view(t[r], {ai, bj, parts}, {0, 0, 0}),
+           kb.view(src, {1, ai, bj * parts}, {o, i0, j0 * parts}));
+    for (int64_t part = 0; part < parts; ++part) {
+      Value pv = kb.view(ps[r], {bj, ai}, {0, 0});
+      kb.transpose(pv, kb.view(t[r], {ai, bj, 1}, {0, 0, part}));
+      kb.copy(kb.view(u[r], {bj, ai, 1}, {0, 0, part}), pv);
+    }
+    kb.dma(kb.view(dst, {1, bj, ai * parts}, {o, j0, i0 * parts}),
+           kb.view(u[r], {bj, ai, parts}, {0, 0, 0}));
+  };
+  // Full 128-blocks in ring loops, then the partial block of each dim.
+  auto blocks = [&](int64_t total,
+                    llvm::function_ref<void(Ix, int64_t, unsigned)> fn) {
+    int64_t full = total / kNumPartitions, rem = total % kNumPartitions;
+    if (full > 0)
+      kb.loopRing(full, 2, [&](Ix k, unsigned r) {
+        fn(k * kNumPartitions, kNumPartitions, r);
+      });
+    if (rem)
+      fn(Ix(full * kNumPartitions), rem, unsigned(full % 2));
+  };
+  kb.loop(outer, [&](Ix o) {
+    blocks(a, [&](Ix i0, int64_t ai, unsigned) {
+      blocks(bb, [&](Ix j0, int64_t bj, unsigned r) {
+        block(o, i0, ai, j0, bj, r);
+      });
+    });
+  });
+}
+
+/// The call site [..., n, ...] along `axis`. The last axis is the kernel's
+/// native layout (rows of n); another axis is brought there and back by
+/// transposes through SBUF into HBM scratch (the inner dims become rows).
+/// The parameters of a call site (nullopt: no valid axis), with the outer
+/// and inner extents around the axis.
+static std::optional<FftParams> paramsOf(const KernelSignature &sig,
+                                         bool inverse, int64_t &outer,
+                                         int64_t &inner) {
+  if (sig.args.size() != 1 || sig.results.size() != 1)
+    return std::nullopt;
   RankedTensorType x = sig.args[0], y = sig.results[0];
-  int64_t axis = sig.config.getAs<IntegerAttr>("axis").getInt();
-  if (axis != x.getRank() - 1)
-    return module.emitError() << "fft kernel: only the last axis is built (got "
-                              << axis << " of rank " << x.getRank() << ")";
+  auto axisAttr =
+      sig.config ? sig.config.getAs<IntegerAttr>("axis") : IntegerAttr();
+  if (!axisAttr || axisAttr.getInt() < 0 || axisAttr.getInt() >= x.getRank())
+    return std::nullopt;
+  int64_t axis = axisAttr.getInt();
   FftParams p;
   p.n = x.getDimSize(axis);
-  p.batch = x.getNumElements() / p.n;
+  outer = 1;
+  inner = 1;
+  for (int64_t d = 0; d < x.getRank(); ++d)
+    if (d < axis)
+      outer *= x.getDimSize(d);
+    else if (d > axis)
+      inner *= x.getDimSize(d);
+  p.batch = outer * inner;
   p.complexInput = isa<ComplexType>(x.getElementType());
   p.inverse = inverse;
   p.realOutput = !isa<ComplexType>(y.getElementType());
-  p.dtype = p.complexInput ? b.getF32Type() : x.getElementType();
-  // config variant = "radix2" selects the FNet source's algorithm.
+  p.dtype = p.complexInput ? Float32Type::get(x.getContext())
+                           : x.getElementType();
+  // config variant = "radix2" selects the FNet source's algorithm, pad_to
+  // its pad-to-next-power-of-two.
   if (auto v = sig.config.getAs<StringAttr>("variant"))
     if (v.getValue() == "radix2")
       p.variant = FftVariant::Radix2;
-  FailureOr<ProgramOp> prog = buildFftProgram(b, module, name, p);
-  if (failed(prog))
-    return failure();
-  // The call's HBM types are the tensors' own shapes: reshape the batch
-  // view. (Same element order; only the argument types differ.)
+  if (auto pad = sig.config.getAs<IntegerAttr>("pad_to"))
+    p.padTo = pad.getInt();
+  return p;
+}
+
+std::optional<std::string> seam::fftSiteError(const KernelSignature &sig,
+                                              bool inverse) {
+  int64_t outer, inner;
+  auto p = paramsOf(sig, inverse, outer, inner);
+  if (!p)
+    return std::string("config has no valid 'axis'");
+  if (sig.config.get("variant") && p->variant != FftVariant::Radix2)
+    return std::string("unknown variant (the one variant is \"radix2\")");
+  if (p->padTo && inverse)
+    return std::string("pad_to is a forward transform's");
+  if (!p->dtype.isF32() && !p->dtype.isBF16())
+    return std::string("input dtype must be f32, bf16 or complex<f32>");
+  return fftParamsError(*p);
+}
+
+/// The call site [..., n, ...] along `axis`. The last axis is the kernel's
+/// native layout (rows of n); another axis is brought there and back by
+/// transposes through SBUF into HBM scratch (the inner dims become rows).
+static FailureOr<ProgramOp> buildFromSignature(OpBuilder &b, ModuleOp module,
+                                               const KernelSignature &sig,
+                                               StringRef name, bool inverse) {
+  if (auto why = fftSiteError(sig, inverse))
+    return module.emitError() << "fft kernel: " << *why;
+  int64_t outer, inner;
+  FftParams p = *paramsOf(sig, inverse, outer, inner);
+  RankedTensorType x = sig.args[0], y = sig.results[0];
   auto inT = hbmTileFor(x), outT = hbmTileFor(y);
   if (failed(inT) || failed(outT))
     return module.emitError() << "fft kernel: unsupported element type";
-  // Rewrite the two I/O argument types to the call's shapes by inserting
-  // reshapes at the top of the body.
-  ProgramOp p0 = *prog;
-  Block &body = p0.getBody().front();
   OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&body);
-  for (auto [i, t] : llvm::enumerate(SmallVector<TileType>{*inT, *outT})) {
-    BlockArgument arg = body.getArgument(i);
-    if (arg.getType() == t)
-      continue;
-    Type old = arg.getType();
-    arg.setType(t);
-    auto rs = b.create<ReshapeOp>(module.getLoc(), old, arg);
-    arg.replaceAllUsesExcept(rs, rs);
+  ProgramOp prog = createKernelProgram(b, module, name, {*inT}, {*outT});
+  KernelBuilder kb(b, module.getLoc(), prog);
+  int64_t inParts = p.complexInput ? 2 : 1, outParts = p.realOutput ? 1 : 2;
+  auto rows = [&](Value v, int64_t parts) {
+    return parts == 2 ? kb.reshape(v, {p.batch, p.n, 2})
+                      : kb.reshape(v, {p.batch, p.n});
+  };
+  if (inner == 1) {
+    emitFft(kb, p, rows(kb.arg(0), inParts), rows(kb.arg(1), outParts));
+    return prog;
   }
-  SmallVector<Type> types(body.getArgumentTypes());
-  p0.setFunctionTypeAttr(TypeAttr::get(b.getFunctionType(types, {})));
-  return p0;
+  Type f32 = b.getF32Type();
+  Value inT2 = kb.hbmScratch({p.batch, p.n * inParts}, p.dtype, "fft_in_t");
+  Value outT2 = kb.hbmScratch({p.batch, p.n * outParts}, f32, "fft_out_t");
+  transposeThroughSbuf(kb, kb.reshape(kb.arg(0), {outer, p.n, inner * inParts}),
+                       kb.reshape(inT2, {outer, inner, p.n * inParts}), outer,
+                       p.n, inner, inParts, p.dtype);
+  emitFft(kb, p, rows(inT2, inParts), rows(outT2, outParts));
+  transposeThroughSbuf(kb, kb.reshape(outT2, {outer, inner, p.n * outParts}),
+                       kb.reshape(kb.arg(1), {outer, p.n, inner * outParts}),
+                       outer, inner, p.n, outParts, f32);
+  return prog;
 }
 
 FailureOr<ProgramOp> seam::buildFftKernel(OpBuilder &b, ModuleOp module,

@@ -19,6 +19,7 @@
 #include "kernels/KernelBuilder.h"
 #include "kernels/Kernels.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -128,14 +129,51 @@ void buildStrided(KernelBuilder &kb, int64_t nb, int64_t s, int64_t d,
       compute);
 }
 
+/// SBUF bytes per partition the kernel's tiles take for [B, S, D] (the
+/// path it takes for S, D).
+static int64_t fourierMixSbufBytes(int64_t s, int64_t d, int64_t e) {
+  int64_t nsk = ceilDiv(s, 128), ndk = ceilDiv(d, 128);
+  auto partitionMajor = [](int64_t n) { return n <= 128 || n % 128 == 0; };
+  int64_t matrices = 2 * nsk * s + 2 * ndk * d, stage = 2 * ndk * s;
+  if (partitionMajor(s) && partitionMajor(d))
+    return e * (matrices + stage + 4 * nsk * d);
+  return e * (matrices + stage + nsk * d + d);
+}
+
+std::optional<std::string>
+seam::fourierMixSiteError(RankedTensorType x, ArrayRef<int64_t> dims) {
+  if (x.getRank() != 3 || dims != ArrayRef<int64_t>{1, 2})
+    return std::string("the kernel is FNet's mixing of [B, S, D] over dims "
+                       "[1, 2] (sequence and hidden), not dims [") +
+           llvm::join(llvm::map_range(
+                          dims, [](int64_t d) { return std::to_string(d); }),
+                      ", ") +
+           "] of a rank-" + std::to_string(x.getRank()) + " tensor";
+  Type et = x.getElementType();
+  if (!et.isF32() && !et.isBF16())
+    return std::string("element type must be f32 or bf16");
+  int64_t s = x.getDimSize(1), d = x.getDimSize(2);
+  int64_t bytes = fourierMixSbufBytes(s, d, et.isBF16() ? 2 : 4);
+  // The DFT matrices stay resident: they must fit the smallest profile's
+  // SBUF partition (twice the kernels' planning budget, KernelBuilder.h).
+  if (bytes > 2 * kKernelSbufBudgetBytes)
+    return "S = " + std::to_string(s) + ", D = " + std::to_string(d) +
+           " needs " + std::to_string(bytes / 1024) +
+           " KiB of SBUF per partition for its resident DFT matrices (> " +
+           std::to_string(2 * kKernelSbufBudgetBytes / 1024) + " KiB)";
+  return std::nullopt;
+}
+
 FailureOr<ProgramOp> seam::buildFourierMixKernel(OpBuilder &b, ModuleOp module,
                                                  const KernelSignature &sig,
                                                  StringRef name) {
   RankedTensorType x = sig.args[0];
-  auto dims = sig.config.getAs<DenseI64ArrayAttr>("dims");
-  if (x.getRank() != 3 || !dims || dims.asArrayRef() != ArrayRef<int64_t>{1, 2})
-    return module.emitError()
-           << "fourier-mix kernel: built for [B, S, D] with dims [1, 2]";
+  auto dims = sig.config ? sig.config.getAs<DenseI64ArrayAttr>("dims")
+                         : DenseI64ArrayAttr();
+  if (!dims)
+    return module.emitError() << "fourier-mix kernel: config has no 'dims'";
+  if (auto why = fourierMixSiteError(x, dims.asArrayRef()))
+    return module.emitError() << "fourier-mix kernel: " << *why;
   int64_t nb = x.getDimSize(0), s = x.getDimSize(1), d = x.getDimSize(2);
   Type dtype = x.getElementType();
   auto io = hbmTileFor(x);

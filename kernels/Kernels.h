@@ -30,7 +30,9 @@ enum class FftVariant {
   /// Four-step N = N1 x N2 with DFT matmuls on both factors.
   FourStep,
   /// The FNet source's algorithm: groups of 128-point DFT matmuls and
-  /// radix-2 butterfly levels on the Vector engine (N = 256, 512).
+  /// radix-2 butterfly levels on the Vector engine (N = 128 x 2^k up to
+  /// 1024: the source's 128/256/512 kernels and the 1024 its padding of
+  /// D = 768 needs).
   Radix2,
 };
 
@@ -43,7 +45,27 @@ struct FftParams {
   bool realOutput = false;   ///< Output [batch, n] real part (ifft -> f32).
   Type dtype;                ///< Matmul operand dtype (f32 or bf16).
   FftVariant variant = FftVariant::FourStep;
+  /// The FNet source's pad-to-next-power-of-two (radix-2 only): the n
+  /// input points are zero-padded to padTo, the padTo-point DFT is taken
+  /// and its first n bins kept (not the n-point DFT). 0: no padding.
+  int64_t padTo = 0;
 };
+
+/// Why the kernel cannot be built for `p` (nullopt: it can). The registry's
+/// check and the builder share it, so a site the check accepts builds.
+std::optional<std::string> fftParamsError(const FftParams &p);
+/// Why the fft / ifft kernel cannot serve the call site `sig` (nullopt: it
+/// can): the axis, the variant, padding and the size.
+std::optional<std::string> fftSiteError(const KernelSignature &sig,
+                                        bool inverse);
+/// Why the fourier-mix kernel cannot serve `x` mixed over `dims` (nullopt:
+/// it can). Shared by the registry's check and the builder.
+std::optional<std::string> fourierMixSiteError(RankedTensorType x,
+                                               ArrayRef<int64_t> dims);
+/// Why the qkv kernel cannot serve `sig` (K tiling, the SBUF plan).
+std::optional<std::string> qkvSiteError(const KernelSignature &sig);
+/// The sizes of the radix-2 variant: 128, 256, 512, 1024.
+bool isRadix2Size(int64_t n);
 
 /// Builds the FFT program for explicit parameters. Input and output HBM
 /// types: real [batch, n] x dtype, complex [batch, n, 2] x f32.

@@ -85,6 +85,23 @@ QkvPlan choosePlan(int64_t m, int64_t k, int64_t n, int64_t dt, bool bias) {
 
 } // namespace
 
+std::optional<std::string> seam::qkvSiteError(const KernelSignature &sig) {
+  RankedTensorType x = sig.args[0], w = sig.args[1];
+  int64_t kdim = w.getDimSize(0), ndim = w.getDimSize(1);
+  if (kdim % kNumPartitions != 0 || x.getDimSize(x.getRank() - 1) != kdim)
+    return "K = " + std::to_string(kdim) + " must be a multiple of " +
+           std::to_string(kNumPartitions) + " and x's last dim";
+  int64_t dt = x.getElementType().isBF16() ? 2 : 4;
+  QkvPlan plan = choosePlan(x.getNumElements() / kdim, kdim, ndim, dt,
+                            sig.args.size() > 2);
+  if (plan.groups == 0)
+    return "one 128-row block of x^T (K = " + std::to_string(kdim) +
+           ") with a W slab and the bias row (N = " + std::to_string(ndim) +
+           ") exceeds the kernel SBUF budget of " +
+           std::to_string(kKernelSbufBudgetBytes) + " bytes per partition";
+  return std::nullopt;
+}
+
 FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
                                           const KernelSignature &sig,
                                           StringRef name) {
@@ -92,21 +109,13 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
   bool hasBias = sig.args.size() > 2;
   int64_t kdim = w.getDimSize(0), ndim = w.getDimSize(1);
   int64_t mdim = x.getNumElements() / kdim;
-  if (kdim % kNumPartitions != 0 || x.getDimSize(x.getRank() - 1) != kdim)
-    return module.emitError()
-           << "qkv kernel: K = " << kdim << " must be a multiple of "
-           << kNumPartitions << " and x's last dim";
+  if (auto why = qkvSiteError(sig))
+    return module.emitError() << "qkv kernel: " << *why;
   Type dtype = x.getElementType();
   int64_t dt = dtype.isBF16() ? 2 : 4;
   int64_t nk = kdim / kNumPartitions;
   QkvPlan plan = choosePlan(mdim, kdim, ndim, dt, hasBias);
   int64_t full = mdim / kNumPartitions, tail = mdim % kNumPartitions;
-  if (plan.groups == 0)
-    return module.emitError()
-           << "qkv kernel: one 128-row block of x^T (K = " << kdim
-           << ") with a W slab and the bias row (N = " << ndim
-           << ") exceeds the kernel SBUF budget of " << kKernelSbufBudgetBytes
-           << " bytes per partition";
   SmallVector<TileType> ins;
   for (RankedTensorType t : sig.args)
     ins.push_back(*hbmTileFor(t));

@@ -109,7 +109,7 @@ std::optional<std::string> qkvCheck(const KernelSignature &sig) {
     return fail(llvm::formatv("contraction dim K = {0} is not a multiple of "
                               "{1} partitions",
                               k, kPartitions));
-  return std::nullopt;
+  return qkvSiteError(sig);
 }
 
 std::string qkvDescribe(const KernelSignature &sig) {
@@ -186,18 +186,35 @@ std::string flashDescribe(const KernelSignature &sig) {
 
 //===-- FFT family --------------------------------------------------------===//
 
-std::optional<std::string> fftCheck(const KernelSignature &sig) {
+std::optional<std::string> fftCheckDir(const KernelSignature &sig,
+                                       bool inverse) {
   if (auto e = arity(sig, 1, 1, 1))
     return e;
   int64_t axis = intConfig(sig, "axis", -1);
   auto x = sig.args[0];
   if (axis < 0 || axis >= x.getRank())
     return fail("config has no valid 'axis'");
-  return checkDftSize(x.getDimSize(axis), "size");
+  int64_t pad = intConfig(sig, "pad_to", 0);
+  if (auto e = checkDftSize(pad ? pad : x.getDimSize(axis), "size"))
+    return e;
+  return fftSiteError(sig, inverse);
+}
+
+std::optional<std::string> fftCheck(const KernelSignature &sig) {
+  return fftCheckDir(sig, /*inverse=*/false);
+}
+std::optional<std::string> ifftCheck(const KernelSignature &sig) {
+  return fftCheckDir(sig, /*inverse=*/true);
 }
 
 std::string fftDescribe(const KernelSignature &sig) {
   int64_t n = sig.args[0].getDimSize(intConfig(sig, "axis"));
+  if (int64_t pad = intConfig(sig, "pad_to", 0))
+    return llvm::formatv("{0} points zero-padded to {1}, radix-2 (the FNet "
+                         "source's; not the {0}-point DFT)",
+                         n, pad);
+  if (hasConfig(sig, "variant"))
+    return llvm::formatv("{0}-point DFT, radix-2 (the FNet source's)", n);
   return llvm::formatv("{0}-point DFT as {1} TE matmul stage(s)", n,
                        dftFactorCount(n));
 }
@@ -217,7 +234,8 @@ std::optional<std::string> fourierCheck(const KernelSignature &sig) {
                               llvm::formatv("dim {0} size", d).str()))
       return e;
   }
-  return std::nullopt;
+  // What the builder serves (FourierMix.cpp): the FNet mixing itself.
+  return fourierMixSiteError(x, dims.asArrayRef());
 }
 
 std::string fourierDescribe(const KernelSignature &sig) {
@@ -235,6 +253,12 @@ std::optional<std::string> fftconvCheck(const KernelSignature &sig) {
                               n));
   if (l > n / 2)
     return fail(llvm::formatv("seq_len {0} > fft_size / 2 = {1}", l, n / 2));
+  if (!sig.args[0].getElementType().isF32())
+    return fail("the kernel is built for f32 only");
+  if (sig.args[1].getRank() != 2 || sig.args[1].getDimSize(1) > n)
+    return fail(llvm::formatv("the filter must be [H, Lk] with Lk <= "
+                              "fft_size {0}",
+                              n));
   if (intConfig(sig, "head_dim", 1) != 1)
     return fail(llvm::formatv("head_dim {0}: only head_dim 1 (the fp16 "
                               "multi-head path needs head_dim 8 and fp16)",
@@ -263,7 +287,7 @@ const KernelInfo kKernels[] = {
     {"fft", "seam.fft", "1-D DFT as Tensor Engine matmuls (four-step)",
      alwaysSite, fftCheck, fftDescribe, buildFftKernel},
     {"ifft", "seam.ifft", "1-D inverse DFT as Tensor Engine matmuls",
-     alwaysSite, fftCheck, fftDescribe, buildIfftKernel},
+     alwaysSite, ifftCheck, fftDescribe, buildIfftKernel},
     {"fourier-mix", "seam.fourier_mix",
      "FNet mixing Re(F_S X F_D) = C_S X C_D - S_S X S_D", alwaysSite,
      fourierCheck, fourierDescribe, buildFourierMixKernel},

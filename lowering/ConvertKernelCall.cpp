@@ -3,7 +3,8 @@
 // A kernel is a separately compiled program that reads and writes HBM: the
 // call's operands are made contiguous HBM tensors (an SBUF intermediate is
 // written out: the opaque boundary's SBUF -> HBM -> SBUF round trip) and its
-// results are HBM tensors (outputs or `kernelN` scratch) that consumers load.
+// results are HBM tensors (outputs or `kernelN` scratch) that consumers load;
+// complex<f32> operands and results are f32 [..., 2] (re, im interleaved).
 // The callee is built by the kernels library (or declared when the kernel
 // has no builder, see KernelDeclarations); the constants it needs become
 // "constant" arguments of the calling program, forwarded to the call.
@@ -26,11 +27,10 @@ static LogicalResult lowerKernelCall(ProgramLowering &pl, Operation *o) {
     operands.push_back(pl.contiguousHbm(*x, op));
   }
   for (Value r : op.getResults()) {
+    // complex<f32> results are f32 [..., 2] in HBM (deviceLayout).
     Placement out = pl.placeResultInHbm(r, "kernel");
-    auto shape = cast<RankedTensorType>(r.getType()).getShape();
-    operands.push_back(pl.reshape(out.root, shape.empty()
-                                                ? SmallVector<int64_t>{1}
-                                                : SmallVector<int64_t>(shape)));
+    operands.push_back(pl.reshape(
+        out.root, deviceLayout(cast<RankedTensorType>(r.getType())).first));
   }
   FailureOr<ncore::ProgramOp> callee = pl.kernelDecls().getOrCreate(op);
   if (failed(callee))

@@ -60,12 +60,36 @@ ProgramLowering::ProgramLowering(ncore::ProgramOp program,
   b.setInsertionPointToEnd(&program.getBody().front());
 }
 
+std::pair<SmallVector<int64_t>, Type>
+conversion::deviceLayout(RankedTensorType t) {
+  SmallVector<int64_t> shape = hbmShape(t.getShape());
+  if (auto c = dyn_cast<ComplexType>(t.getElementType())) {
+    if (t.getRank() > 0)
+      shape.push_back(2);
+    else
+      shape.back() = 2;
+    return {shape, c.getElementType()};
+  }
+  return {shape, t.getElementType()};
+}
+
 LogicalResult ProgramLowering::checkDtype(Operation *op, Type t) {
   if (t.isF32() || t.isBF16())
     return success();
+  auto c = dyn_cast<ComplexType>(t);
+  bool boundary = isa<func::FuncOp, KernelCallOp>(op);
+  if (c && c.getElementType().isF32() && boundary)
+    return success();
+  if (c && c.getElementType().isF32())
+    return op->emitOpError()
+           << "has element type " << t
+           << ", which the device holds only in HBM at program and kernel "
+              "boundaries (interleaved re, im f32); it must run on the host "
+              "or in a kernel";
   return op->emitOpError() << "has element type " << t
-                           << ", which the device does not hold (f32 or bf16 "
-                              "only); it must run on the host";
+                           << ", which the device does not hold (f32, bf16, "
+                              "or complex<f32> at boundaries); it must run on "
+                              "the host";
 }
 
 FailureOr<Placement> ProgramLowering::get(Value v, Operation *user) {
@@ -102,23 +126,23 @@ Placement ProgramLowering::hbmScratch(ArrayRef<int64_t> shape, Type et,
 }
 
 Placement ProgramLowering::placeResultInHbm(Value v, StringRef prefix) {
-  auto type = cast<RankedTensorType>(v.getType());
+  auto [shape, et] = deviceLayout(cast<RankedTensorType>(v.getType()));
   auto out = outputs.find(v);
   if (out != outputs.end() && !out->second.empty()) {
     Value arg = out->second.front();
-    auto [rows, cols] = matrixOf(type.getShape());
+    auto [rows, cols] = matrixOf(shape);
     Placement p;
     p.root = reshape(arg, {rows, cols});
     p.space = MemSpace::Hbm;
-    p.elementType = type.getElementType();
-    p.shape.assign(type.getShape().begin(), type.getShape().end());
+    p.elementType = et;
+    p.shape.assign(shape.begin(), shape.end());
     p.rows = rows;
     p.cols = cols;
     p.pitch = cols;
     placements[v] = p;
     return p;
   }
-  Placement p = hbmScratch(type.getShape(), type.getElementType(), prefix);
+  Placement p = hbmScratch(shape, et, prefix);
   placements[v] = p;
   return p;
 }
@@ -468,9 +492,8 @@ FailureOr<ncore::ProgramOp> KernelDeclarations::getOrCreate(Operation *call) {
   }
   SmallVector<Type> argTypes;
   auto toTile = [](Type t) -> Type {
-    auto rt = cast<RankedTensorType>(t);
-    return TileType::get(MemSpace::Hbm, hbmShape(rt.getShape()),
-                         rt.getElementType());
+    auto [shape, et] = deviceLayout(cast<RankedTensorType>(t));
+    return TileType::get(MemSpace::Hbm, shape, et);
   };
   for (Type t : kc.getArgs().getTypes())
     argTypes.push_back(toTile(t));
@@ -595,8 +618,8 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
     auto rt = dyn_cast<RankedTensorType>(t);
     if (!rt || failed(ProgramLowering::checkDtype(func, rt.getElementType())))
       return failure();
-    return Type(TileType::get(MemSpace::Hbm, hbmShape(rt.getShape()),
-                              rt.getElementType()));
+    auto [shape, et] = deviceLayout(rt);
+    return Type(TileType::get(MemSpace::Hbm, shape, et));
   };
   for (Type t : func.getArgumentTypes()) {
     auto tt = toTile(t);
@@ -628,14 +651,14 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
   Block &body = func.getBody().front();
   Block &pbody = program.getBody().front();
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
-    auto rt = cast<RankedTensorType>(arg.getType());
-    auto [rows, cols] = matrixOf(rt.getShape());
+    auto [shape, et] = deviceLayout(cast<RankedTensorType>(arg.getType()));
+    auto [rows, cols] = matrixOf(shape);
     Placement p;
     pl.setLoc(arg.getLoc());
     p.root = pl.reshape(pbody.getArgument(i), {rows, cols});
     p.space = MemSpace::Hbm;
-    p.elementType = rt.getElementType();
-    p.shape.assign(rt.getShape().begin(), rt.getShape().end());
+    p.elementType = et;
+    p.shape.assign(shape.begin(), shape.end());
     p.rows = rows;
     p.cols = cols;
     p.pitch = cols;

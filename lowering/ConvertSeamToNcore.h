@@ -51,6 +51,11 @@ using ncore::TileType;
 using Index = AffineExpr;
 
 /// Where one seam tensor lives, seen as a rows x cols matrix.
+/// The shape and element type a tensor has on the device: its own, and a
+/// complex<f32> tensor as f32 with a trailing dim of 2 (re, im interleaved:
+/// the memory layout of complex<f32>, as kernels/ hbmTileFor).
+std::pair<SmallVector<int64_t>, Type> deviceLayout(RankedTensorType t);
+
 struct Placement {
   /// HBM: a 2-D contiguous [R, pitch] tile; SBUF: an [P, T * pitch] tile.
   Value root;
@@ -258,6 +263,8 @@ public:
   }
 
   /// Checks that an element type is f32 or bf16 (diagnostic at `op`).
+  /// f32 and bf16 anywhere; complex<f32> only in HBM at a boundary: a
+  /// program's arguments and results (`op` the func) and a kernel call's.
   static LogicalResult checkDtype(Operation *op, Type t);
 
   const TargetInfo &target() const { return tgt; }

@@ -149,8 +149,8 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
         if (host)
           decisionRemark(remarks, op.getLoc())
               << "seam-form-regions: " << op.getName()
-              << " runs on the host (no kernel; the device has "
-                 "no complex dtype): the region splits here";
+              << " runs on the host (no kernel replaces it): the region "
+                 "splits here";
         continue;
       }
       std::string key = eager ? (blockOf.count(&op) ? blockOf[&op] : "top")

@@ -96,8 +96,8 @@ def SeamFormRegions : Pass<"seam-form-regions", "func::FuncOp"> {
     `mode=eager` follows lazy-tensor semantics: one region per block, split
     at every kernel call (each call is its own launch). `mode=compile` makes
     one region for the whole step and keeps kernel calls inside as opaque
-    sub-programs. Host-fallback ops (FFT ops without a kernel: the device has
-    no complex dtype) always split regions. Parameters are hoisted: they are
+    sub-programs. Host-fallback ops (FFT ops without a kernel: the compiler
+    lowers no DFT itself) always split regions. Parameters are hoisted: they are
     loaded to HBM once. Blocks are flattened; each region records its block.
   }];
   let options = [

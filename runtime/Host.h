@@ -46,6 +46,9 @@ struct HostCosts {
   bool firstRun = true;
   bool transfers = true;
   bool tracing = true;
+  /// The framework's host time per custom-kernel call
+  /// (Profile::kernelCallHostNs).
+  bool kernelCallHost = true;
 };
 
 struct DeviceOptions {
@@ -56,7 +59,15 @@ struct DeviceOptions {
   HostCosts costs;
 };
 
-enum class HostCategory { Trace, Compile, Launch, Transfer, Fallback, Sync };
+enum class HostCategory {
+  Trace,
+  Compile,
+  Launch,
+  Transfer,
+  Fallback,
+  Sync,
+  KernelCall
+};
 std::string_view name(HostCategory category);
 
 struct HostEvent {
@@ -175,6 +186,10 @@ public:
   // Eager (lazy-tensor) accounting.
   /// Charges the host for recording `ops` ops into a lazy graph.
   void chargeTracing(uint64_t ops);
+  /// Charges the framework's host time of `calls` custom-kernel calls
+  /// (kernel construction in the Python call stack): per call per step in
+  /// eager mode, per call site once per compile in compile mode.
+  void chargeKernelCalls(const std::string &what, uint64_t calls);
   /// Graph break: the host waits for the device and reads back pending
   /// outputs of async launches.
   void graphBreakSync();

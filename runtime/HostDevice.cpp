@@ -24,6 +24,8 @@ std::string_view name(HostCategory category) {
     return "fallback";
   case HostCategory::Sync:
     return "sync";
+  case HostCategory::KernelCall:
+    return "kernel call";
   }
   return "?";
 }
@@ -271,6 +273,15 @@ void Device::chargeTracing(uint64_t ops) {
   // hardware.md: lazy-mode tracing, a few us per recorded op (estimated).
   hostEvent("trace " + std::to_string(ops) + " ops", HostCategory::Trace,
             static_cast<double>(ops) * prof.tracingCostPerOpNs);
+}
+
+void Device::chargeKernelCalls(const std::string &what, uint64_t calls) {
+  if (!opts.costs.kernelCallHost || calls == 0 || prof.kernelCallHostNs <= 0)
+    return;
+  // hardware.md: host time per NKI kernel call from torch-xla, one user
+  // measurement on trn1 (estimated).
+  hostEvent(what, HostCategory::KernelCall,
+            static_cast<double>(calls) * prof.kernelCallHostNs);
 }
 
 void Device::graphBreakSync() {

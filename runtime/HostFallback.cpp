@@ -2,13 +2,14 @@
 
 #include "runtime/HostFallback.h"
 
+#include <algorithm>
 #include <unsupported/Eigen/FFT>
 
 namespace seam::rt {
 
 void fftAlongAxis(std::vector<std::complex<float>> &data,
                   const std::vector<int64_t> &shape, unsigned axis,
-                  bool inverse) {
+                  bool inverse, int64_t padTo) {
   if (axis >= shape.size())
     return;
   int64_t n = shape[axis];
@@ -19,13 +20,16 @@ void fftAlongAxis(std::vector<std::complex<float>> &data,
     outer *= shape[d];
   if (n <= 0)
     return;
+  int64_t len = std::max(n, padTo);
   Eigen::FFT<float> fft;
-  std::vector<std::complex<float>> line(n), result(n);
+  std::vector<std::complex<float>> line(len), result(len);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       std::complex<float> *base = data.data() + o * n * inner + i;
       for (int64_t k = 0; k < n; ++k)
         line[k] = base[k * inner];
+      for (int64_t k = n; k < len; ++k)
+        line[k] = 0.0f;
       if (inverse)
         fft.inv(result, line);
       else

@@ -114,6 +114,7 @@ std::vector<FieldRef> fieldTable(Profile &p) {
       {"first_run_overhead_ns", &p.firstRunOverheadNs, nullptr, nullptr, false},
       {"tracing_cost_per_op_ns", &p.tracingCostPerOpNs, nullptr, nullptr,
        false},
+      {"kernel_call_host_ns", &p.kernelCallHostNs, nullptr, nullptr, false},
       {"collective_hop_latency_ns", &p.collectiveHopLatencyNs, nullptr, nullptr,
        false},
       {"neuronlink_bytes_per_ns", &p.neuronLinkBytesPerNs},

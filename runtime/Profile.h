@@ -47,6 +47,9 @@ struct Profile {
   double reciprocalCyclesPerElement = 0, gpsimdFixedCycles = 0;
   double pcieBytesPerNs = 0, launchOverheadNs = 0, firstRunOverheadNs = 0;
   double tracingCostPerOpNs = 0;
+  /// Host time of one custom-kernel call in the framework (estimated: one
+  /// user measurement, see the profile's source).
+  double kernelCallHostNs = 0;
   double collectiveHopLatencyNs = 0, neuronLinkBytesPerNs = 0;
   unsigned teArrayRows = 0, teArrayCols = 0;
   unsigned veLanes = 0, veLanesBf16 = 0, seLanes = 0, gpsimdLanes = 0;

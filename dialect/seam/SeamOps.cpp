@@ -341,7 +341,15 @@ static LogicalResult verifyFftAxis(Operation *op, Value in, Value out,
 }
 
 LogicalResult FftOp::verify() {
-  return verifyFftAxis(*this, getInput(), getResult(), int64_t(getAxis()));
+  if (failed(verifyFftAxis(*this, getInput(), getResult(), int64_t(getAxis()))))
+    return failure();
+  if (auto pad = getPadTo()) {
+    int64_t n = tensorOf(getInput()).getDimSize(int64_t(getAxis()));
+    if (int64_t(*pad) < n)
+      return emitOpError() << "pad_to " << int64_t(*pad)
+                           << " is smaller than the axis size " << n;
+  }
+  return success();
 }
 LogicalResult IfftOp::verify() {
   return verifyFftAxis(*this, getInput(), getResult(), int64_t(getAxis()));

@@ -309,14 +309,22 @@ def Seam_FftOp : Seam_Op<"fft", Seam_OpaqueFusion, [Seam_HostFallback]> {
   let description = [{
     `y[k] = sum_n x[n] exp(-2 pi i k n / N)` along `axis` (N = its size, any
     N). Real input is promoted to complex; the result is complex<f32> of the
-    same shape.
+    same shape, or f32 holding its real part.
+
+    With `pad_to = P` (P >= N) the N points are zero-padded to P and the
+    first N bins of the P-point DFT are kept:
+    `y[k] = sum_n x[n] exp(-2 pi i k n / P)`, k < N. That is the FNet
+    source's pad-to-next-power-of-two, not the N-point DFT (its error is
+    what seam measures); without `pad_to` the transform is exact.
 
     ```mlir
     %f = seam.fft %x axis 1 : tensor<4x768xcomplex<f32>> -> tensor<4x768xcomplex<f32>>
+    %p = seam.fft %x axis 1 {pad_to = 1024 : i64} : tensor<4x768xf32> -> tensor<4x768xcomplex<f32>>
     ```
   }];
-  let arguments = (ins Seam_AnyTensor:$input, I64Attr:$axis);
-  let results = (outs Seam_ComplexTensor:$result);
+  let arguments = (ins Seam_AnyTensor:$input, I64Attr:$axis,
+                       OptionalAttr<I64Attr>:$pad_to);
+  let results = (outs RankedTensorOf<[F32, Complex<F32>]>:$result);
   let assemblyFormat = "$input `axis` $axis attr-dict `:` type($input) `->` type($result)";
 }
 

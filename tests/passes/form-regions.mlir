@@ -43,7 +43,7 @@ func.func @remarks(%x: tensor<4x256xf32>, %c: tensor<4x256xcomplex<f32>>) -> (te
   %y:2 = seam.block "mix" 0 -> tensor<4x256xf32>, tensor<4x256xcomplex<f32>> {
     // expected-remark @+1 {{seam-form-regions: region 'mix.0.p0' (eager): 1 ops, ends at host-fallback op seam.fft}}
     %g = seam.gelu %x : tensor<4x256xf32>
-    // expected-remark @+1 {{seam-form-regions: seam.fft runs on the host (no kernel; the device has no complex dtype): the region splits here}}
+    // expected-remark @+1 {{seam-form-regions: seam.fft runs on the host (no kernel replaces it): the region splits here}}
     %f = seam.fft %c axis 1 : tensor<4x256xcomplex<f32>> -> tensor<4x256xcomplex<f32>>
     // expected-remark @+1 {{region 'mix.0.p1' (eager): 1 ops, ends at the end of mix.0}}
     %s = seam.silu %g : tensor<4x256xf32>

@@ -81,3 +81,35 @@ func.func @fourier_sites(%x: tensor<1x512x768xf32>, %c: tensor<4x768xcomplex<f32
   %y = seam.fftconv %u, %k, %d {fft_size = 2048 : i64} : (tensor<1x8x1000xf32>, tensor<8x1000xf32>, tensor<8xf32>) -> tensor<1x8x1000xf32>
   return
 }
+
+// -----
+
+// A site the check accepts must build: the fourier-mix kernel is FNet's
+// mixing over (sequence, hidden), so a mix over the sequence alone stays on
+// the compiler's path (a host fallback) with the reason. The fft kernels
+// serve any axis (a middle axis through in-kernel transposes) and the FNet
+// source's radix-2 variant with its padding.
+
+// CHECK-LABEL: func.func @check_is_build
+// CHECK: seam.fourier_mix %arg0 dims [1]
+// CHECK: seam.kernel_call "fft"(%arg1) {config = {axis = 1 : i64}}
+// CHECK: seam.kernel_call "fft"(%arg2) {config = {axis = 2 : i64, pad_to = 1024 : i64, variant = "radix2"}}
+// CHECK: seam.fft %arg2 axis 2 {pad_to = 2048 : i64, variant = "radix2"}
+// CHECK: seam.kernel_call "fft"(%arg3) {config = {axis = 0 : i64}}
+// expected-warning @+4 {{seam-insert-kernels: kernel 'rope' matches no site in @check_is_build (no seam.rope it applies to)}}
+// expected-warning @+3 {{seam-insert-kernels: kernel 'flash-attn' matches no site in @check_is_build (no seam.attention it applies to)}}
+// expected-warning @+2 {{seam-insert-kernels: kernel 'fourier-mix' inserted at none of its 1 site(s) in @check_is_build (the remarks say why)}}
+// expected-warning @+1 {{seam-insert-kernels: kernel 'fftconv' matches no site in @check_is_build (no seam.fftconv it applies to)}}
+func.func @check_is_build(%x: tensor<1x16384x4xf32>, %s: tensor<2x1000x3xf32>, %h: tensor<1x128x768xf32>, %c: tensor<12288x2xcomplex<f32>>) {
+  // expected-remark @+1 {{kernel 'fourier-mix' not inserted: the kernel is FNet's mixing of [B, S, D] over dims [1, 2] (sequence and hidden), not dims [1] of a rank-3 tensor}}
+  %m = seam.fourier_mix %x dims [1] : tensor<1x16384x4xf32>
+  // expected-remark @+1 {{kernel 'fft' inserted: 1000-point DFT as 2 TE matmul stage(s)}}
+  %f = seam.fft %s axis 1 : tensor<2x1000x3xf32> -> tensor<2x1000x3xcomplex<f32>>
+  // expected-remark @+1 {{kernel 'fft' inserted: 768 points zero-padded to 1024, radix-2 (the FNet source's; not the 768-point DFT)}}
+  %p = seam.fft %h axis 2 {pad_to = 1024 : i64, variant = "radix2"} : tensor<1x128x768xf32> -> tensor<1x128x768xcomplex<f32>>
+  // expected-remark @+1 {{kernel 'fft' not inserted: the radix-2 variant is the source's 128-point DFT groups and radix-2 butterflies: 128, 256, 512 or 1024 points, not 2048}}
+  %q = seam.fft %h axis 2 {pad_to = 2048 : i64, variant = "radix2"} : tensor<1x128x768xf32> -> tensor<1x128x768xcomplex<f32>>
+  // expected-remark @+1 {{kernel 'fft' inserted: 12288-point DFT as 2 TE matmul stage(s)}}
+  %i = seam.fft %c axis 0 : tensor<12288x2xcomplex<f32>> -> tensor<12288x2xcomplex<f32>>
+  return
+}

@@ -99,6 +99,54 @@ TEST(Host, EagerAccountingTracingAndGraphBreakSync) {
                                      128 * 64 * 4 / prof.pcieBytesPerNs);
 }
 
+/// kernel_call_host_ns: charged per call, on its own host category, with
+/// its source marked estimated; the ablation switch removes it.
+TEST(Host, KernelCallHostCostAndItsAblation) {
+  const Profile &prof = Profile::builtin(Target::Trn1);
+  const Figure &f = prof.figures.at("kernel_call_host_ns");
+  EXPECT_TRUE(f.estimated);
+  EXPECT_NE(f.source.find("nki-samples PR #45"), std::string::npos);
+  EXPECT_NE(f.source.find("ONE USER MEASUREMENT"), std::string::npos);
+  EXPECT_DOUBLE_EQ(prof.kernelCallHostNs, 50.25e6);
+  EXPECT_TRUE(Profile::builtin(Target::Trn2).figures.at("kernel_call_host_ns")
+                  .estimated);
+  DeviceOptions opts;
+  opts.mode = ExecMode::TimingOnly;
+  Device dev(prof, opts);
+  double t0 = dev.hostNs();
+  dev.chargeKernelCalls("kernel calls", 3);
+  EXPECT_DOUBLE_EQ(dev.hostNs() - t0, 3 * prof.kernelCallHostNs);
+  EXPECT_EQ(dev.hostEvents().back().category, HostCategory::KernelCall);
+  EXPECT_FALSE(dev.hostEvents().back().wallClock);
+  opts.costs.kernelCallHost = false;
+  Device off(prof, opts);
+  off.chargeKernelCalls("kernel calls", 3);
+  EXPECT_DOUBLE_EQ(off.hostNs(), 0);
+  // The figure takes overrides under the profile's rules (non-negative).
+  Profile p = prof;
+  EXPECT_TRUE(bool(p.set("kernel_call_host_ns=0")));
+  EXPECT_FALSE(bool(p.set("kernel_call_host_ns=-1")));
+}
+
+/// seam.fft's pad_to: each line zero-padded to padTo points, the first N
+/// bins kept (the FNet source's transform, not the N-point DFT).
+TEST(Host, FallbackFftPadTo) {
+  const int64_t n = 6, pad = 8;
+  std::vector<std::complex<float>> data(n);
+  for (int64_t i = 0; i < n; ++i)
+    data[i] = {float(std::cos(0.7 * i)), 0.0f};
+  auto ref = data;
+  fftAlongAxis(data, {n}, 0, false, pad);
+  for (int64_t k = 0; k < n; ++k) {
+    std::complex<double> s = 0;
+    for (int64_t j = 0; j < n; ++j)
+      s += std::complex<double>(ref[j]) *
+           std::polar(1.0, -2 * M_PI * double(j * k) / pad);
+    EXPECT_NEAR(data[k].real(), s.real(), 1e-5);
+    EXPECT_NEAR(data[k].imag(), s.imag(), 1e-5);
+  }
+}
+
 TEST(Host, FallbackFftIsRealAndTimedApart) {
   const int64_t n = 12;
   std::vector<std::complex<float>> data(2 * n);

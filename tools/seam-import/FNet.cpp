@@ -6,8 +6,16 @@
 // With --tp the FFN is column/row parallel (the Fourier mix needs the whole
 // hidden dimension, so it is replicated).
 //
+// --fourier seed builds the mixing as the FNet source computes it: a 1-D
+// FFT over the hidden dim (real -> complex), then one over the sequence
+// (complex -> its real part), each a call of the source's radix-2 kernels
+// (config variant = "radix2") when --kernels fft is given; a size that is
+// not a power of two is zero-padded to the next one and the first bins kept
+// (pad_to: D = 768 -> 1024), which is not the DFT: seam reports its error.
+//
 //===----------------------------------------------------------------------===//
 #include "tools/seam-import/Import.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace seamimport;
@@ -74,11 +82,22 @@ llvm::Error seamimport::importFNet(ConfigReader &r, const ImportOptions &opt,
       {{"hidden_states", g.tensor({c.batch.value, c.seq.value, d})}});
   Value x = func.getArgument(0);
   bool tanhGelu = c.act != "gelu";
+  bool seed = opt.fourier && *opt.fourier == "seed";
+  // The source's padding: the next power of two of a size that is not one.
+  auto padOf = [](int64_t n) -> int64_t {
+    return llvm::isPowerOf2_64(uint64_t(n)) ? 0 : int64_t(llvm::NextPowerOf2(n));
+  };
+  auto mix = [&](Value v) -> Value {
+    if (!seed)
+      return g.fourierMix(v, {1, 2});
+    Value h = g.fft(v, 2, /*realResult=*/false, padOf(d), "radix2");
+    return g.fft(h, 1, /*realResult=*/true, padOf(c.seq.value), "radix2");
+  };
 
   for (int64_t i = 0; i < c.layers.value; ++i) {
     std::string p = "encoder.layer." + std::to_string(i);
     x = g.block("fnet", i, p, [&]() -> SmallVector<Value> {
-      Value mixed = g.fourierMix(x, {1, 2});
+      Value mixed = mix(x);
       Value h =
           g.layerNorm(g.add(mixed, x), c.eps, p + ".fourier.output.LayerNorm");
       Value f = g.columnLinear(h, p + ".intermediate.dense",

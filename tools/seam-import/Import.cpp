@@ -383,6 +383,20 @@ Value GraphBuilder::fourierMix(Value x, llvm::ArrayRef<int64_t> dims) {
   return b.create<mlir::seam::FourierMixOp>(loc, x.getType(), x, dims);
 }
 
+Value GraphBuilder::fft(Value x, int64_t axis, bool realResult, int64_t padTo,
+                        llvm::StringRef variant) {
+  auto t = cast<RankedTensorType>(x.getType());
+  Type et = realResult ? b.getF32Type()
+                       : Type(ComplexType::get(b.getF32Type()));
+  auto op = b.create<mlir::seam::FftOp>(
+      loc, RankedTensorType::get(t.getShape(), et), x,
+      b.getI64IntegerAttr(axis),
+      padTo > 0 ? b.getI64IntegerAttr(padTo) : IntegerAttr());
+  if (!variant.empty())
+    op->setAttr("variant", b.getStringAttr(variant));
+  return op;
+}
+
 Value GraphBuilder::fftConv(Value u, Value k, Value d, int64_t fftSize) {
   return b.create<mlir::seam::FftConvOp>(loc, u.getType(), u, k, d, Value(),
                                          Value(), Value(), uint64_t(fftSize));

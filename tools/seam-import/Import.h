@@ -29,6 +29,11 @@ struct ImportOptions {
   std::optional<int64_t> layers, seq, txtSeq, batch, tp;
   /// "f32" or "bf16" (already checked by the driver).
   std::optional<std::string> dtype;
+  /// FNet's Fourier mixing: "exact" (default: one seam.fourier_mix, the
+  /// exact 2-D DFT) or "seed" (the FNet source's structure: two 1-D FFTs,
+  /// hidden then sequence, on complex data, each axis that is not a power
+  /// of two zero-padded to the next one and truncated, radix-2 kernels).
+  std::optional<std::string> fourier;
   /// Called after each block is built with the number built so far (the
   /// driver prints progress on long imports).
   std::function<void(int64_t blocks)> onBlock;
@@ -170,6 +175,11 @@ public:
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
                         double scale);
   mlir::Value fourierMix(mlir::Value x, llvm::ArrayRef<int64_t> dims);
+  /// seam.fft along `axis`: a complex result, or its real part when
+  /// `realResult`; `padTo` > 0 sets pad_to; `variant` (non-empty) is the
+  /// kernel variant attribute the call inherits (e.g. "radix2").
+  mlir::Value fft(mlir::Value x, int64_t axis, bool realResult,
+                  int64_t padTo = 0, llvm::StringRef variant = "");
   mlir::Value fftConv(mlir::Value u, mlir::Value k, mlir::Value d,
                       int64_t fftSize);
   /// seam.all_reduce over the tp ranks (identity when tp == 1).

@@ -87,6 +87,10 @@ llvm::Error seamimport::checkOptions(const ImportOptions &o) {
   if (o.dtype && *o.dtype != "f32" && *o.dtype != "bf16")
     return error("--dtype '" + *o.dtype +
                  "' is not supported: use f32 or bf16");
+  if (o.fourier && *o.fourier != "exact" && *o.fourier != "seed")
+    return error("--fourier '" + *o.fourier +
+                 "' is not supported: use exact (one fourier_mix, the exact "
+                 "2-D DFT) or seed (the FNet source's two padded 1-D FFTs)");
   return llvm::Error::success();
 }
 
@@ -147,6 +151,8 @@ llvm::Error seamimport::buildModel(llvm::StringRef text,
   BuildFn build = selectModel(reader, *obj);
   if (!build)
     return reader.takeError();
+  if (options.fourier && build != importFNet)
+    return error("--fourier shapes FNet's mixing; this model is not an FNet");
   return build(reader, options, module);
 }
 

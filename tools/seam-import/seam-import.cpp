@@ -54,6 +54,13 @@ cl::opt<std::string> dtype("dtype",
                            cl::desc("Element type: f32 or bf16 (default: the "
                                     "config's torch_dtype)"),
                            cl::cat(importCategory));
+cl::opt<std::string>
+    fourier("fourier",
+            cl::desc("FNet mixing: exact (one seam.fourier_mix, the exact 2-D "
+                     "DFT; default) or seed (the FNet source's structure: two "
+                     "1-D FFTs, hidden then sequence, padded to the next power "
+                     "of two for the radix-2 kernels)"),
+            cl::cat(importCategory));
 cl::opt<std::string> outputPath("o", cl::desc("Output file (default stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(importCategory));
@@ -109,6 +116,8 @@ int main(int argc, char **argv) {
       s.dst = s.opt.getValue();
   if (dtype.getNumOccurrences())
     options.dtype = dtype.getValue();
+  if (fourier.getNumOccurrences())
+    options.fourier = fourier.getValue();
   options.onBlock = [&](int64_t blocks) {
     progress(llvm::Twine(blocks) + " blocks built");
   };

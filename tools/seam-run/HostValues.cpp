@@ -173,14 +173,14 @@ seamrun::evalHostOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
     return out;
   }
   auto fftLike = [&](int64_t axis, bool inverse, bool inComplex,
-                     bool outComplex) {
+                     bool outComplex, int64_t padTo = 0) {
     int64_t n = count(shape);
     std::vector<std::complex<float>> buf(n);
     for (int64_t i = 0; i < n; ++i)
       buf[i] = inComplex ? std::complex<float>(in[0]->data[2 * i],
                                                in[0]->data[2 * i + 1])
                          : std::complex<float>(in[0]->data[i], 0.0f);
-    rt::fftAlongAxis(buf, shape, unsigned(axis), inverse);
+    rt::fftAlongAxis(buf, shape, unsigned(axis), inverse, padTo);
     out.data.resize(n * (outComplex ? 2 : 1));
     for (int64_t i = 0; i < n; ++i) {
       if (outComplex) {
@@ -193,7 +193,8 @@ seamrun::evalHostOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
   };
   if (auto f = dyn_cast<mlir::seam::FftOp>(op)) {
     fftLike(int64_t(f.getAxis()), false, isComplex(f.getInput().getType()),
-            true);
+            isComplex(f.getType()),
+            f.getPadTo() ? int64_t(*f.getPadTo()) : int64_t(0));
     return out;
   }
   if (auto f = dyn_cast<mlir::seam::IfftOp>(op)) {

@@ -51,6 +51,8 @@ seamimport::ImportOptions importOptions(const SessionOptions &o) {
   io.batch = o.batch;
   if (!o.dtype.empty())
     io.dtype = o.dtype;
+  if (!o.fourier.empty())
+    io.fourier = o.fourier;
   if (o.tp > 1)
     io.tp = o.tp;
   return io;
@@ -322,10 +324,11 @@ std::string seamrun::validate(SessionOptions &o) {
   if (!o.importArgs.empty())
     return "--import-args is gone: give --layers, --seq, --txt-seq, --batch "
            "and --dtype to seam-run itself";
-  bool shapesImport =
-      o.layers || o.seq || o.txtSeq || o.batch || !o.dtype.empty();
+  bool shapesImport = o.layers || o.seq || o.txtSeq || o.batch ||
+                      !o.dtype.empty() || !o.fourier.empty();
   if (!o.input.empty() && shapesImport)
-    return "--layers, --seq, --txt-seq, --batch and --dtype shape an import "
+    return "--layers, --seq, --txt-seq, --batch, --dtype and --fourier shape "
+           "an import "
            "(--model or --config); '" +
            o.input + "' is already imported (re-import it with seam-import)";
   if (llvm::Error e = seamimport::checkOptions(importOptions(o)))
@@ -687,6 +690,11 @@ rt::Expected<SessionResult> Session::run() {
         device.recordCompile(run.cold ? "compile (cold)" : "compile (warm)",
                              compileNs);
         st.compileNs = compileNs;
+        // Compile mode: each kernel call site is traced (its kernel built
+        // by the framework) once, when the graph is captured.
+        if (!eager)
+          device.chargeKernelCalls("kernel calls traced at compile",
+                                   uint64_t(result.kernelCalls));
       }
       for (PlanItem &item : plan) {
         if (item.kind == PlanItem::Host) {
@@ -721,8 +729,10 @@ rt::Expected<SessionResult> Session::run() {
           continue;
         }
         if (eager) {
-          if (item.isKernel)
+          if (item.isKernel) {
             sync(); // a custom call needs its inputs materialised
+            device.chargeKernelCalls("kernel call '" + item.unit + "'", 1);
+          }
           device.chargeTracing(item.tracedOps);
         }
         CompiledUnit &unit = cm.units.at(item.unit);
@@ -745,8 +755,14 @@ rt::Expected<SessionResult> Session::run() {
         if (res->fault)
           result.faults.push_back(res->fault->message);
         if (functional && !res->outputs.empty())
-          for (auto [i, v] : llvm::enumerate(item.op->getResults()))
-            values[v] = res->outputs[0].at(unit.resultBindings[i]);
+          for (auto [i, v] : llvm::enumerate(item.op->getResults())) {
+            // A complex<f32> tensor is f32 [..., 2] on the device (re, im
+            // interleaved, as on the host): same data, the tensor's shape.
+            HostTensor t = res->outputs[0].at(unit.resultBindings[i]);
+            auto ty = cast<RankedTensorType>(v.getType());
+            t.shape.assign(ty.getShape().begin(), ty.getShape().end());
+            values[v] = std::move(t);
+          }
         if (s == opts.steps - 1 && lastRun) {
           const auto &cores = res->timeline.cores;
           for (const auto &c : cores) {
@@ -784,6 +800,9 @@ rt::Expected<SessionResult> Session::run() {
           break;
         case rt::HostCategory::Sync:
           st.syncNs += ev.durationNs;
+          break;
+        case rt::HostCategory::KernelCall:
+          st.kernelCallNs += ev.durationNs;
           break;
         case rt::HostCategory::Fallback:
           st.fallbackNs += ev.durationNs;
@@ -888,11 +907,14 @@ std::vector<std::string> seamrun::shapingOptions(const SessionOptions &o) {
   size("--batch", o.batch);
   if (!o.dtype.empty())
     flags.push_back("--dtype " + o.dtype);
+  if (!o.fourier.empty())
+    flags.push_back("--fourier " + o.fourier);
   for (const auto &[name, off] :
        {std::pair{"--no-launch-overhead", !o.costs.launchOverhead},
         {"--no-first-run", !o.costs.firstRun},
         {"--no-transfers", !o.costs.transfers},
         {"--no-tracing", !o.costs.tracing},
+        {"--no-kernel-call-host", !o.costs.kernelCallHost},
         {"--no-sync", !o.graphBreakSyncs},
         {"--no-program-sharing", !o.programSharing}})
     if (off)
@@ -975,7 +997,8 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
   // works in parallel with it.
   const StepStats &last = r.runs.back().steps.back();
   os << llvm::formatv(
-      "  last step: {0:F6} s = modelled: tracing {1:F6} + launch {2:F6} + "
+      "  last step: {0:F6} s = modelled: tracing {1:F6} + kernel calls "
+      "{10:F6} + launch {2:F6} + "
       "transfers {3:F6} + graph-break syncs {4:F6} + wait at step end "
       "{5:F6}; measured here: compile {6:F6} + host fallback {7:F6}{8}; "
       "device busy {9:F6} s (overlaps the host)\n",
@@ -985,7 +1008,7 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
       std::abs(last.otherNs) > 1
           ? llvm::formatv(" + other {0:F6}", last.otherNs * 1e-9).str()
           : std::string(),
-      last.deviceNs * 1e-9);
+      last.deviceNs * 1e-9, last.kernelCallNs * 1e-9);
   int corrupt = 0;
   for (const RunStats &run : r.runs)
     corrupt += run.cacheCorrupt;
@@ -1065,6 +1088,7 @@ std::string seamrun::writeJson(const SessionResult &r,
                              {"launch_s", s.launchNs * 1e-9},
                              {"transfer_s", s.transferNs * 1e-9},
                              {"tracing_s", s.tracingNs * 1e-9},
+                             {"kernel_call_s", s.kernelCallNs * 1e-9},
                              {"sync_s", s.syncNs * 1e-9},
                              {"step_end_wait_s", s.stepEndWaitNs * 1e-9},
                              {"fallback_s", s.fallbackNs * 1e-9},
@@ -1117,12 +1141,16 @@ std::string seamrun::writeJson(const SessionResult &r,
                  {"batch", optional(o.batch)},
                  {"dtype", o.dtype.empty() ? llvm::json::Value(nullptr)
                                            : llvm::json::Value(o.dtype)},
+                 {"fourier", o.fourier.empty()
+                                 ? llvm::json::Value(nullptr)
+                                 : llvm::json::Value(o.fourier)},
                  {"steps", o.steps},
                  {"runs", o.runs},
                  {"launch_overhead", o.costs.launchOverhead},
                  {"first_run", o.costs.firstRun},
                  {"transfers", o.costs.transfers},
                  {"tracing", o.costs.tracing},
+                 {"kernel_call_host", o.costs.kernelCallHost},
                  {"graph_break_syncs", o.graphBreakSyncs},
                  {"program_sharing", o.programSharing},
                  {"set", std::move(figures)},

@@ -21,6 +21,7 @@ struct SessionOptions {
   /// Model options of an import (--model, --config); unset: the config.
   std::optional<int64_t> layers, seq, txtSeq, batch;
   std::string dtype; ///< "f32", "bf16" or "" (the config's)
+  std::string fourier; ///< FNet: "exact", "seed" or "" (exact)
   /// TP degree. An imported model is sharded for it; a .mlir file says its
   /// own (seam.tp), which --tp must match when given (`tpGiven`). After a
   /// run, SessionResult::options.tp is the degree that ran.
@@ -68,6 +69,7 @@ struct StepStats {
   double launchNs = 0;      ///< launch + first-run overheads
   double transferNs = 0;    ///< PCIe
   double tracingNs = 0;     ///< lazy tracing
+  double kernelCallNs = 0;  ///< framework host time of kernel calls
   double syncNs = 0;        ///< waiting for the device at graph breaks
   double stepEndWaitNs = 0; ///< waiting for the device at the step's end
   double otherNs = 0;
@@ -75,8 +77,8 @@ struct StepStats {
   int launches = 0;
 
   double hostPartsNs() const {
-    return compileNs + fallbackNs + launchNs + transferNs + tracingNs + syncNs +
-           stepEndWaitNs;
+    return compileNs + fallbackNs + launchNs + transferNs + tracingNs +
+           kernelCallNs + syncNs + stepEndWaitNs;
   }
 };
 

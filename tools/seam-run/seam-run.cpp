@@ -46,6 +46,10 @@ static cl::opt<long long> batch("batch", cl::desc("Import: batch size"),
 static cl::opt<std::string>
     dtype("dtype", cl::desc("Import: f32 or bf16 (default: the config's)"),
           cl::cat(cat));
+static cl::opt<std::string>
+    fourier("fourier", cl::desc("Import: FNet mixing, exact (default) or seed "
+                                "(the source's two padded 1-D FFTs)"),
+            cl::cat(cat));
 static cl::opt<int> tp("tp",
                        cl::desc("Tensor-parallel degree: an import is sharded "
                                 "for it; a .mlir file has its own (seam.tp), "
@@ -118,6 +122,12 @@ static cl::opt<bool> noTransfers("no-transfers",
 static cl::opt<bool> noTracing("no-tracing",
                                cl::desc("Ablation: no lazy tracing cost"),
                                cl::cat(cat));
+static cl::opt<bool> noKernelCallHost(
+    "no-kernel-call-host",
+    cl::desc("Ablation: no framework host time per kernel call "
+             "(kernel_call_host_ns: per call per step in eager mode, once "
+             "per compile in compile mode)"),
+    cl::cat(cat));
 static cl::opt<bool> noSync("no-sync",
                             cl::desc("Ablation: no graph-break syncs"),
                             cl::cat(cat));
@@ -148,6 +158,7 @@ int main(int argc, char **argv) {
     if (opt->getNumOccurrences())
       *dst = opt->getValue();
   o.dtype = dtype;
+  o.fourier = fourier;
   o.tp = tp;
   o.tpGiven = tp.getNumOccurrences() > 0;
   o.mode = mode;
@@ -174,6 +185,7 @@ int main(int argc, char **argv) {
   o.costs.firstRun = !noFirstRun;
   o.costs.transfers = !noTransfers;
   o.costs.tracing = !noTracing;
+  o.costs.kernelCallHost = !noKernelCallHost;
   o.graphBreakSyncs = !noSync;
   o.programSharing = !noSharing;
   o.figureOverrides.assign(setFigures.begin(), setFigures.end());

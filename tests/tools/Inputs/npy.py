@@ -6,6 +6,11 @@
                               references of small.mlir; exit 1 over 1e-5
   npy.py compare A B TOL      compare every outputN.npy of directory B with
                               A's (rel-L2 over all of them); exit 1 over TOL
+  npy.py complex-inputs DIR   write c.npy (complex64), x.npy for
+                              Inputs/complex.mlir
+  npy.py check-complex DIR OUT  compare OUT/output{0,1,2}.npy (dtype and
+                              shape too) with complex.mlir's float64
+                              references; exit 1 over 1e-5
   npy.py json FILE KEY...     print the value at the key path of a JSON file
 """
 import json
@@ -22,6 +27,13 @@ def small_ref(x, v):
     y = n / (1 + np.exp(-n)) * v.astype(np.float64)[:, None, :] + x
     z = np.real(np.fft.fft2(y, axes=(1, 2)))
     return [y, z]
+
+
+def complex_ref(c, x):
+    c = c.astype(np.complex128)
+    f = np.fft.fft(c, axis=1)
+    return [f, 2 * np.real(np.fft.ifft(f, axis=1)),
+            np.fft.fft(x.astype(np.float64), axis=1)]
 
 
 def rel_l2(ref, got):
@@ -43,6 +55,27 @@ def main(argv):
             assert got.shape == ref.shape, (got.shape, ref.shape)
             err = rel_l2(ref, got)
             print("output%d %s rel-L2 %.2e" % (i, "x".join(map(str, got.shape)), err))
+            worst = max(worst, err)
+        print("OK" if worst <= 1e-5 else "FAIL")
+        return 0 if worst <= 1e-5 else 1
+    if argv[1] == "complex-inputs":
+        rng = np.random.default_rng(5)
+        c = (rng.standard_normal((2, 768, 3)) +
+             1j * rng.standard_normal((2, 768, 3))).astype(np.complex64)
+        np.save(argv[2] + "/c.npy", c)
+        np.save(argv[2] + "/x.npy", rng.uniform(-1, 1, (4, 1000)).astype(np.float32))
+        return 0
+    if argv[1] == "check-complex":
+        c = np.load(argv[2] + "/c.npy")
+        x = np.load(argv[2] + "/x.npy")
+        worst = 0.0
+        for i, ref in enumerate(complex_ref(c, x)):
+            got = np.load("%s/output%d.npy" % (argv[3], i))
+            want = np.complex64 if np.iscomplexobj(ref) else np.float32
+            assert got.dtype == want, (i, got.dtype, want)
+            assert got.shape == ref.shape, (i, got.shape, ref.shape)
+            err = rel_l2(ref, got.astype(ref.dtype))
+            print("output%d %s %s rel-L2 %.2e" % (i, got.dtype, "x".join(map(str, got.shape)), err))
             worst = max(worst, err)
         print("OK" if worst <= 1e-5 else "FAIL")
         return 0 if worst <= 1e-5 else 1

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-PARTS = ["compile_s", "tracing_s", "launch_s", "transfer_s", "sync_s",
+PARTS = ["compile_s", "tracing_s", "kernel_call_s", "launch_s", "transfer_s", "sync_s",
          "step_end_wait_s", "fallback_s", "other_s"]
 
 
