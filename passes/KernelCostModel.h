@@ -30,7 +30,7 @@ struct StepCost {
   double tracingNs = 0;   ///< lazy tracing (eager)
   double syncNs = 0;      ///< waits at graph breaks and the step's end
   double transferNs = 0;  ///< PCIe
-  double hostNs = 0;      ///< host fallback ops and per-call host costs
+  double hostNs = 0;      ///< host fallback ops, framework time per kernel call
   int launches = 0;
   /// Activation bytes that go through HBM between programs and around
   /// kernel calls and host ops (not parameters).

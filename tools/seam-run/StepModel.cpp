@@ -59,7 +59,7 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
     c.tracingNs = ps(st.tracingNs);
     c.syncNs = ps(st.syncNs + st.stepEndWaitNs);
     c.transferNs = ps(st.transferNs);
-    c.hostNs = ps(st.fallbackNs + st.otherNs);
+    c.hostNs = ps(st.fallbackNs + st.kernelCallNs + st.otherNs);
     c.launches = st.launches;
     c.hbmRoundTripBytes = result->boundaryBytes + result->regionIoBytes;
     return c;
