@@ -54,7 +54,7 @@ struct InsertKernelsPass
     if (!requested) // reported by initialize
       return signalPassFailure();
     // Outlined programs hold what an earlier run decided.
-    if (requested->empty() || func->hasAttr("seam.program") ||
+    if (requested->empty() || func->hasAttr(kProgramAttrName) ||
         func.isExternal())
       return;
     SmallVector<Operation *> ops;
