@@ -31,8 +31,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                      "one program per step, kernel calls inside"))};
   ListOption<std::string> kernels{*this, "kernels",
                                   llvm::cl::desc("Kernels to insert")};
-  Option<bool> share{*this, "share",
-                     llvm::cl::desc("Share identical programs"),
+  Option<bool> share{*this, "share", llvm::cl::desc("Share identical programs"),
                      llvm::cl::init(true)};
   Option<bool> remarks{*this, "remarks",
                        llvm::cl::desc("Explain each decision with a remark"),
