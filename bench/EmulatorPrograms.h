@@ -1,4 +1,4 @@
-//===- EmulatorPrograms.h - Programs the emulator benchmark runs -*- C++ -*-===//
+//===- EmulatorPrograms.h - the emulator benchmark programs -----*- C++ -*-===//
 //
 // Hand-built ncore programs for bench/emulator_bench.cpp, shared with
 // tests/runtime/PerfTest.cpp, which checks that they do what the benchmark
@@ -87,14 +87,14 @@ inline Program gemmProgram(const GemmShape &s, Target target = Target::Trn1) {
                 yOff = wOff + 2 * int64_t(KT) * s.n;
 
   // s0: loads done (2); s1: tiles multiplied; s2: tiles evacuated.
-  b.emit(isa::dmaCopy(sbuf(DType::BF16, 0, 128, xOff, {{KT, s.m}, {s.m, 1}}),
-                      b.hbm(xT, 0, 128, s.m,
-                            {{KT, int64_t(128) * s.m}, {s.m, 1}}))
-             .signal(0));
-  b.emit(isa::dmaCopy(sbuf(DType::BF16, 0, 128, wOff, {{KT, s.n}, {s.n, 1}}),
-                      b.hbm(w, 0, 128, s.n,
-                            {{KT, int64_t(128) * s.n}, {s.n, 1}}))
-             .signal(0));
+  b.emit(
+      isa::dmaCopy(sbuf(DType::BF16, 0, 128, xOff, {{KT, s.m}, {s.m, 1}}),
+                   b.hbm(xT, 0, 128, s.m, {{KT, int64_t(128) * s.m}, {s.m, 1}}))
+          .signal(0));
+  b.emit(
+      isa::dmaCopy(sbuf(DType::BF16, 0, 128, wOff, {{KT, s.n}, {s.n, 1}}),
+                   b.hbm(w, 0, 128, s.n, {{KT, int64_t(128) * s.n}, {s.n, 1}}))
+          .signal(0));
 
   b.loopBegin(Engine::Tensor, MT);
   b.loopBegin(Engine::Tensor, NT);
@@ -122,10 +122,10 @@ inline Program gemmProgram(const GemmShape &s, Target target = Target::Trn1) {
   b.loopEnd(Engine::Scalar);
   b.loopEnd(Engine::Scalar);
 
-  b.emit(isa::dmaCopy(b.hbm(y, 0, 128, s.n,
-                            {{MT, int64_t(128) * s.n}, {s.n, 1}}),
-                      sbuf(DType::BF16, 0, 128, yOff, {{MT, s.n}, {s.n, 1}}))
-             .waitFor(2, MT * NT));
+  b.emit(
+      isa::dmaCopy(b.hbm(y, 0, 128, s.n, {{MT, int64_t(128) * s.n}, {s.n, 1}}),
+                   sbuf(DType::BF16, 0, 128, yOff, {{MT, s.n}, {s.n, 1}}))
+          .waitFor(2, MT * NT));
   return b.take();
 }
 

@@ -220,7 +220,7 @@ void KernelBuilder::matmulAccumulateOver(Value dst, Value stationary,
   auto loop = cast<LoopOp>(iv.getOwner()->getParentOp());
   auto mm =
       b.create<MatmulOp>(loc, dst, stationary, moving, true, EngineAttr());
-  mm->setAttr("start_level", b.getI64IntegerAttr(loop.getDepth() - 1));
+  mm->setAttr(kStartLevelAttrName, b.getI64IntegerAttr(loop.getDepth() - 1));
 }
 
 void KernelBuilder::transpose(Value dst, Value src) {

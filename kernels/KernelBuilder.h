@@ -1,5 +1,4 @@
-//===- KernelBuilder.h - write ncore kernels the way NKI kernels read -*- C++
-//-*-===//
+//===- KernelBuilder.h - ncore kernels the way NKI reads --------*- C++ -*-===//
 //
 // A kernel is written against this builder the way an NKI kernel is written
 // against nki.isa: allocate SBUF/PSUM tiles, open loops, take windows of

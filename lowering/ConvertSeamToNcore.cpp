@@ -785,7 +785,7 @@ void ConvertSeamToNcorePass::runOnOperation() {
 
   SmallVector<func::FuncOp> funcs;
   for (auto func : module.getOps<func::FuncOp>())
-    if (func->hasAttr("seam.program"))
+    if (func->hasAttr(::mlir::seam::kProgramAttrName))
       funcs.push_back(func);
   bool failedAny = false;
   for (func::FuncOp func : funcs) {
@@ -802,7 +802,7 @@ void ConvertSeamToNcorePass::runOnOperation() {
   // Top-level kernel calls (eager mode): launched by the host directly.
   module.walk([&](KernelCallOp call) {
     auto parent = call->getParentOfType<func::FuncOp>();
-    if (parent && parent->hasAttr("seam.program"))
+    if (parent && parent->hasAttr(::mlir::seam::kProgramAttrName))
       return;
     FailureOr<ncore::ProgramOp> decl = kernels.getOrCreate(call);
     if (failed(decl)) {

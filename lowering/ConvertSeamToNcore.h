@@ -1,5 +1,4 @@
-//===- ConvertSeamToNcore.h - seam -> ncore conversion framework -*- C++
-//-*-===//
+//===- ConvertSeamToNcore.h - seam -> ncore framework -----------*- C++ -*-===//
 //
 // `convert-seam-to-ncore` turns every `func.func` tagged `seam.program` into
 // an `ncore.program` of the same name (inside a nested `module @ncore`). The
@@ -277,9 +276,7 @@ public:
   /// Declares that the op being lowered keeps `bytes` per partition of
   /// working tiles live at once: the program's recorded SBUF peak
   /// (`seam.sbuf_peak_bytes`, the budget of ncore-double-buffer) includes it.
-  void noteWorkingBytes(int64_t bytes) {
-    peak = std::max(peak, used + bytes);
-  }
+  void noteWorkingBytes(int64_t bytes) { peak = std::max(peak, used + bytes); }
 
 private:
   ncore::ProgramOp program;

@@ -17,6 +17,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::ncore {
 #define GEN_PASS_DEF_NCOREALLOCATE
@@ -31,7 +32,10 @@ namespace {
 
 constexpr int64_t kAlignBytes = 64;
 
-int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+/// `v` rounded up to a multiple of `a` (both non-negative).
+int64_t alignUp(int64_t v, int64_t a) {
+  return static_cast<int64_t>(llvm::alignTo(v, a));
+}
 
 /// One tile to place: its live range [start, end] in program positions.
 /// A kernel call is placed too: its callee's on-chip bytes (the callee was

@@ -1,4 +1,4 @@
-//===- NcoreCodegen.h - ncore program -> runtime program, for tools -*- C++ -*-===//
+//===- NcoreCodegen.h - ncore -> runtime program ----------------*- C++ -*-===//
 //
 // The codegen half of lowering as one call: ncore-double-buffer,
 // ncore-allocate, ncore-schedule and ncore-split-dma

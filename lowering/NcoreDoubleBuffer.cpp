@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/ncore/NcoreAccess.h"
+#include "lowering/NcoreCodegen.h"
 #include "lowering/NcorePasses.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
@@ -97,7 +98,7 @@ void NcoreDoubleBufferPass::run(ProgramOp program) {
         used += a.getType().getFreeBytes();
     });
   int64_t budget = capacity - used;
-  if (program->hasAttr("ncore.scheduled"))
+  if (program->hasAttr(kScheduledAttrName))
     return;
 
   SmallVector<LoopOp> loops;
@@ -217,9 +218,9 @@ void NcoreDoubleBufferPass::transform(LoopOp loop, ArrayRef<AllocOp> tiles) {
       }
       Operation *c = ob.clone(op, map);
       if (auto mm = dyn_cast<MatmulOp>(c))
-        if (auto lvl = mm->getAttrOfType<IntegerAttr>("start_level"))
+        if (auto lvl = mm->getAttrOfType<IntegerAttr>(kStartLevelAttrName))
           if (lvl.getInt() == static_cast<int64_t>(level) && !keepStart)
-            mm->removeAttr("start_level");
+            mm->removeAttr(kStartLevelAttrName);
     }
   };
   OpBuilder ib = OpBuilder::atBlockBegin(body);

@@ -3,6 +3,7 @@
 #include "lowering/NcorePasses.h"
 
 #include "dialect/ncore/NcoreAccess.h"
+#include "dialect/ncore/NcoreTranslate.h"
 #include "kernels/Constants.h"
 #include "mlir/IR/SymbolTable.h"
 #include "runtime/Numerics.h"
@@ -10,6 +11,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <map>
 
@@ -18,7 +20,7 @@ using namespace mlir::ncore;
 namespace rt = ::seam::rt;
 
 std::string mlir::ncore::bindingName(ProgramOp program, unsigned i) {
-  if (auto name = program.getArgAttrOfType<StringAttr>(i, "ncore.name"))
+  if (auto name = program.getArgAttrOfType<StringAttr>(i, kNameAttrName))
     return name.str();
   return "arg" + std::to_string(i);
 }
@@ -34,8 +36,6 @@ std::optional<rt::DType> toRtType(Type t) {
     return static_cast<rt::DType>(*code);
   return std::nullopt;
 }
-
-uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 class ProgramEmitter {
 public:
@@ -78,7 +78,7 @@ private:
     b.shape = std::move(shape);
     b.dtype = dtype;
     b.role = role;
-    b.hbmOffset = alignUp(prog.hbmBytes(), 64);
+    b.hbmOffset = llvm::alignTo(prog.hbmBytes(), 64);
     b.hbmSize = b.numElements() * rt::byteSize(dtype);
     prog.bindings.push_back(std::move(b));
     return static_cast<uint32_t>(prog.bindings.size() - 1);
@@ -450,7 +450,6 @@ LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
 }
 
 LogicalResult ProgramEmitter::emitOp(Operation *op) {
-  using S = rt::Instruction::Slot;
   if (isa<AllocOp, ViewOp, ReshapeOp, YieldOp>(op))
     return success();
   if (auto loop = dyn_cast<LoopOp>(op))
@@ -498,119 +497,11 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
   auto iface = dyn_cast<InstructionOpInterface>(op);
   if (!iface)
     return op->emitOpError("cannot be emitted into a runtime program");
-
-  auto ap = [&](Value v) { return access(v, op); };
-  rt::Instruction inst;
-  auto two =
-      [&](Value dst, Value src,
-          rt::Instruction (*make)(const rt::AccessPattern &,
-                                  const rt::AccessPattern &)) -> LogicalResult {
-    auto d = ap(dst), s = ap(src);
-    if (failed(d) || failed(s))
-      return failure();
-    inst = make(*d, *s);
-    return success();
-  };
-  LogicalResult ok = success();
-  if (auto o = dyn_cast<DmaCopyOp>(op)) {
-    ok = two(o.getDst(), o.getSrc(), rt::isa::dmaCopy);
-  } else if (auto o = dyn_cast<TensorCopyOp>(op)) {
-    ok = two(o.getDst(), o.getSrc(), rt::isa::tensorCopy);
-  } else if (auto o = dyn_cast<TransposeOp>(op)) {
-    ok = two(o.getDst(), o.getSrc(), rt::isa::transpose);
-  } else if (auto o = dyn_cast<ReciprocalOp>(op)) {
-    ok = two(o.getDst(), o.getSrc(), rt::isa::reciprocal);
-  } else if (auto o = dyn_cast<AllGatherOp>(op)) {
-    ok = two(o.getDst(), o.getSrc(), rt::isa::allGather);
-  } else if (auto o = dyn_cast<MatmulOp>(op)) {
-    auto d = ap(o.getDst()), st = ap(o.getStationary()), mv = ap(o.getMoving());
-    if (failed(d) || failed(st) || failed(mv))
-      return failure();
-    inst = rt::isa::matmul(*d, *st, *mv, o.getAccumulate());
-    if (auto lvl = op->getAttrOfType<IntegerAttr>("start_level")) {
-      if (lvl.getInt() < 0 ||
-          lvl.getInt() >= static_cast<int64_t>(loops.size()))
-        return op->emitOpError() << "start_level " << lvl.getInt()
-                                 << " is not an enclosing loop level";
-      inst.startLevel = static_cast<int8_t>(lvl.getInt());
-    }
-  } else if (auto o = dyn_cast<ActivationOp>(op)) {
-    auto d = ap(o.getDst()), s = ap(o.getSrc());
-    if (failed(d) || failed(s))
-      return failure();
-    inst = rt::isa::activation(
-        *d, *s, static_cast<rt::ActFunc>(static_cast<uint8_t>(o.getFunc())),
-        o.getScale().convertToFloat(), o.getBias().convertToFloat());
-    if (Value b = o.getBiasTile()) {
-      auto bp = ap(b);
-      if (failed(bp))
-        return failure();
-      inst.withBias(*bp);
-    }
-    if (Value r = o.getReduce()) {
-      auto rp = ap(r);
-      if (failed(rp))
-        return failure();
-      inst.withReduce(*rp);
-    }
-  } else if (auto o = dyn_cast<TensorTensorOp>(op)) {
-    auto d = ap(o.getDst()), l = ap(o.getLhs()), r = ap(o.getRhs());
-    if (failed(d) || failed(l) || failed(r))
-      return failure();
-    inst = rt::isa::tensorTensor(
-        *d, *l, *r, static_cast<rt::AluOp>(static_cast<uint8_t>(o.getAlu())));
-  } else if (auto o = dyn_cast<TensorScalarOp>(op)) {
-    auto d = ap(o.getDst()), s = ap(o.getSrc());
-    if (failed(d) || failed(s))
-      return failure();
-    float imm = o.getImm() ? o.getImm()->convertToFloat() : 0.0f;
-    inst = rt::isa::tensorScalar(
-        *d, *s, static_cast<rt::AluOp>(static_cast<uint8_t>(o.getAlu())), imm,
-        o.getReverse());
-    if (Value t = o.getScalarTile()) {
-      auto tp = ap(t);
-      if (failed(tp))
-        return failure();
-      inst.withScalarAp(*tp);
-    }
-  } else if (auto o = dyn_cast<TensorReduceOp>(op)) {
-    auto d = ap(o.getDst()), s = ap(o.getSrc());
-    if (failed(d) || failed(s))
-      return failure();
-    inst = rt::isa::tensorReduce(
-        *d, *s, static_cast<rt::AluOp>(static_cast<uint8_t>(o.getAlu())));
-  } else if (auto o = dyn_cast<MemsetOp>(op)) {
-    auto d = ap(o.getDst());
-    if (failed(d))
-      return failure();
-    inst = rt::isa::memset(*d, o.getValue().convertToFloat());
-  } else if (auto o = dyn_cast<IotaOp>(op)) {
-    auto d = ap(o.getDst());
-    if (failed(d))
-      return failure();
-    inst = rt::isa::iota(*d, o.getBase().convertToFloat(),
-                         o.getPartitionStep().convertToFloat(),
-                         o.getFreeStep().convertToFloat());
-  } else if (auto o = dyn_cast<AffineSelectOp>(op)) {
-    auto d = ap(o.getDst()), s = ap(o.getSrc());
-    if (failed(d) || failed(s))
-      return failure();
-    inst = rt::isa::affineSelect(
-        *d, *s, static_cast<rt::AluOp>(static_cast<uint8_t>(o.getCmp())),
-        o.getBase().convertToFloat(), o.getPartitionStep().convertToFloat(),
-        o.getFreeStep().convertToFloat(), o.getOnFalse().convertToFloat());
-  } else if (auto o = dyn_cast<AllReduceOp>(op)) {
-    auto d = ap(o.getDst()), s = ap(o.getSrc());
-    if (failed(d) || failed(s))
-      return failure();
-    inst = rt::isa::allReduce(
-        *d, *s, static_cast<rt::AluOp>(static_cast<uint8_t>(o.getAlu())));
-  } else {
-    return op->emitOpError("has no emitter");
-  }
-  if (failed(ok))
+  FailureOr<rt::Instruction> inst = translateInstruction(
+      iface, [&](Value tile) { return access(tile, op); }, loops.size());
+  if (failed(inst))
     return failure();
-  emitInstruction(toRt(iface.getExecutionEngine()), std::move(inst));
+  emitInstruction(inst->engine, std::move(*inst));
   return success();
 }
 

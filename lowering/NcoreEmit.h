@@ -50,6 +50,9 @@ struct EmitOptions {
       constantValues;
 };
 
+/// Argument attribute naming the binding of a program argument.
+constexpr llvm::StringLiteral kNameAttrName = "ncore.name";
+
 /// Name of the binding of argument `i`: its `ncore.name` string attribute,
 /// else "arg<i>".
 std::string bindingName(ProgramOp program, unsigned i);
@@ -57,8 +60,8 @@ std::string bindingName(ProgramOp program, unsigned i);
 /// Emits `program` (allocated and scheduled) for `target`. Errors are
 /// reported on the offending op.
 FailureOr<::seam::rt::Program> emitProgram(ProgramOp program,
-                                         ::seam::rt::Target target,
-                                         const EmitOptions &options = {});
+                                           ::seam::rt::Target target,
+                                           const EmitOptions &options = {});
 
 } // namespace mlir::ncore
 

@@ -23,13 +23,13 @@ namespace rt = ::seam::rt;
 namespace {
 
 /// Emits every defined program of `module`; calls `use` on each.
-LogicalResult
-forEachProgram(ModuleOp module, StringRef targetName,
-               llvm::function_ref<LogicalResult(ProgramOp, rt::Program &)> use) {
+LogicalResult forEachProgram(
+    ModuleOp module, StringRef targetName,
+    llvm::function_ref<LogicalResult(ProgramOp, rt::Program &)> use) {
   std::optional<rt::Target> target = rt::parseTarget(targetName.str());
   if (!target)
-    return module.emitError() << "unknown target '" << targetName
-                              << "' (trn1 or trn2)";
+    return module.emitError()
+           << "unknown target '" << targetName << "' (trn1 or trn2)";
   WalkResult r = module.walk([&](ProgramOp program) {
     if (program.isDeclaration())
       return WalkResult::advance();
@@ -46,8 +46,8 @@ public:
   using NcoreEmitBase::NcoreEmitBase;
   void runOnOperation() override {
     if (auto ec = llvm::sys::fs::create_directories(dir)) {
-      getOperation().emitError() << "cannot create " << dir << ": "
-                                 << ec.message();
+      getOperation().emitError()
+          << "cannot create " << dir << ": " << ec.message();
       return signalPassFailure();
     }
     auto write = [&](ProgramOp program, rt::Program &p) -> LogicalResult {
@@ -55,8 +55,8 @@ public:
       llvm::sys::path::append(path, p.name + ".seamprg");
       rt::Status st = rt::writeProgramFile(p, std::string(path));
       if (!st)
-        return program.emitOpError() << "cannot write " << path << ": "
-                                     << st.message;
+        return program.emitOpError()
+               << "cannot write " << path << ": " << st.message;
       ++numWritten;
       numInstructions += static_cast<int64_t>(p.instructionCount());
       return success();
@@ -66,9 +66,10 @@ public:
   }
 
 private:
-  mlir::seam::PassCounter numWritten{"ncore-emit", "programs", "Program files written"};
-  mlir::seam::PassCounter numInstructions{"ncore-emit", "instructions",
-                                    "Instructions in the written programs"};
+  mlir::seam::PassCounter numWritten{"ncore-emit", "programs",
+                                     "Program files written"};
+  mlir::seam::PassCounter numInstructions{
+      "ncore-emit", "instructions", "Instructions in the written programs"};
 };
 
 class NcoreDumpPass : public mlir::ncore::impl::NcoreDumpBase<NcoreDumpPass> {
@@ -78,8 +79,8 @@ public:
     std::error_code ec;
     llvm::raw_fd_ostream os(file, ec);
     if (ec) {
-      getOperation().emitError() << "cannot open " << file << ": "
-                                 << ec.message();
+      getOperation().emitError()
+          << "cannot open " << file << ": " << ec.message();
       return signalPassFailure();
     }
     auto dump = [&](ProgramOp, rt::Program &p) -> LogicalResult {

@@ -76,8 +76,8 @@ struct Inst {
 /// A dependency of a consumer on a producer instance.
 struct Edge {
   unsigned producer;
-  unsigned shared;  ///< Loops shared with the consumer.
-  bool carried;     ///< Previous iteration of the innermost shared loop.
+  unsigned shared; ///< Loops shared with the consumer.
+  bool carried;    ///< Previous iteration of the innermost shared loop.
 };
 
 int64_t tripProduct(ArrayRef<LoopOp> loops) {
@@ -161,8 +161,7 @@ public:
 
 private:
   LogicalResult schedule(ProgramOp program);
-  PassCounter numWaits{"ncore-schedule", "waits",
-                       "Semaphore waits inserted"};
+  PassCounter numWaits{"ncore-schedule", "waits", "Semaphore waits inserted"};
   PassCounter numSignals{"ncore-schedule", "signals",
                          "Instructions made to signal a semaphore"};
   PassCounter numCarried{"ncore-schedule", "loop-carried-waits",
@@ -204,16 +203,15 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     return success();
   std::optional<rt::Target> tgt = rt::parseTarget(target);
   if (!tgt) {
-    return program.emitError() << "ncore-schedule: unknown target '"
-                               << target << "' (trn1 or trn2)";
+    return program.emitError() << "ncore-schedule: unknown target '" << target
+                               << "' (trn1 or trn2)";
   }
   const rt::Profile &profile = rt::Profile::builtin(*tgt);
   MLIRContext *ctx = program.getContext();
   // A program that synchronises itself is left alone.
   bool hasSems = false;
-  program.walk([&](Operation *op) {
-    hasSems |= isa<SemWaitOp, SemSignalOp>(op);
-  });
+  program.walk(
+      [&](Operation *op) { hasSems |= isa<SemWaitOp, SemSignalOp>(op); });
   if (hasSems) {
     program->setAttr(kScheduledAttrName, UnitAttr::get(ctx));
     return success();
@@ -269,8 +267,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   // list per binding.)
   constexpr int64_t kBucketBytes = 4096;
   using Entry = std::pair<unsigned, unsigned>;
-  llvm::DenseMap<std::pair<const void *, int64_t>, std::vector<Entry>>
-      byBucket;
+  llvm::DenseMap<std::pair<const void *, int64_t>, std::vector<Entry>> byBucket;
   // The same entries per buffer. A read of an on-chip tile only depends on
   // writes to that tile: ncore-allocate never gives live tiles the same
   // bytes, so a write to another tile that shares bytes with this one came
@@ -388,9 +385,9 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       if (it == byBucket.end())
         continue;
       auto &l = it->second;
-      heads.push_back({&l, size_t(std::lower_bound(
-                                     l.begin(), l.end(), Entry{first, 0}) -
-                                 l.begin())});
+      heads.push_back(
+          {&l, size_t(std::lower_bound(l.begin(), l.end(), Entry{first, 0}) -
+                      l.begin())});
     }
     SmallVector<unsigned, 4> &out = before[tile];
     while (!llvm::all_of(found, [](bool f) { return f; })) {

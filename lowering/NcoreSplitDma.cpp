@@ -57,9 +57,8 @@ public:
   void runOnOperation() override {
     std::optional<::seam::rt::Target> tgt = ::seam::rt::parseTarget(target);
     if (!tgt) {
-      getOperation()->emitError()
-          << "ncore-split-dma: unknown target '" << target
-          << "' (expected trn1 or trn2)";
+      getOperation()->emitError() << "ncore-split-dma: unknown target '"
+                                  << target << "' (expected trn1 or trn2)";
       return signalPassFailure();
     }
     const ::seam::rt::Profile &profile = ::seam::rt::Profile::builtin(*tgt);

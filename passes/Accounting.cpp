@@ -78,7 +78,7 @@ static void accountBlock(Block &block, StepAccount &acc) {
     } else if (auto call = dyn_cast<func::CallOp>(op)) {
       auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
           call, call.getCalleeAttr());
-      if (!callee || !callee->hasAttr("seam.program"))
+      if (!callee || !callee->hasAttr(kProgramAttrName))
         continue;
       ++acc.regions;
       ++acc.launches;

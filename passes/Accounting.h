@@ -17,12 +17,12 @@ namespace mlir::seam {
 
 struct StepAccount {
   int64_t blocks = 0;
-  int64_t regions = 0;         ///< fusion regions launched per step
-  int64_t kernelCalls = 0;     ///< kernel calls executed per step
-  int64_t hostOps = 0;         ///< host-fallback ops per step
-  int64_t launches = 0;        ///< program launches per step
-  int64_t boundaryBytes = 0;   ///< through opaque boundaries (kernels, host)
-  int64_t regionIoBytes = 0;   ///< activations through HBM between regions
+  int64_t regions = 0;       ///< fusion regions launched per step
+  int64_t kernelCalls = 0;   ///< kernel calls executed per step
+  int64_t hostOps = 0;       ///< host-fallback ops per step
+  int64_t launches = 0;      ///< program launches per step
+  int64_t boundaryBytes = 0; ///< through opaque boundaries (kernels, host)
+  int64_t regionIoBytes = 0; ///< activations through HBM between regions
   std::map<std::string, int64_t> kernelsByName;
 };
 

@@ -37,18 +37,27 @@ bool isLoadTimeOp(Operation *op) {
   return op->getNumResults() == 1 && isLoadTimeValue(op->getResult(0));
 }
 
-struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass> {
+struct FormRegionsPass
+    : public seam::impl::SeamFormRegionsBase<FormRegionsPass> {
   using SeamFormRegionsBase::SeamFormRegionsBase;
-  PassCounter numRegions{"seam-form-regions", "regions", "Fusion regions formed"};
-  PassCounter numKernelCalls{"seam-form-regions", "kernel-calls", "Opaque kernel calls per step"};
-  PassCounter numHostOps{"seam-form-regions", "host-fallback-ops", "Ops run on the host per step"};
-  PassCounter numLaunches{"seam-form-regions", "launches-per-step", "Program launches per step"};
-  PassCounter boundaryBytes{"seam-form-regions", "boundary-bytes", "Bytes crossing opaque boundaries (kernels, host ops) per step"};
-  PassCounter regionIoBytes{"seam-form-regions", "region-io-bytes", "Activation bytes through HBM at region boundaries per step"};
+  PassCounter numRegions{"seam-form-regions", "regions",
+                         "Fusion regions formed"};
+  PassCounter numKernelCalls{"seam-form-regions", "kernel-calls",
+                             "Opaque kernel calls per step"};
+  PassCounter numHostOps{"seam-form-regions", "host-fallback-ops",
+                         "Ops run on the host per step"};
+  PassCounter numLaunches{"seam-form-regions", "launches-per-step",
+                          "Program launches per step"};
+  PassCounter boundaryBytes{
+      "seam-form-regions", "boundary-bytes",
+      "Bytes crossing opaque boundaries (kernels, host ops) per step"};
+  PassCounter regionIoBytes{
+      "seam-form-regions", "region-io-bytes",
+      "Activation bytes through HBM at region boundaries per step"};
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func->hasAttr("seam.program") || func.getBody().empty())
+    if (func->hasAttr(kProgramAttrName) || func.getBody().empty())
       return;
     bool already = false;
     func.walk([&](FusionOp) { already = true; });
@@ -58,8 +67,7 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
     Block &body = func.getBody().front();
     llvm::DenseMap<Operation *, std::string> blockOf;
     int64_t blocks = flattenBlocks(body, blockOf);
-    func->setAttr("seam.blocks",
-                  OpBuilder(func).getI64IntegerAttr(blocks));
+    func->setAttr("seam.blocks", OpBuilder(func).getI64IntegerAttr(blocks));
     hoistLoadTimeOps(body);
     formRegions(body, blockOf);
 
@@ -84,8 +92,8 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
       std::string label =
           (b.getKind() + "." + std::to_string(int64_t(b.getIndex()))).str();
       YieldOp yield = b.getYield();
-      for (Operation &inner :
-           llvm::make_early_inc_range(b.getBody().front().without_terminator())) {
+      for (Operation &inner : llvm::make_early_inc_range(
+               b.getBody().front().without_terminator())) {
         blockOf[&inner] = label;
         inner.moveBefore(b);
       }
@@ -136,7 +144,8 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
       segment.clear();
     };
 
-    for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+    for (Operation &op :
+         llvm::make_early_inc_range(body.without_terminator())) {
       if (isLoadTimeOp(&op))
         continue;
       bool host = isHostFallback(&op);
@@ -153,8 +162,8 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
                  "splits here";
         continue;
       }
-      std::string key = eager ? (blockOf.count(&op) ? blockOf[&op] : "top")
-                              : "step";
+      std::string key =
+          eager ? (blockOf.count(&op) ? blockOf[&op] : "top") : "step";
       if (key != segmentKey) {
         flush("the end of " + (segmentKey.empty() ? "?" : segmentKey));
         segmentKey = key;
@@ -182,8 +191,8 @@ struct FormRegionsPass : public seam::impl::SeamFormRegionsBase<FormRegionsPass>
     SmallVector<Type> types;
     for (Value v : escaping)
       types.push_back(v.getType());
-    auto f = b.create<FusionOp>(ops.front()->getLoc(), types,
-                                b.getStringAttr(name));
+    auto f =
+        b.create<FusionOp>(ops.front()->getLoc(), types, b.getStringAttr(name));
     Block *blk = new Block();
     f.getBody().push_back(blk);
     for (Operation *op : ops)

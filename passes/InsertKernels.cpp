@@ -62,7 +62,7 @@ struct InsertKernelsPass
       return signalPassFailure();
     const auto &requested = selection->kernels;
     // Outlined programs hold what an earlier run decided.
-    if (requested.empty() || func->hasAttr("seam.program") ||
+    if (requested.empty() || func->hasAttr(kProgramAttrName) ||
         func.isExternal())
       return;
     SmallVector<Operation *> ops;

@@ -6,13 +6,13 @@
 // (same ops, attributes and types) share one program.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/Passes.h"
-#include "passes/Statistics.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "passes/Passes.h"
+#include "passes/Statistics.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -50,16 +50,19 @@ std::string symbolFor(llvm::StringRef regionName) {
 struct OutlineRegionsPass
     : public seam::impl::SeamOutlineRegionsBase<OutlineRegionsPass> {
   using SeamOutlineRegionsBase::SeamOutlineRegionsBase;
-  PassCounter numOutlined{"seam-outline-regions", "regions-outlined", "Regions outlined"};
-  PassCounter numPrograms{"seam-outline-regions", "distinct-programs", "Distinct programs after sharing"};
-  PassCounter numShared{"seam-outline-regions", "shared-calls", "Calls that reuse a program"};
+  PassCounter numOutlined{"seam-outline-regions", "regions-outlined",
+                          "Regions outlined"};
+  PassCounter numPrograms{"seam-outline-regions", "distinct-programs",
+                          "Distinct programs after sharing"};
+  PassCounter numShared{"seam-outline-regions", "shared-calls",
+                        "Calls that reuse a program"};
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     llvm::StringMap<func::FuncOp> byKey;
     // Programs outlined by an earlier run are shareable too.
     for (auto f : module.getOps<func::FuncOp>())
-      if (f->hasAttr("seam.program") && !f.getBody().empty())
+      if (f->hasAttr(kProgramAttrName) && !f.getBody().empty())
         byKey[structuralKey(f)] = f;
 
     SmallVector<FusionOp> regions;
@@ -82,7 +85,7 @@ struct OutlineRegionsPass
     auto fn = b.create<func::FuncOp>(region.getLoc(),
                                      symbolFor(region.getName()), fnType);
     fn.setPrivate();
-    fn->setAttr("seam.program", b.getUnitAttr());
+    fn->setAttr(kProgramAttrName, b.getUnitAttr());
     Block *entry = fn.addEntryBlock();
     IRMapping map;
     for (auto [v, arg] : llvm::zip(captured, entry->getArguments()))

@@ -36,8 +36,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("target the kernels=auto decision simulates (trn1, "
                      "trn2)"),
       llvm::cl::init("trn1")};
-  Option<bool> share{*this, "share",
-                     llvm::cl::desc("Share identical programs"),
+  Option<bool> share{*this, "share", llvm::cl::desc("Share identical programs"),
                      llvm::cl::init(true)};
   Option<bool> remarks{*this, "remarks",
                        llvm::cl::desc("Explain each decision with a remark"),

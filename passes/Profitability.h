@@ -1,4 +1,4 @@
-//===- Profitability.h - pluggable profitability for graph passes -*- C++ -*-===//
+//===- Profitability.h - profitability of graph passes ----------*- C++ -*-===//
 //
 // Legality (can this transformation be done without changing meaning or
 // breaking a kernel's constraints?) lives in each pass. Profitability (should

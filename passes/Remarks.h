@@ -1,4 +1,4 @@
-//===- Remarks.h - Decision remarks that a pass option turns off -*- C++ -*-===//
+//===- Remarks.h - remarks a pass option turns off --------------*- C++ -*-===//
 #ifndef SEAM_PASSES_REMARKS_H
 #define SEAM_PASSES_REMARKS_H
 
@@ -36,9 +36,9 @@ private:
 
 /// A remark at `loc` when `enabled`.
 inline DecisionRemark decisionRemark(bool enabled, Location loc) {
-  return DecisionRemark(enabled ? std::optional<InFlightDiagnostic>(
-                                      emitRemark(loc))
-                                : std::nullopt);
+  return DecisionRemark(enabled
+                            ? std::optional<InFlightDiagnostic>(emitRemark(loc))
+                            : std::nullopt);
 }
 
 } // namespace mlir::seam

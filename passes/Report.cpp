@@ -1,8 +1,8 @@
 //===- Report.cpp - seam-report -------------------------------------------===//
+#include "mlir/Support/FileUtilities.h"
 #include "passes/Accounting.h"
 #include "passes/AutoKernels.h"
 #include "passes/Passes.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -73,9 +73,9 @@ struct ReportPass : public seam::impl::SeamReportBase<ReportPass> {
     llvm::raw_string_ostream os(text);
     int64_t programs = 0;
     for (auto f : module.getOps<func::FuncOp>())
-      programs += f->hasAttr("seam.program");
+      programs += f->hasAttr(kProgramAttrName);
     for (auto f : module.getOps<func::FuncOp>()) {
-      if (f->hasAttr("seam.program") || f.isExternal())
+      if (f->hasAttr(kProgramAttrName) || f.isExternal())
         continue;
       StepAccount acc = accountStep(f);
       os << "seam report: @" << f.getSymName() << "\n";

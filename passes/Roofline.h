@@ -1,5 +1,4 @@
-//===- Roofline.h - the floor of a program from the graph's work -*- C++
-//-*-===//
+//===- Roofline.h - a program's floor from its graph ------------*- C++ -*-===//
 //
 // The roofline is the bar for generated code (DESIGN.md, "Decisions added
 // 2026-11-23"): a program's floor comes from the work of the seam graph it

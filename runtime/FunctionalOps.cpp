@@ -88,239 +88,293 @@ std::string FunctionalMachine::execute(unsigned core, const Instruction &inst,
   return executeOp(core, inst, iters, depth);
 }
 
-std::string FunctionalMachine::executeOp(unsigned core,
-                                         const Instruction &inst,
-                                         const uint32_t *iters,
-                                         unsigned depth) {
+namespace {
+/// One execution of one instruction: its operands resolved for this
+/// iteration, and the shape checks the semantics share.
+struct Exec {
+  FunctionalMachine &m;
+  const Profile &profile;
+  unsigned core;
+  const Instruction &inst;
+  const uint32_t *iters;
+  unsigned depth;
   ResolvedAccess res[Instruction::NumSlots];
-  for (unsigned s = 0; s < Instruction::NumSlots; ++s) {
-    if (!inst.has(Instruction::Slot(s)))
-      continue;
-    std::string err = resolve(core, inst.aps[s], iters, depth, res[s]);
-    if (!err.empty())
-      return std::string("operand ") + slotName(s) + " " + err;
-  }
   ResolvedAccess &dst = res[S::Dst];
   ResolvedAccess &src = res[S::Src0];
   std::vector<float> in, in2, out;
-  auto sameShape = [&](S s) -> std::string {
+
+  size_t f() const { return dst.freeSize(); }
+  std::string sameShape(S s) const {
     if (res[s].partitions != dst.partitions ||
         res[s].freeSize() != dst.freeSize())
-      return std::string("operand ") + slotName(s) + " " +
-             shapeText(res[s]) + " does not match dst " + shapeText(dst);
+      return std::string("operand ") + slotName(s) + " " + shapeText(res[s]) +
+             " does not match dst " + shapeText(dst);
     return "";
-  };
-  auto perPartition = [&](S s) -> std::string {
+  }
+  std::string perPartition(S s) const {
     if (res[s].partitions != dst.partitions || res[s].freeSize() != 1)
-      return std::string("operand ") + slotName(s) + " " +
-             shapeText(res[s]) + " must be [" +
-             std::to_string(dst.partitions) + " x 1]";
+      return std::string("operand ") + slotName(s) + " " + shapeText(res[s]) +
+             " must be [" + std::to_string(dst.partitions) + " x 1]";
     return "";
-  };
-  size_t f = dst.freeSize();
+  }
+};
 
+// The semantics of each Isa.def opcode: exec<Name>, dispatched from the
+// table in FunctionalMachine::executeOp. Each returns "" or a fault message.
+
+std::string execDmaCopy(Exec &x) {
+  const ResolvedAccess &src = x.src, &dst = x.dst;
+  if (src.partitions * src.freeSize() != dst.partitions * dst.freeSize())
+    return "dma_copy moves " + std::to_string(src.partitions * src.freeSize()) +
+           " elements into " + std::to_string(dst.partitions * dst.freeSize());
+  x.m.load(src, x.in);
+  x.m.store(dst, x.in.data());
+  return "";
+}
+
+std::string execMatmul(Exec &x) {
+  const ResolvedAccess &st = x.src, &mv = x.res[S::Src1], &dst = x.dst;
+  const Instruction &inst = x.inst;
+  unsigned k = st.partitions, m = static_cast<unsigned>(st.freeSize());
+  unsigned n = static_cast<unsigned>(mv.freeSize());
+  if (mv.partitions != k)
+    return "matmul contracts stationary " + shapeText(st) + " with moving " +
+           shapeText(mv) + ": partition counts differ";
+  if (m > 128)
+    return "matmul stationary free size " + std::to_string(m) + " exceeds 128";
+  uint64_t bankElems = x.profile.psumBankBytes() / 4;
+  if (n > bankElems)
+    return "matmul moving free size " + std::to_string(n) + " exceeds " +
+           std::to_string(bankElems) + " (one PSUM bank)";
+  if (dst.partitions != m || dst.freeSize() != n)
+    return "matmul output " + shapeText(dst) + " must be [" +
+           std::to_string(m) + " x " + std::to_string(n) + "]";
+  if (dst.dtype != DType::F32)
+    return "matmul output must be f32 (PSUM accumulates in fp32)";
+  AccessPattern d = atIteration(inst.ap(S::Dst), x.iters, x.depth);
+  ByteRange r = byteRange(d, nullptr, 0);
+  uint64_t bank = x.profile.psumBankBytes();
+  if (static_cast<uint64_t>(r.lo) / bank !=
+      static_cast<uint64_t>(r.hi - 1) / bank)
+    return "matmul output crosses a PSUM bank boundary (bytes [" +
+           std::to_string(static_cast<long long>(r.lo)) + ", " +
+           std::to_string(static_cast<long long>(r.hi)) + "), banks of " +
+           std::to_string(bank) + ")";
+  bool accumulate = inst.accumulate;
+  if (accumulate && inst.startLevel >= 0 &&
+      static_cast<unsigned>(inst.startLevel) < x.depth &&
+      x.iters[inst.startLevel] == 0)
+    accumulate = false;
+  if (accumulate && !x.m.psumInitialised(x.core, dst))
+    return "accumulate onto uninitialised PSUM";
+  x.m.load(st, x.in);
+  x.m.load(mv, x.in2);
+  using RowMat =
+      Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  Eigen::Map<const RowMat> sm(x.in.data(), k, m), mm(x.in2.data(), k, n);
+  RowMat result(m, n);
+  result.noalias() = sm.transpose() * mm;
+  if (accumulate) {
+    x.m.load(dst, x.out);
+    Eigen::Map<RowMat> acc(x.out.data(), m, n);
+    acc += result;
+    x.m.store(dst, x.out.data());
+  } else {
+    x.m.store(dst, result.data());
+  }
+  return "";
+}
+
+std::string execTranspose(Exec &x) {
+  const ResolvedAccess &src = x.src, &dst = x.dst;
+  unsigned p = src.partitions, fs = static_cast<unsigned>(src.freeSize());
+  if (fs > 128)
+    return "transpose input free size " + std::to_string(fs) + " exceeds 128";
+  if (dst.partitions != fs || dst.freeSize() != p)
+    return "transpose output " + shapeText(dst) + " must be [" +
+           std::to_string(fs) + " x " + std::to_string(p) + "]";
+  x.m.load(src, x.in);
+  x.out.resize(x.in.size());
+  for (unsigned i = 0; i < p; ++i)
+    for (unsigned j = 0; j < fs; ++j)
+      x.out[j * p + i] = x.in[i * fs + j];
+  x.m.store(dst, x.out.data());
+  return "";
+}
+
+std::string execActivation(Exec &x) {
+  const Instruction &inst = x.inst;
+  const ResolvedAccess &dst = x.dst;
+  size_t f = x.f();
+  if (auto e = x.sameShape(S::Src0); !e.empty())
+    return e;
+  if (inst.has(S::Src1))
+    if (auto e = x.perPartition(S::Src1); !e.empty())
+      return e;
+  if (inst.has(S::Aux))
+    if (auto e = x.perPartition(S::Aux); !e.empty())
+      return e;
+  x.m.load(x.src, x.in);
+  if (inst.has(S::Src1))
+    x.m.load(x.res[S::Src1], x.in2);
+  x.out.resize(x.in.size());
+  std::vector<float> sums(dst.partitions, 0.0f);
+  for (unsigned p = 0; p < dst.partitions; ++p) {
+    float b = inst.has(S::Src1) ? x.in2[p] : inst.bias;
+    for (size_t i = 0; i < f; ++i) {
+      float y = applyActivation(inst.act, x.in[p * f + i] * inst.scale + b);
+      x.out[p * f + i] = y;
+      sums[p] += y;
+    }
+  }
+  x.m.store(dst, x.out.data());
+  if (inst.has(S::Aux))
+    x.m.store(x.res[S::Aux], sums.data());
+  return "";
+}
+
+std::string execTensorTensor(Exec &x) {
+  if (auto e = x.sameShape(S::Src0); !e.empty())
+    return e;
+  if (auto e = x.sameShape(S::Src1); !e.empty())
+    return e;
+  x.m.load(x.src, x.in);
+  x.m.load(x.res[S::Src1], x.in2);
+  x.out.resize(x.in.size());
+  for (size_t i = 0; i < x.in.size(); ++i)
+    x.out[i] = applyAlu(x.inst.alu, x.in[i], x.in2[i]);
+  x.m.store(x.dst, x.out.data());
+  return "";
+}
+
+std::string execTensorScalar(Exec &x) {
+  const Instruction &inst = x.inst;
+  size_t f = x.f();
+  if (auto e = x.sameShape(S::Src0); !e.empty())
+    return e;
+  if (inst.has(S::Src1))
+    if (auto e = x.perPartition(S::Src1); !e.empty())
+      return e;
+  x.m.load(x.src, x.in);
+  if (inst.has(S::Src1))
+    x.m.load(x.res[S::Src1], x.in2);
+  x.out.resize(x.in.size());
+  for (unsigned p = 0; p < x.dst.partitions; ++p) {
+    float s = inst.has(S::Src1) ? x.in2[p] : inst.scalar;
+    for (size_t i = 0; i < f; ++i) {
+      float v = x.in[p * f + i];
+      x.out[p * f + i] =
+          inst.reverse ? applyAlu(inst.alu, s, v) : applyAlu(inst.alu, v, s);
+    }
+  }
+  x.m.store(x.dst, x.out.data());
+  return "";
+}
+
+std::string execTensorReduce(Exec &x) {
+  const ResolvedAccess &src = x.src, &dst = x.dst;
+  const AccessPattern &sap = x.inst.ap(S::Src0);
+  size_t inner = sap.dims[sap.numDims - 1].size;
+  size_t outer = src.freeSize() / inner;
+  if (dst.partitions != src.partitions || dst.freeSize() != outer)
+    return "tensor_reduce of " + shapeText(src) + " over its last dim (" +
+           std::to_string(inner) + ") must write [" +
+           std::to_string(src.partitions) + " x " + std::to_string(outer) +
+           "], not " + shapeText(dst);
+  x.m.load(src, x.in);
+  x.out.resize(dst.partitions * outer);
+  for (unsigned p = 0; p < src.partitions; ++p)
+    for (size_t o = 0; o < outer; ++o) {
+      const float *row = x.in.data() + p * src.freeSize() + o * inner;
+      float acc = row[0];
+      for (size_t i = 1; i < inner; ++i)
+        acc = applyAlu(x.inst.alu, acc, row[i]);
+      x.out[p * outer + o] = acc;
+    }
+  x.m.store(dst, x.out.data());
+  return "";
+}
+
+std::string execTensorCopy(Exec &x) {
+  if (auto e = x.sameShape(S::Src0); !e.empty())
+    return e;
+  x.m.load(x.src, x.in);
+  x.m.store(x.dst, x.in.data());
+  return "";
+}
+
+std::string execReciprocal(Exec &x) {
+  if (auto e = x.sameShape(S::Src0); !e.empty())
+    return e;
+  x.m.load(x.src, x.in);
+  for (float &v : x.in)
+    v = 1.0f / v;
+  x.m.store(x.dst, x.in.data());
+  return "";
+}
+
+/// Writes dst[p, i] = value(p, i, affine(p, i)) (iota, affine_select,
+/// memset), with affine = affineConst + partitionCoef * p + freeCoef * i.
+template <typename Fn> std::string fillAffine(Exec &x, Fn value) {
+  const Instruction &inst = x.inst;
+  size_t f = x.f();
+  x.out.resize(x.dst.partitions * f);
+  for (unsigned p = 0; p < x.dst.partitions; ++p)
+    for (size_t i = 0; i < f; ++i) {
+      float expr = inst.affineConst + inst.partitionCoef * float(p) +
+                   inst.freeCoef * float(i);
+      x.out[p * f + i] = value(p * f + i, expr);
+    }
+  x.m.store(x.dst, x.out.data());
+  return "";
+}
+
+std::string execIota(Exec &x) {
+  return fillAffine(x, [](size_t, float expr) { return expr; });
+}
+
+std::string execMemset(Exec &x) {
+  return fillAffine(x, [&](size_t, float) { return x.inst.scalar; });
+}
+
+std::string execAffineSelect(Exec &x) {
+  if (auto e = x.sameShape(S::Src0); !e.empty())
+    return e;
+  x.m.load(x.src, x.in);
+  return fillAffine(x, [&](size_t at, float expr) {
+    return (x.inst.alu == AluOp::IsGe ? expr >= 0 : expr == 0) ? x.in[at]
+                                                               : x.inst.scalar;
+  });
+}
+
+// Semaphores and loop markers act on the timing walk only; collectives run
+// through executeCollective (all ranks at once).
+std::string execSemSignal(Exec &) { return ""; }
+std::string execSemWait(Exec &) { return ""; }
+std::string execLoopBegin(Exec &) { return ""; }
+std::string execLoopEnd(Exec &) { return ""; }
+std::string execAllReduce(Exec &) { return ""; }
+std::string execAllGather(Exec &) { return ""; }
+} // namespace
+
+std::string FunctionalMachine::executeOp(unsigned core, const Instruction &inst,
+                                         const uint32_t *iters,
+                                         unsigned depth) {
+  Exec x{*this, profile, core, inst, iters, depth};
+  for (unsigned s = 0; s < Instruction::NumSlots; ++s) {
+    if (!inst.has(Instruction::Slot(s)))
+      continue;
+    std::string err = resolve(core, inst.aps[s], iters, depth, x.res[s]);
+    if (!err.empty())
+      return std::string("operand ") + slotName(s) + " " + err;
+  }
   switch (inst.op) {
-  case Opcode::DmaCopy: {
-    if (src.partitions * src.freeSize() != dst.partitions * dst.freeSize())
-      return "dma_copy moves " +
-             std::to_string(src.partitions * src.freeSize()) +
-             " elements into " +
-             std::to_string(dst.partitions * dst.freeSize());
-    load(src, in);
-    store(dst, in.data());
-    return "";
+#define NCORE_OPCODE(Name, ...)                                                \
+  case Opcode::Name:                                                           \
+    return exec##Name(x);
+#include "runtime/Isa.def"
   }
-  case Opcode::Matmul: {
-    const ResolvedAccess &st = src, &mv = res[S::Src1];
-    unsigned k = st.partitions, m = static_cast<unsigned>(st.freeSize());
-    unsigned n = static_cast<unsigned>(mv.freeSize());
-    if (mv.partitions != k)
-      return "matmul contracts stationary " + shapeText(st) + " with moving " +
-             shapeText(mv) + ": partition counts differ";
-    if (m > 128)
-      return "matmul stationary free size " + std::to_string(m) +
-             " exceeds 128";
-    uint64_t bankElems = profile.psumBankBytes() / 4;
-    if (n > bankElems)
-      return "matmul moving free size " + std::to_string(n) + " exceeds " +
-             std::to_string(bankElems) + " (one PSUM bank)";
-    if (dst.partitions != m || dst.freeSize() != n)
-      return "matmul output " + shapeText(dst) + " must be [" +
-             std::to_string(m) + " x " + std::to_string(n) + "]";
-    if (dst.dtype != DType::F32)
-      return "matmul output must be f32 (PSUM accumulates in fp32)";
-    AccessPattern d = atIteration(inst.ap(S::Dst), iters, depth);
-    ByteRange r = byteRange(d, nullptr, 0);
-    uint64_t bank = profile.psumBankBytes();
-    if (static_cast<uint64_t>(r.lo) / bank !=
-        static_cast<uint64_t>(r.hi - 1) / bank)
-      return "matmul output crosses a PSUM bank boundary (bytes [" +
-             std::to_string(static_cast<long long>(r.lo)) + ", " +
-             std::to_string(static_cast<long long>(r.hi)) + "), banks of " +
-             std::to_string(bank) + ")";
-    bool accumulate = inst.accumulate;
-    if (accumulate && inst.startLevel >= 0 &&
-        static_cast<unsigned>(inst.startLevel) < depth &&
-        iters[inst.startLevel] == 0)
-      accumulate = false;
-    if (accumulate && !psumInitialised(core, dst))
-      return "accumulate onto uninitialised PSUM";
-    load(st, in);
-    load(mv, in2);
-    using RowMat =
-        Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    Eigen::Map<const RowMat> sm(in.data(), k, m), mm(in2.data(), k, n);
-    RowMat result(m, n);
-    result.noalias() = sm.transpose() * mm;
-    if (accumulate) {
-      load(dst, out);
-      Eigen::Map<RowMat> acc(out.data(), m, n);
-      acc += result;
-      store(dst, out.data());
-    } else {
-      store(dst, result.data());
-    }
-    return "";
-  }
-  case Opcode::Transpose: {
-    unsigned p = src.partitions, fs = static_cast<unsigned>(src.freeSize());
-    if (fs > 128)
-      return "transpose input free size " + std::to_string(fs) +
-             " exceeds 128";
-    if (dst.partitions != fs || dst.freeSize() != p)
-      return "transpose output " + shapeText(dst) + " must be [" +
-             std::to_string(fs) + " x " + std::to_string(p) + "]";
-    load(src, in);
-    out.resize(in.size());
-    for (unsigned i = 0; i < p; ++i)
-      for (unsigned j = 0; j < fs; ++j)
-        out[j * p + i] = in[i * fs + j];
-    store(dst, out.data());
-    return "";
-  }
-  case Opcode::Activation: {
-    if (auto e = sameShape(S::Src0); !e.empty())
-      return e;
-    if (inst.has(S::Src1))
-      if (auto e = perPartition(S::Src1); !e.empty())
-        return e;
-    if (inst.has(S::Aux))
-      if (auto e = perPartition(S::Aux); !e.empty())
-        return e;
-    load(src, in);
-    if (inst.has(S::Src1))
-      load(res[S::Src1], in2);
-    out.resize(in.size());
-    std::vector<float> sums(dst.partitions, 0.0f);
-    for (unsigned p = 0; p < dst.partitions; ++p) {
-      float b = inst.has(S::Src1) ? in2[p] : inst.bias;
-      for (size_t i = 0; i < f; ++i) {
-        float y = applyActivation(inst.act, in[p * f + i] * inst.scale + b);
-        out[p * f + i] = y;
-        sums[p] += y;
-      }
-    }
-    store(dst, out.data());
-    if (inst.has(S::Aux))
-      store(res[S::Aux], sums.data());
-    return "";
-  }
-  case Opcode::TensorTensor: {
-    if (auto e = sameShape(S::Src0); !e.empty())
-      return e;
-    if (auto e = sameShape(S::Src1); !e.empty())
-      return e;
-    load(src, in);
-    load(res[S::Src1], in2);
-    out.resize(in.size());
-    for (size_t i = 0; i < in.size(); ++i)
-      out[i] = applyAlu(inst.alu, in[i], in2[i]);
-    store(dst, out.data());
-    return "";
-  }
-  case Opcode::TensorScalar: {
-    if (auto e = sameShape(S::Src0); !e.empty())
-      return e;
-    if (inst.has(S::Src1))
-      if (auto e = perPartition(S::Src1); !e.empty())
-        return e;
-    load(src, in);
-    if (inst.has(S::Src1))
-      load(res[S::Src1], in2);
-    out.resize(in.size());
-    for (unsigned p = 0; p < dst.partitions; ++p) {
-      float s = inst.has(S::Src1) ? in2[p] : inst.scalar;
-      for (size_t i = 0; i < f; ++i) {
-        float x = in[p * f + i];
-        out[p * f + i] =
-            inst.reverse ? applyAlu(inst.alu, s, x) : applyAlu(inst.alu, x, s);
-      }
-    }
-    store(dst, out.data());
-    return "";
-  }
-  case Opcode::TensorReduce: {
-    const AccessPattern &sap = inst.ap(S::Src0);
-    size_t inner = sap.dims[sap.numDims - 1].size;
-    size_t outer = src.freeSize() / inner;
-    if (dst.partitions != src.partitions || dst.freeSize() != outer)
-      return "tensor_reduce of " + shapeText(src) + " over its last dim (" +
-             std::to_string(inner) + ") must write [" +
-             std::to_string(src.partitions) + " x " + std::to_string(outer) +
-             "], not " + shapeText(dst);
-    load(src, in);
-    out.resize(dst.partitions * outer);
-    for (unsigned p = 0; p < src.partitions; ++p)
-      for (size_t o = 0; o < outer; ++o) {
-        const float *row = in.data() + p * src.freeSize() + o * inner;
-        float acc = row[0];
-        for (size_t i = 1; i < inner; ++i)
-          acc = applyAlu(inst.alu, acc, row[i]);
-        out[p * outer + o] = acc;
-      }
-    store(dst, out.data());
-    return "";
-  }
-  case Opcode::TensorCopy:
-  case Opcode::Reciprocal: {
-    if (auto e = sameShape(S::Src0); !e.empty())
-      return e;
-    load(src, in);
-    if (inst.op == Opcode::Reciprocal)
-      for (float &v : in)
-        v = 1.0f / v;
-    store(dst, in.data());
-    return "";
-  }
-  case Opcode::Iota:
-  case Opcode::AffineSelect:
-  case Opcode::Memset: {
-    if (inst.op == Opcode::AffineSelect) {
-      if (auto e = sameShape(S::Src0); !e.empty())
-        return e;
-      load(src, in);
-    }
-    out.resize(dst.partitions * f);
-    for (unsigned p = 0; p < dst.partitions; ++p)
-      for (size_t i = 0; i < f; ++i) {
-        float expr = inst.affineConst + inst.partitionCoef * float(p) +
-                     inst.freeCoef * float(i);
-        float &o = out[p * f + i];
-        if (inst.op == Opcode::Iota)
-          o = expr;
-        else if (inst.op == Opcode::Memset)
-          o = inst.scalar;
-        else
-          o = (inst.alu == AluOp::IsGe ? expr >= 0 : expr == 0)
-                  ? in[p * f + i]
-                  : inst.scalar;
-      }
-    store(dst, out.data());
-    return "";
-  }
-  default:
-    return "";
-  }
+  return "";
 }
 
 std::string FunctionalMachine::executeCollective(
@@ -337,8 +391,7 @@ std::string FunctionalMachine::executeCollective(
                std::to_string(r) + " operand " + slotName(s) + ")";
     ResolvedAccess src;
     unsigned depth = kMaxLoopDepth;
-    std::string err =
-        resolve(r, inst.ap(S::Src0), iters[r].data(), depth, src);
+    std::string err = resolve(r, inst.ap(S::Src0), iters[r].data(), depth, src);
     if (err.empty())
       err = resolve(r, inst.ap(S::Dst), iters[r].data(), depth, dsts[r]);
     if (!err.empty())

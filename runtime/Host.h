@@ -100,7 +100,7 @@ struct LaunchResult {
   double deviceStartNs = 0, deviceNs = 0, d2hNs = 0;
   double hostEndNs = 0;
   uint64_t h2dBytes = 0, d2hBytes = 0;
-  uint64_t nonFiniteWrites = 0;                  ///< NaN/Inf stored.
+  uint64_t nonFiniteWrites = 0; ///< NaN/Inf stored.
   /// The first instruction that stored NaN/Inf: program, core, engine,
   /// instruction (Fault::str() formats it); execution went on.
   std::optional<Fault> firstNonFinite;

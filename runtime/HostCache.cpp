@@ -5,10 +5,10 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -168,8 +168,7 @@ Status CompileCache::write(const std::string &key, uint32_t kind,
       std::string err = std::strerror(errno);
       ::close(fd);
       ::unlink(tmp.c_str());
-      return Status::failure("compile cache: cannot write " + tmp + ": " +
-                             err);
+      return Status::failure("compile cache: cannot write " + tmp + ": " + err);
     }
     done += static_cast<size_t>(n);
   }

@@ -30,9 +30,9 @@ enum class CacheStatus { Hit, Miss, Corrupt };
 
 struct CacheLookup {
   CacheStatus status = CacheStatus::Miss;
-  bool failedCompile = false;   ///< Hit on a cached compile error.
-  std::vector<uint8_t> bytes;   ///< Program bytes (or the error text).
-  std::string message;          ///< Why an entry is corrupt.
+  bool failedCompile = false; ///< Hit on a cached compile error.
+  std::vector<uint8_t> bytes; ///< Program bytes (or the error text).
+  std::string message;        ///< Why an entry is corrupt.
 };
 
 struct CacheStats {

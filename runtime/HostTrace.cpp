@@ -49,8 +49,8 @@ void appendMeta(std::string &out, bool &first, std::string_view what,
                 unsigned pid, int tid, std::string_view value) {
   out += first ? "\n" : ",\n";
   first = false;
-  out += "{\"name\":\"" + std::string(what) + "\",\"ph\":\"M\",\"pid\":" +
-         std::to_string(pid);
+  out += "{\"name\":\"" + std::string(what) +
+         "\",\"ph\":\"M\",\"pid\":" + std::to_string(pid);
   if (tid >= 0)
     out += ",\"tid\":" + std::to_string(tid);
   out += ",\"args\":{\"name\":";

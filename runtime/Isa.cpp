@@ -6,7 +6,7 @@ namespace seam::rt {
 
 std::string_view mnemonic(Opcode op) {
   switch (op) {
-#define NCORE_OPCODE(Name, Code, Mnemonic, Engine)                             \
+#define NCORE_OPCODE(Name, Code, Mnemonic, ...)                                \
   case Opcode::Name:                                                           \
     return Mnemonic;
 #include "runtime/Isa.def"
@@ -76,7 +76,7 @@ unsigned byteSize(DType type) {
 
 Engine defaultEngine(Opcode op) {
   switch (op) {
-#define NCORE_OPCODE(Name, Code, Mnemonic, Eng)                                \
+#define NCORE_OPCODE(Name, Code, Mnemonic, Eng, ...)                           \
   case Opcode::Name:                                                           \
     return Engine::Eng;
 #include "runtime/Isa.def"
@@ -86,7 +86,7 @@ Engine defaultEngine(Opcode op) {
 
 std::optional<Opcode> decodeOpcode(uint64_t code) {
   switch (code) {
-#define NCORE_OPCODE(Name, Code, Mnemonic, Engine)                             \
+#define NCORE_OPCODE(Name, Code, Mnemonic, ...)                                \
   case Code:                                                                   \
     return Opcode::Name;
 #include "runtime/Isa.def"
@@ -145,7 +145,7 @@ std::optional<AluOp> decodeAluOp(uint64_t code) {
 }
 
 std::optional<Opcode> parseOpcode(std::string_view text) {
-#define NCORE_OPCODE(Name, Code, Mnemonic, Engine)                             \
+#define NCORE_OPCODE(Name, Code, Mnemonic, ...)                                \
   if (text == Mnemonic)                                                        \
     return Opcode::Name;
 #include "runtime/Isa.def"

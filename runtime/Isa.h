@@ -16,7 +16,7 @@
 namespace seam::rt {
 
 enum class Opcode : uint8_t {
-#define NCORE_OPCODE(Name, Code, Mnemonic, Engine) Name = Code,
+#define NCORE_OPCODE(Name, Code, ...) Name = Code,
 #include "runtime/Isa.def"
 };
 
@@ -50,6 +50,58 @@ constexpr unsigned kNumEngines = 0
 #define NCORE_ENGINE(Name, Code, Short) +1
 #include "runtime/Isa.def"
     ;
+
+/// The masks Isa.def's NCORE_OPCODE rows are written in: engines (bit =
+/// engine code) and operand slots (bit = Instruction::Slot, Program.h).
+namespace isadef {
+constexpr unsigned TE = 1u << static_cast<unsigned>(Engine::Tensor);
+constexpr unsigned VE = 1u << static_cast<unsigned>(Engine::Vector);
+constexpr unsigned SE = 1u << static_cast<unsigned>(Engine::Scalar);
+constexpr unsigned GP = 1u << static_cast<unsigned>(Engine::GpSimd);
+constexpr unsigned DMA = 1u << static_cast<unsigned>(Engine::Dma);
+constexpr unsigned SYNC = 1u << static_cast<unsigned>(Engine::Sync);
+constexpr unsigned CC = 1u << static_cast<unsigned>(Engine::Collective);
+constexpr unsigned ANY = (1u << kNumEngines) - 1;
+constexpr unsigned Dst = 1u << 0, Src0 = 1u << 1, Src1 = 1u << 2, Aux = 1u << 3;
+} // namespace isadef
+
+/// Engines `op` may run on (a mask of isadef::TE, ...), from Isa.def.
+constexpr unsigned legalEngines(Opcode op) {
+  using namespace isadef;
+  switch (op) {
+#define NCORE_OPCODE(Name, Code, Mnemonic, Engine, Engines, ...)               \
+  case Opcode::Name:                                                           \
+    return Engines;
+#include "runtime/Isa.def"
+  }
+  return 0;
+}
+constexpr bool isLegalEngine(Opcode op, Engine engine) {
+  return legalEngines(op) & (1u << static_cast<unsigned>(engine));
+}
+/// Operand slots `op` must have (a mask of isadef::Dst, ...), from Isa.def.
+constexpr unsigned requiredSlots(Opcode op) {
+  using namespace isadef;
+  switch (op) {
+#define NCORE_OPCODE(Name, Code, Mnemonic, Engine, Engines, Required, ...)     \
+  case Opcode::Name:                                                           \
+    return Required;
+#include "runtime/Isa.def"
+  }
+  return 0;
+}
+/// Operand slots `op` may have: the required ones and the optional ones.
+constexpr unsigned allowedSlots(Opcode op) {
+  using namespace isadef;
+  switch (op) {
+#define NCORE_OPCODE(Name, Code, Mnemonic, Engine, Engines, Required,          \
+                     Optional)                                                 \
+  case Opcode::Name:                                                           \
+    return (Required) | (Optional);
+#include "runtime/Isa.def"
+  }
+  return 0;
+}
 
 /// Name tables. Each returns "?" for a code that is not in Isa.def.
 std::string_view mnemonic(Opcode op);

@@ -84,11 +84,6 @@ AccessPattern &AccessPattern::step(unsigned level, int64_t elems) {
   return *this;
 }
 
-Instruction &Instruction::set(Slot slot, const AccessPattern &pattern) {
-  aps[slot] = pattern;
-  apMask |= 1u << slot;
-  return *this;
-}
 Instruction &Instruction::onEngine(Engine e) {
   engine = e;
   return *this;
@@ -139,16 +134,19 @@ std::optional<uint32_t> Program::findBinding(std::string_view n) const {
 //===----------------------------------------------------------------------===//
 
 namespace isa {
-static Instruction make(Opcode op) {
+Instruction make(Opcode op, std::initializer_list<AccessPattern> operands) {
   Instruction inst;
   inst.op = op;
   inst.engine = defaultEngine(op);
+  unsigned slot = 0;
+  for (const AccessPattern &ap : operands)
+    inst.set(Instruction::Slot(slot++), ap);
   return inst;
 }
 using S = Instruction::Slot;
 
 Instruction dmaCopy(const AccessPattern &dst, const AccessPattern &src) {
-  return make(Opcode::DmaCopy).set(S::Dst, dst).set(S::Src0, src);
+  return make(Opcode::DmaCopy, {dst, src});
 }
 Instruction matmul(const AccessPattern &dst, const AccessPattern &stationary,
                    const AccessPattern &moving, bool accumulate) {
@@ -158,7 +156,7 @@ Instruction matmul(const AccessPattern &dst, const AccessPattern &stationary,
   return inst;
 }
 Instruction transpose(const AccessPattern &dst, const AccessPattern &src) {
-  return make(Opcode::Transpose).set(S::Dst, dst).set(S::Src0, src);
+  return make(Opcode::Transpose, {dst, src});
 }
 Instruction activation(const AccessPattern &dst, const AccessPattern &src,
                        ActFunc func, float scale, float bias) {
@@ -193,10 +191,10 @@ Instruction tensorReduce(const AccessPattern &dst, const AccessPattern &src,
   return inst;
 }
 Instruction tensorCopy(const AccessPattern &dst, const AccessPattern &src) {
-  return make(Opcode::TensorCopy).set(S::Dst, dst).set(S::Src0, src);
+  return make(Opcode::TensorCopy, {dst, src});
 }
 Instruction reciprocal(const AccessPattern &dst, const AccessPattern &src) {
-  return make(Opcode::Reciprocal).set(S::Dst, dst).set(S::Src0, src);
+  return make(Opcode::Reciprocal, {dst, src});
 }
 Instruction iota(const AccessPattern &dst, float constant, float partitionCoef,
                  float freeCoef) {
@@ -245,7 +243,7 @@ Instruction allReduce(const AccessPattern &dst, const AccessPattern &src,
   return inst;
 }
 Instruction allGather(const AccessPattern &dst, const AccessPattern &src) {
-  return make(Opcode::AllGather).set(S::Dst, dst).set(S::Src0, src);
+  return make(Opcode::AllGather, {dst, src});
 }
 } // namespace isa
 
@@ -286,8 +284,8 @@ AccessPattern hbm(const Program &program, uint32_t binding, int64_t elemOffset,
   DType type = binding < program.bindings.size()
                    ? program.bindings[binding].dtype
                    : DType::F32;
-  AccessPattern ap = makeAp(MemSpace::Hbm, type, 0, rows,
-                            elemOffset * byteSize(type), dims);
+  AccessPattern ap =
+      makeAp(MemSpace::Hbm, type, 0, rows, elemOffset * byteSize(type), dims);
   ap.binding = binding;
   ap.partitionStride = rowStride;
   return ap;
@@ -371,12 +369,11 @@ ByteRange byteRange(const AccessPattern &ap, const uint32_t *trips,
       hi += delta;
   };
   for (unsigned d = 0; d < ap.numDims && d < kMaxFreeDims; ++d)
-    widen(static_cast<__int128>(ap.dims[d].size == 0 ? 0
-                                                     : ap.dims[d].size - 1) *
-          ap.dims[d].stride * elem);
+    widen(
+        static_cast<__int128>(ap.dims[d].size == 0 ? 0 : ap.dims[d].size - 1) *
+        ap.dims[d].stride * elem);
   if (ap.space == MemSpace::Hbm && ap.partitions > 0)
-    widen(static_cast<__int128>(ap.partitions - 1) * ap.partitionStride *
-          elem);
+    widen(static_cast<__int128>(ap.partitions - 1) * ap.partitionStride * elem);
   if (trips)
     for (unsigned d = 0; d < depth && d < kMaxLoopDepth; ++d)
       widen(static_cast<__int128>(trips[d] == 0 ? 0 : trips[d] - 1) *
@@ -449,64 +446,12 @@ std::string checkAccess(const Program &program, const AccessPattern &ap,
     os << name(ap.space) << " access out of bounds: bytes ["
        << static_cast<long long>(r.lo) << ", " << static_cast<long long>(r.hi)
        << ") of " << static_cast<long long>(capacity)
-       << (ap.space == MemSpace::Hbm ? " (binding '" +
-                                           program.bindings[ap.binding].name +
-                                           "')"
-                                     : std::string(" per partition"));
+       << (ap.space == MemSpace::Hbm
+               ? " (binding '" + program.bindings[ap.binding].name + "')"
+               : std::string(" per partition"));
     return os.str();
   }
   return "";
-}
-
-/// Bit mask of required and allowed operand slots per opcode.
-static void slotRules(Opcode op, unsigned &required, unsigned &allowed) {
-  constexpr unsigned D = 1, S0 = 2, S1 = 4, A = 8;
-  switch (op) {
-  case Opcode::DmaCopy:
-  case Opcode::Transpose:
-  case Opcode::TensorReduce:
-  case Opcode::TensorCopy:
-  case Opcode::Reciprocal:
-  case Opcode::AffineSelect:
-  case Opcode::AllReduce:
-  case Opcode::AllGather:
-    required = allowed = D | S0;
-    return;
-  case Opcode::Matmul:
-  case Opcode::TensorTensor:
-    required = allowed = D | S0 | S1;
-    return;
-  case Opcode::Activation:
-    required = D | S0;
-    allowed = D | S0 | S1 | A;
-    return;
-  case Opcode::TensorScalar:
-    required = D | S0;
-    allowed = D | S0 | S1;
-    return;
-  case Opcode::Iota:
-  case Opcode::Memset:
-    required = allowed = D;
-    return;
-  case Opcode::SemSignal:
-  case Opcode::SemWait:
-  case Opcode::LoopBegin:
-  case Opcode::LoopEnd:
-    required = allowed = 0;
-    return;
-  }
-  required = allowed = 0;
-}
-
-static bool engineAllowed(Opcode op, Engine e) {
-  Engine def = defaultEngine(op);
-  if (def == Engine::Sync)
-    return true; // Semaphore and loop control live in any stream.
-  bool flexible = def == Engine::Vector || def == Engine::Scalar ||
-                  def == Engine::GpSimd;
-  if (flexible && op != Opcode::Activation)
-    return e == Engine::Vector || e == Engine::Scalar || e == Engine::GpSimd;
-  return e == def;
 }
 
 std::string verifyProgram(const Program &program, const MemoryLimits *limits) {
@@ -551,7 +496,7 @@ std::string verifyProgram(const Program &program, const MemoryLimits *limits) {
       if (static_cast<unsigned>(inst.engine) != e)
         return where() + "is in the " + std::string(name(Engine(e))) +
                " stream but names engine " + std::string(name(inst.engine));
-      if (!engineAllowed(inst.op, inst.engine))
+      if (!isLegalEngine(inst.op, inst.engine))
         return where() + "cannot run on engine " +
                std::string(name(inst.engine));
       if (!decodeActFunc(static_cast<uint64_t>(inst.act)))
@@ -561,8 +506,8 @@ std::string verifyProgram(const Program &program, const MemoryLimits *limits) {
       if (inst.op == Opcode::AffineSelect && inst.alu != AluOp::IsGe &&
           inst.alu != AluOp::IsEqual)
         return where() + "affine_select predicate must be is_ge or is_equal";
-      unsigned required, allowed;
-      slotRules(inst.op, required, allowed);
+      unsigned required = requiredSlots(inst.op),
+               allowed = allowedSlots(inst.op);
       if ((inst.apMask & required) != required ||
           (inst.apMask & ~allowed) != 0) {
         std::ostringstream m;
@@ -579,9 +524,8 @@ std::string verifyProgram(const Program &program, const MemoryLimits *limits) {
           return where() + "waits on semaphore " + std::to_string(w.sem) +
                  " (only " + std::to_string(kNumSemaphores) + ")";
       if (inst.signalSem < -1 || inst.signalSem >= int(kNumSemaphores))
-        return where() + "signals semaphore " +
-               std::to_string(inst.signalSem) + " (only " +
-               std::to_string(kNumSemaphores) + ")";
+        return where() + "signals semaphore " + std::to_string(inst.signalSem) +
+               " (only " + std::to_string(kNumSemaphores) + ")";
       if (inst.startLevel >= 0 && unsigned(inst.startLevel) >= depth)
         return where() + "start level " + std::to_string(inst.startLevel) +
                " but only " + std::to_string(depth) + " enclosing loops";
@@ -606,8 +550,7 @@ std::string verifyProgram(const Program &program, const MemoryLimits *limits) {
             !decodeDType(static_cast<uint64_t>(ap.dtype)))
           return where() + "operand " + slotNames[s] +
                  " has an unknown memory space or dtype";
-        if (ap.space == MemSpace::Hbm &&
-            ap.binding >= program.bindings.size())
+        if (ap.space == MemSpace::Hbm && ap.binding >= program.bindings.size())
           return where() + "operand " + slotNames[s] + " refers to binding " +
                  std::to_string(ap.binding) + " but the program has " +
                  std::to_string(program.bindings.size());

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -106,7 +107,8 @@ struct SemWaitSpec {
   std::array<int32_t, kMaxLoopDepth> step{};
 };
 
-/// One instruction. Operand slots per opcode:
+/// One instruction. Operand slots per opcode (which are required and which
+/// optional: Isa.def):
 ///   dma_copy, tensor_copy, reciprocal, transpose: Dst <- Src0
 ///   matmul: Dst(psum) <- Src0(stationary [K,M])^T x Src1(moving [K,N])
 ///   activation: Dst <- f(Src0 * scale + (Src1 ? Src1[p] : bias)); Aux = the
@@ -121,6 +123,8 @@ struct SemWaitSpec {
 ///   all_reduce: Dst <- reduce(op) over ranks of Src0; all_gather: Dst <-
 ///     concat over ranks of Src0 (rank-major)
 struct Instruction {
+  /// Operand slots; which ones an opcode must and may have is its Isa.def
+  /// row (masks isadef::Dst, ...: bit = slot).
   enum Slot : unsigned { Dst = 0, Src0 = 1, Src1 = 2, Aux = 3, NumSlots = 4 };
 
   Opcode op = Opcode::SemSignal;
@@ -137,7 +141,7 @@ struct Instruction {
   /// level overwrites PSUM instead (NKI's start flag), so a K loop stays a
   /// loop.
   int8_t startLevel = -1;
-  bool reverse = false;    ///< tensor_scalar: scalar op in.
+  bool reverse = false; ///< tensor_scalar: scalar op in.
   float affineConst = 0.0f;
   float partitionCoef = 0.0f;
   float freeCoef = 0.0f;
@@ -148,7 +152,11 @@ struct Instruction {
 
   bool has(Slot slot) const { return apMask & (1u << slot); }
   const AccessPattern &ap(Slot slot) const { return aps[slot]; }
-  Instruction &set(Slot slot, const AccessPattern &pattern);
+  Instruction &set(Slot slot, const AccessPattern &pattern) {
+    aps[slot] = pattern;
+    apMask |= 1u << slot;
+    return *this;
+  }
   Instruction &onEngine(Engine e);
   Instruction &waitFor(uint16_t sem, uint32_t value,
                        std::array<int32_t, kMaxLoopDepth> step = {});
@@ -160,6 +168,12 @@ struct Instruction {
   /// tensor_scalar: per-partition [P,1] scalar operand.
   Instruction &withScalarAp(const AccessPattern &scalar);
 };
+
+static_assert(isadef::Dst == 1u << Instruction::Dst &&
+                  isadef::Src0 == 1u << Instruction::Src0 &&
+                  isadef::Src1 == 1u << Instruction::Src1 &&
+                  isadef::Aux == 1u << Instruction::Aux,
+              "Isa.def slot masks differ from Instruction::Slot");
 
 struct Program {
   std::string name;
@@ -176,6 +190,11 @@ struct Program {
 
 /// Factories for instructions; set engine, waits and signal by chaining.
 namespace isa {
+/// Any opcode on its default engine, `operands` filling the slots Dst, Src0,
+/// Src1, Aux in order (the order of an ncore op's tile operands); fields
+/// beyond the operands are set on the result. The named factories below are
+/// shorthands.
+Instruction make(Opcode op, std::initializer_list<AccessPattern> operands = {});
 Instruction dmaCopy(const AccessPattern &dst, const AccessPattern &src);
 Instruction matmul(const AccessPattern &dst, const AccessPattern &stationary,
                    const AccessPattern &moving, bool accumulate);
@@ -209,8 +228,8 @@ Instruction allGather(const AccessPattern &dst, const AccessPattern &src);
 AccessPattern sbuf(DType type, uint32_t partitionStart, uint32_t partitions,
                    int64_t byteOffset, std::vector<FreeDim> dims);
 /// Contiguous [partitions, n] tile in SBUF.
-AccessPattern sbufTile(DType type, uint32_t partitionStart,
-                       uint32_t partitions, int64_t byteOffset, uint32_t n);
+AccessPattern sbufTile(DType type, uint32_t partitionStart, uint32_t partitions,
+                       int64_t byteOffset, uint32_t n);
 AccessPattern psumTile(uint32_t partitionStart, uint32_t partitions,
                        int64_t byteOffset, uint32_t n);
 /// HBM rows x dims of binding `binding`, starting `elemOffset` elements in.
@@ -223,8 +242,8 @@ public:
   ProgramBuilder(std::string name, Target target);
 
   /// Adds a binding; its HBM offset is assigned (64-byte aligned).
-  uint32_t addBinding(std::string name, std::vector<int64_t> shape,
-                      DType dtype, BindingRole role);
+  uint32_t addBinding(std::string name, std::vector<int64_t> shape, DType dtype,
+                      BindingRole role);
   void setConstantBytes(uint32_t binding, std::vector<uint8_t> bytes);
   /// Stores `values` converted to the binding's dtype.
   void setConstantValues(uint32_t binding, const std::vector<float> &values);
@@ -239,8 +258,7 @@ public:
   const Program &program() const { return prog; }
   AccessPattern hbm(uint32_t binding, int64_t elemOffset, uint32_t rows,
                     int64_t rowStride, std::vector<FreeDim> dims) const {
-    return rt::hbm(prog, binding, elemOffset, rows, rowStride,
-                   std::move(dims));
+    return rt::hbm(prog, binding, elemOffset, rows, rowStride, std::move(dims));
   }
   Program take() { return std::move(prog); }
 

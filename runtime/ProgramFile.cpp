@@ -194,9 +194,8 @@ public:
     if (!t)
       return fail(where + ": unknown dtype " + std::to_string(dtype));
     if (numDims < 1 || numDims > kMaxFreeDims)
-      return fail(where + ": " + std::to_string(numDims) +
-                  " free dims (1.." + std::to_string(kMaxFreeDims) +
-                  " allowed)");
+      return fail(where + ": " + std::to_string(numDims) + " free dims (1.." +
+                  std::to_string(kMaxFreeDims) + " allowed)");
     ap.space = *s;
     ap.dtype = *t;
     ap.numDims = numDims;
@@ -262,8 +261,7 @@ public:
     if (!r.get(inst.scale) || !r.get(inst.bias) || !r.get(inst.scalar) ||
         !r.get(inst.affineConst) || !r.get(inst.partitionCoef) ||
         !r.get(inst.freeCoef) || !r.get(inst.tripCount) ||
-        !r.get(inst.signalSem) || !r.get(inst.signalCount) ||
-        !r.get(numWaits))
+        !r.get(inst.signalSem) || !r.get(inst.signalCount) || !r.get(numWaits))
       return fail(where + ": truncated instruction");
     if (numWaits > kMaxWaits)
       return fail(where + ": " + std::to_string(numWaits) +
@@ -299,8 +297,7 @@ public:
       std::string where = "binding " + std::to_string(i);
       uint8_t dtype, role;
       uint32_t rank;
-      if (!r.getString(b.name) || !r.get(dtype) || !r.get(role) ||
-          !r.get(rank))
+      if (!r.getString(b.name) || !r.get(dtype) || !r.get(role) || !r.get(rank))
         return fail(where + ": truncated");
       auto t = decodeDType(dtype);
       if (!t)
@@ -438,15 +435,13 @@ Expected<Program> readProgram(const uint8_t *data, size_t size) {
     return fail("unknown target code " + std::to_string(target));
   size_t available = size - kProgramHeaderSize;
   if (payloadSize != available)
-    return fail(payloadSize > available
-                    ? "truncated: header announces " +
-                          std::to_string(payloadSize) +
-                          " payload bytes, file has " +
-                          std::to_string(available)
-                    : "trailing bytes: header announces " +
-                          std::to_string(payloadSize) +
-                          " payload bytes, file has " +
-                          std::to_string(available));
+    return fail(
+        payloadSize > available
+            ? "truncated: header announces " + std::to_string(payloadSize) +
+                  " payload bytes, file has " + std::to_string(available)
+            : "trailing bytes: header announces " +
+                  std::to_string(payloadSize) + " payload bytes, file has " +
+                  std::to_string(available));
   const uint8_t *payload = data + kProgramHeaderSize;
   uint32_t crc = crc32(data, 32);
   crc = crc32(payload, payloadSize, crc);
@@ -539,8 +534,7 @@ Status writeProgramFile(const Program &program, const std::string &path) {
 Expected<Program> readProgramFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return Expected<Program>::failure("program file " + path +
-                                      ": cannot open");
+    return Expected<Program>::failure("program file " + path + ": cannot open");
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                              std::istreambuf_iterator<char>());
   return readProgram(bytes);
@@ -555,9 +549,10 @@ std::string formatAccessPattern(const Program &program,
   std::ostringstream os;
   os << name(ap.space) << "<" << name(ap.dtype) << ">";
   if (ap.space == MemSpace::Hbm) {
-    os << "(" << (ap.binding < program.bindings.size()
-                      ? program.bindings[ap.binding].name
-                      : "#" + std::to_string(ap.binding))
+    os << "("
+       << (ap.binding < program.bindings.size()
+               ? program.bindings[ap.binding].name
+               : "#" + std::to_string(ap.binding))
        << " +" << ap.offset << "B, rows " << ap.partitions << " x "
        << ap.partitionStride;
   } else {

@@ -35,8 +35,7 @@ InstructionCost instructionCost(const Instruction &inst,
 /// Engine cycles alone, as in the formula table.
 double instructionCycles(const Instruction &inst, const Profile &profile);
 /// One DMA transfer of `bytes` at `bytesPerNs` (fixed cost + bytes / bw).
-double dmaDurationNs(uint64_t bytes, double bytesPerNs,
-                     const Profile &profile);
+double dmaDurationNs(uint64_t bytes, double bytesPerNs, const Profile &profile);
 /// Ring collective over `ranks`: per-hop latency + bytes / NeuronLink.
 double collectiveDurationNs(Opcode op, uint64_t bytesPerRank, unsigned ranks,
                             const Profile &profile);
@@ -105,10 +104,9 @@ public:
   virtual std::string execute(unsigned core, const Instruction &inst,
                               const uint32_t *iters, unsigned depth) = 0;
   /// Executes one collective; `insts[r]`/`iters[r]` are rank r's.
-  virtual std::string
-  executeCollective(const std::vector<const Instruction *> &insts,
-                    const std::vector<std::array<uint32_t, kMaxLoopDepth>>
-                        &iters) = 0;
+  virtual std::string executeCollective(
+      const std::vector<const Instruction *> &insts,
+      const std::vector<std::array<uint32_t, kMaxLoopDepth>> &iters) = 0;
   /// NaN/Inf values stored so far (the simulator attributes new ones to the
   /// instruction that stored them).
   virtual uint64_t nonFiniteWrites() const { return 0; }
@@ -130,8 +128,7 @@ struct SimulationResult {
 /// form chip k and share its HBM bandwidth). `executor` == nullptr is the
 /// timing-only mode.
 SimulationResult simulate(const std::vector<const Program *> &programs,
-                          const Profile &profile,
-                          InstructionExecutor *executor,
+                          const Profile &profile, InstructionExecutor *executor,
                           const SimulationOptions &options = {});
 
 } // namespace seam::rt

@@ -24,78 +24,124 @@ static bool isContiguous(const AccessPattern &ap) {
   return true;
 }
 
+namespace {
+using S = Instruction::Slot;
+
+double freeN(const Instruction &inst, S slot) {
+  return static_cast<double>(inst.ap(slot).freeElements());
+}
+
+// The cost of each Isa.def opcode: cycles<Name>, dispatched from the table in
+// instructionCycles. MIN_II is p.minIiCycles.
+
+double cyclesActivation(const Instruction &inst, const Profile &p) {
+  // activation: max(64, N); with reduce: max(64, N) + 64.
+  double c = std::max(p.minIiCycles, freeN(inst, S::Src0));
+  if (inst.has(S::Aux))
+    c += p.actReduceExtraCycles;
+  return c;
+}
+
+double cyclesTensorScalar(const Instruction &inst, const Profile &p) {
+  // tensor_scalar: max(64, N).
+  return std::max(p.minIiCycles, freeN(inst, S::Src0));
+}
+
+double cyclesTensorCopy(const Instruction &inst, const Profile &p) {
+  // tensor_copy: max(64, N).
+  return std::max(p.minIiCycles, freeN(inst, S::Src0));
+}
+
+double cyclesMemset(const Instruction &inst, const Profile &p) {
+  // memset: max(64, N).
+  return std::max(p.minIiCycles, freeN(inst, S::Dst));
+}
+
+double cyclesTensorTensor(const Instruction &inst, const Profile &p) {
+  // tensor_tensor: max(64, 2N); max(64, N) when one input is in PSUM or
+  // all-bf16 contiguous add/mul/sub.
+  const AccessPattern &a = inst.ap(S::Src0), &b = inst.ap(S::Src1),
+                      &d = inst.ap(S::Dst);
+  bool inPsum = a.space == MemSpace::Psum || b.space == MemSpace::Psum;
+  bool fastAlu = inst.alu == AluOp::Add || inst.alu == AluOp::Multiply ||
+                 inst.alu == AluOp::Subtract;
+  bool allBf16 = a.dtype == DType::BF16 && b.dtype == DType::BF16 &&
+                 d.dtype == DType::BF16 && isContiguous(a) && isContiguous(b) &&
+                 isContiguous(d);
+  double n = freeN(inst, S::Src0);
+  if (inPsum || (allBf16 && fastAlu))
+    return std::max(p.minIiCycles, n);
+  return std::max(p.minIiCycles, p.tensorTensorCyclesPerElement * n);
+}
+
+double cyclesTensorReduce(const Instruction &inst, const Profile &) {
+  // tensor_reduce: N (N/2 for bf16 add/max).
+  double n = freeN(inst, S::Src0);
+  bool half = inst.ap(S::Src0).dtype == DType::BF16 &&
+              (inst.alu == AluOp::Add || inst.alu == AluOp::Max);
+  return half ? n / 2 : n;
+}
+
+double cyclesReciprocal(const Instruction &inst, const Profile &p) {
+  // reciprocal: max(64, 8N).
+  return std::max(p.minIiCycles,
+                  p.reciprocalCyclesPerElement * freeN(inst, S::Src0));
+}
+
+double cyclesIota(const Instruction &inst, const Profile &p) {
+  // iota (GpSimd): 150 + N.
+  return p.gpsimdFixedCycles + freeN(inst, S::Dst);
+}
+
+double cyclesAffineSelect(const Instruction &inst, const Profile &p) {
+  // affine_select (GpSimd): 150 + N.
+  return p.gpsimdFixedCycles + freeN(inst, S::Dst);
+}
+
+/// matmul: back-to-back issue every max(min(64, N_stationary), N_moving);
+/// FP32 operands 4x. A transpose is a matmul of the input (stationary,
+/// N_stationary = its free size) against an identity whose N_moving is the
+/// input's partition count.
+double tensorEngineCycles(const Instruction &inst, const Profile &p,
+                          double nMoving, bool fp32Moving) {
+  const AccessPattern &st = inst.ap(S::Src0);
+  double nStationary = static_cast<double>(st.freeElements());
+  double c =
+      std::max(std::min(p.matmulStationaryIssueCap, nStationary), nMoving);
+  bool fp32 = st.dtype == DType::F32 || fp32Moving;
+  return fp32 ? c * p.matmulFp32Factor : c;
+}
+
+double cyclesMatmul(const Instruction &inst, const Profile &p) {
+  return tensorEngineCycles(inst, p, freeN(inst, S::Src1),
+                            inst.ap(S::Src1).dtype == DType::F32);
+}
+
+double cyclesTranspose(const Instruction &inst, const Profile &p) {
+  return tensorEngineCycles(
+      inst, p, static_cast<double>(inst.ap(S::Src0).partitions), false);
+}
+
+// Semaphores and loops take no engine time; DMA and collectives are timed by
+// the simulator (dmaDurationNs, collectiveDurationNs: they depend on
+// concurrent traffic).
+double cyclesSemSignal(const Instruction &, const Profile &) { return 0; }
+double cyclesSemWait(const Instruction &, const Profile &) { return 0; }
+double cyclesLoopBegin(const Instruction &, const Profile &) { return 0; }
+double cyclesLoopEnd(const Instruction &, const Profile &) { return 0; }
+double cyclesDmaCopy(const Instruction &, const Profile &) { return 0; }
+double cyclesAllReduce(const Instruction &, const Profile &) { return 0; }
+double cyclesAllGather(const Instruction &, const Profile &) { return 0; }
+} // namespace
+
 double instructionCycles(const Instruction &inst, const Profile &p) {
-  using S = Instruction::Slot;
-  const double minIi = p.minIiCycles; // MIN_II
-  auto freeN = [&](S slot) {
-    return static_cast<double>(inst.ap(slot).freeElements());
-  };
   switch (inst.op) {
-  case Opcode::Activation: {
-    // activation: max(64, N); with reduce: max(64, N) + 64.
-    double c = std::max(minIi, freeN(S::Src0));
-    if (inst.has(S::Aux))
-      c += p.actReduceExtraCycles;
-    return c;
+#define NCORE_OPCODE(Name, ...)                                                \
+  case Opcode::Name:                                                           \
+    return cycles##Name(inst, p);
+#include "runtime/Isa.def"
   }
-  case Opcode::TensorScalar:
-  case Opcode::TensorCopy:
-    // tensor_scalar, tensor_copy: max(64, N).
-    return std::max(minIi, freeN(S::Src0));
-  case Opcode::Memset:
-    // memset: max(64, N).
-    return std::max(minIi, freeN(S::Dst));
-  case Opcode::TensorTensor: {
-    // tensor_tensor: max(64, 2N); max(64, N) when one input is in PSUM or
-    // all-bf16 contiguous add/mul/sub.
-    const AccessPattern &a = inst.ap(S::Src0), &b = inst.ap(S::Src1),
-                        &d = inst.ap(S::Dst);
-    bool inPsum = a.space == MemSpace::Psum || b.space == MemSpace::Psum;
-    bool fastAlu = inst.alu == AluOp::Add || inst.alu == AluOp::Multiply ||
-                   inst.alu == AluOp::Subtract;
-    bool allBf16 = a.dtype == DType::BF16 && b.dtype == DType::BF16 &&
-                   d.dtype == DType::BF16 && isContiguous(a) &&
-                   isContiguous(b) && isContiguous(d);
-    double n = freeN(S::Src0);
-    if (inPsum || (allBf16 && fastAlu))
-      return std::max(minIi, n);
-    return std::max(minIi, p.tensorTensorCyclesPerElement * n);
-  }
-  case Opcode::TensorReduce: {
-    // tensor_reduce: N (N/2 for bf16 add/max).
-    double n = freeN(S::Src0);
-    bool half = inst.ap(S::Src0).dtype == DType::BF16 &&
-                (inst.alu == AluOp::Add || inst.alu == AluOp::Max);
-    return half ? n / 2 : n;
-  }
-  case Opcode::Reciprocal:
-    // reciprocal: max(64, 8N).
-    return std::max(minIi, p.reciprocalCyclesPerElement * freeN(S::Src0));
-  case Opcode::Iota:
-  case Opcode::AffineSelect:
-    // iota, affine_select (GpSimd): 150 + N.
-    return p.gpsimdFixedCycles + freeN(S::Dst);
-  case Opcode::Matmul:
-  case Opcode::Transpose: {
-    // matmul: back-to-back issue every max(min(64, N_stationary), N_moving);
-    // FP32 operands 4x. A transpose is a matmul of the input (stationary,
-    // N_stationary = its free size) against an identity whose N_moving is the
-    // input's partition count.
-    const AccessPattern &st = inst.ap(S::Src0);
-    double nStationary = static_cast<double>(st.freeElements());
-    double nMoving = inst.op == Opcode::Matmul
-                         ? static_cast<double>(inst.ap(S::Src1).freeElements())
-                         : static_cast<double>(st.partitions);
-    double c = std::max(std::min(p.matmulStationaryIssueCap, nStationary),
-                        nMoving);
-    bool fp32 = st.dtype == DType::F32 ||
-                (inst.op == Opcode::Matmul &&
-                 inst.ap(S::Src1).dtype == DType::F32);
-    return fp32 ? c * p.matmulFp32Factor : c;
-  }
-  default:
-    return 0; // semaphores, loops; DMA and collectives are timed elsewhere.
-  }
+  return 0;
 }
 
 InstructionCost instructionCost(const Instruction &inst, const Profile &p) {

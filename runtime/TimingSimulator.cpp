@@ -199,9 +199,8 @@ private:
     f.engine = static_cast<Engine>(engine);
     f.index = index;
     const auto &stream = cores[core].program->streams[engine];
-    f.mnemonic = index < stream.size()
-                     ? std::string(mnemonic(stream[index].op))
-                     : std::string("-");
+    f.mnemonic = index < stream.size() ? std::string(mnemonic(stream[index].op))
+                                       : std::string("-");
     f.message = message;
     return f;
   }
@@ -275,8 +274,8 @@ private:
       if (!execute(c, e, inst, index))
         return false;
       s.freeAt = now + cost.busyNs;
-      record(c, static_cast<Engine>(e), -1, inst, index, now,
-             now + cost.busyNs, 0);
+      record(c, static_cast<Engine>(e), -1, inst, index, now, now + cost.busyNs,
+             0);
       complete(c, inst, now + cost.latencyNs);
       break;
     }
@@ -298,11 +297,11 @@ private:
     if (err.empty()) {
       uint64_t stored = executor->nonFiniteWrites() - nonFiniteBefore;
       if (stored && !result.firstNonFinite)
-        result.firstNonFinite = makeFault(
-            c, e, index,
-            std::to_string(stored) + " NaN/Inf value(s) stored in " +
-                std::string(name(inst.ap(Instruction::Dst).space)) +
-                " (first non-finite result of the launch)");
+        result.firstNonFinite =
+            makeFault(c, e, index,
+                      std::to_string(stored) + " NaN/Inf value(s) stored in " +
+                          std::string(name(inst.ap(Instruction::Dst).space)) +
+                          " (first non-finite result of the launch)");
       return true;
     }
     setFault(c, e, index, err);
@@ -326,11 +325,10 @@ private:
       // The chip's HBM bandwidth is shared by the transfers in flight when
       // this one starts (hardware.md "Memories": cores share HBM).
       auto &active = chipTransfers[core.chip];
-      active.erase(std::remove_if(active.begin(), active.end(),
-                                  [&](const HbmTransfer &t) {
-                                    return t.end <= now;
-                                  }),
-                   active.end());
+      active.erase(
+          std::remove_if(active.begin(), active.end(),
+                         [&](const HbmTransfer &t) { return t.end <= now; }),
+          active.end());
       double alone = dmaDurationNs(bytes, bw, profile);
       unsigned overlapping = 0;
       for (const HbmTransfer &t : active)
@@ -347,8 +345,7 @@ private:
     st.dmaBytes += bytes;
     ++st.dmaTransfers;
     st.dmaQueueBusyNs += duration;
-    record(c, Engine::Dma, static_cast<int>(q), inst, index, start, end,
-           bytes);
+    record(c, Engine::Dma, static_cast<int>(q), inst, index, start, end, bytes);
     complete(c, inst, end);
   }
 
@@ -411,8 +408,8 @@ private:
             int64_t need = w.value;
             for (unsigned d = 0; d < s.depth; ++d)
               need += static_cast<int64_t>(w.step[d]) * s.loops[d].iter;
-            os << " waits for semaphore " << w.sem << " >= " << need
-               << " (is " << cores[c].sems[w.sem] << ")";
+            os << " waits for semaphore " << w.sem << " >= " << need << " (is "
+               << cores[c].sems[w.sem] << ")";
           }
         }
         setFault(c, e, s.pc, os.str());
@@ -423,8 +420,7 @@ private:
 } // namespace
 
 SimulationResult simulate(const std::vector<const Program *> &programs,
-                          const Profile &profile,
-                          InstructionExecutor *executor,
+                          const Profile &profile, InstructionExecutor *executor,
                           const SimulationOptions &options) {
   return Simulator(programs, profile, executor, options).run();
 }

@@ -1,5 +1,4 @@
-//===- NcoreAccess.h - fold view/reshape chains into access patterns -*- C++
-//-*-===//
+//===- NcoreAccess.h - views and reshapes as access patterns ----*- C++ -*-===//
 //
 // What the emitter and the allocator ask of an instruction operand: which
 // buffer it lives in (an ncore.alloc or a program argument) and how it walks

@@ -1,8 +1,8 @@
 //===- NcoreBase.td - ncore dialect, enums, tile type, interface -*- tablegen -*-===//
 //
 // The enums mirror runtime/Isa.def (the one ISA table shared with the
-// runtime): NcoreIsa.cpp static_asserts every numeric code and checks every
-// mnemonic against that table, so a code cannot mean two things.
+// runtime): NcoreDialect.cpp static_asserts every numeric code and checks
+// every mnemonic against that table, so a code cannot mean two things.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +28,7 @@ def Ncore_Dialect : Dialect {
 }
 
 //===----------------------------------------------------------------------===//
-// Enums (codes = runtime/Isa.def; checked in NcoreIsa.cpp)
+// Enums (codes = runtime/Isa.def; checked in NcoreDialect.cpp)
 //===----------------------------------------------------------------------===//
 
 def Ncore_Engine : I32EnumAttr<"Engine", "engine of a NeuronCore (Isa.def NCORE_ENGINE)", [
@@ -157,11 +157,12 @@ def Ncore_TileType : TypeDef<Ncore_Dialect, "Tile"> {
 def Ncore_InstructionOpInterface : OpInterface<"InstructionOpInterface"> {
   let cppNamespace = "::mlir::ncore";
   let description = [{
-    An op that the emitter turns into instructions of runtime/Isa.def. The
-    opcode and default engine come from that table (by mnemonic); which
-    engines an op may move to is the op's own rule. Tiles read and written
-    are reported through MemoryEffectOpInterface (destination operands carry
-    MemWrite, sources MemRead).
+    An op that is one instruction of runtime/Isa.def. Its opcode, default
+    engine and legal engines come from that table (by mnemonic); `translate`
+    is the one translation to a runtime instruction, used by the emitter and
+    by anything else that needs the instruction (NcoreTranslate.h). Tiles
+    read and written are reported through MemoryEffectOpInterface
+    (destination operands carry MemWrite, sources MemRead).
   }];
   let methods = [
     InterfaceMethod<"Isa.def opcode of this instruction.",
@@ -170,9 +171,9 @@ def Ncore_InstructionOpInterface : OpInterface<"InstructionOpInterface"> {
     InterfaceMethod<"Isa.def default engine of this instruction.",
       "::mlir::ncore::Engine", "getDefaultEngine", (ins), "",
       [{ return ::mlir::ncore::defaultEngine($_op.getOpcode()); }]>,
-    InterfaceMethod<"True when the instruction may run on `engine`.",
+    InterfaceMethod<"True when the instruction may run on `engine` (Isa.def).",
       "bool", "isLegalEngine", (ins "::mlir::ncore::Engine":$engine), "",
-      [{ return engine == $_op.getDefaultEngine(); }]>,
+      [{ return ::mlir::ncore::isLegalEngine($_op.getOpcode(), engine); }]>,
     InterfaceMethod<"The assigned engine (`engine` attribute) or the default.",
       "::mlir::ncore::Engine", "getExecutionEngine", (ins), "",
       [{
@@ -182,7 +183,15 @@ def Ncore_InstructionOpInterface : OpInterface<"InstructionOpInterface"> {
       }]>,
     InterfaceMethod<"Assign the engine (the scheduler's choice).",
       "void", "setExecutionEngine", (ins "::mlir::ncore::Engine":$engine), "",
-      [{ $_op.setEngine(engine); }]>
+      [{ $_op.setEngine(engine); }]>,
+    InterfaceMethod<[{
+        Fills `t.inst` beyond its opcode and engine: the operand slots (tile
+        operands in order: Dst, Src0, Src1, Aux) and the immediates. Generated
+        from the op's `translation` (NcoreOps.td); call translateInstruction
+        (NcoreTranslate.h) rather than this.
+      }],
+      "::mlir::LogicalResult", "translate",
+      (ins "::mlir::ncore::InstructionTranslation &":$t)>
   ];
   /// Engine legality, GpSimd off PSUM, HBM only through DMA/collectives.
   let verify = [{ return ::mlir::ncore::verifyInstruction($_op); }];

@@ -108,7 +108,7 @@ static void checkMnemonicsAgainstIsaDef() {
 
 llvm::StringRef mlir::ncore::mnemonic(Opcode op) {
   switch (op) {
-#define NCORE_OPCODE(Name, Code, Mnemonic, Engine)                             \
+#define NCORE_OPCODE(Name, Code, Mnemonic, ...)                                \
   case Opcode::Name:                                                           \
     return Mnemonic;
 #include "runtime/Isa.def"
@@ -118,12 +118,17 @@ llvm::StringRef mlir::ncore::mnemonic(Opcode op) {
 
 Engine mlir::ncore::defaultEngine(Opcode op) {
   switch (op) {
-#define NCORE_OPCODE(Name, Code, Mnemonic, Eng)                                \
+#define NCORE_OPCODE(Name, Code, Mnemonic, Eng, ...)                           \
   case Opcode::Name:                                                           \
     return Engine::Eng;
 #include "runtime/Isa.def"
   }
   return Engine::Sync;
+}
+
+bool mlir::ncore::isLegalEngine(Opcode op, Engine engine) {
+  return ::seam::rt::isLegalEngine(static_cast<::seam::rt::Opcode>(op),
+                                   static_cast<::seam::rt::Engine>(engine));
 }
 
 std::optional<Opcode> mlir::ncore::opcodeForOpName(llvm::StringRef opName) {
@@ -132,7 +137,7 @@ std::optional<Opcode> mlir::ncore::opcodeForOpName(llvm::StringRef opName) {
   if (opName == "loop")
     return Opcode::LoopBegin;
   return llvm::StringSwitch<std::optional<Opcode>>(opName)
-#define NCORE_OPCODE(Name, Code, Mnemonic, Engine) .Case(Mnemonic, Opcode::Name)
+#define NCORE_OPCODE(Name, Code, Mnemonic, ...) .Case(Mnemonic, Opcode::Name)
 #include "runtime/Isa.def"
       .Default(std::nullopt);
 }
@@ -233,8 +238,7 @@ mlir::ncore::verifyTileType(function_ref<InFlightDiagnostic()> emitError,
   constexpr int64_t kMaxTileElements = int64_t(1) << 36;
   int64_t elements = 1;
   for (int64_t d : shape)
-    if (llvm::MulOverflow(elements, d, elements) ||
-        elements > kMaxTileElements)
+    if (llvm::MulOverflow(elements, d, elements) || elements > kMaxTileElements)
       return emitError() << spaceName << " tile " << describeShape(shape)
                          << " has more than 2^36 elements: too large for any "
                             "device";

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/ncore/NcoreOps.h"
+#include "dialect/ncore/NcoreTranslate.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
@@ -69,10 +70,9 @@ LogicalResult mlir::ncore::verifyInstruction(Operation *op) {
   return success();
 }
 
-/// `a` and `b` have the same partitions and free element count.
-static LogicalResult verifySameLayout(Operation *op, Value a,
-                                      llvm::StringRef aName, Value b,
-                                      llvm::StringRef bName) {
+LogicalResult mlir::ncore::verifySameLayout(Operation *op, Value a,
+                                            llvm::StringRef aName, Value b,
+                                            llvm::StringRef bName) {
   TileType ta = tileOf(a), tb = tileOf(b);
   if (ta.getPartitions() != tb.getPartitions() ||
       ta.getFreeElements() != tb.getFreeElements())
@@ -115,30 +115,6 @@ static LogicalResult verifyReduceAlu(Operation *op, AluOp alu) {
            << stringifyAluOp(alu);
   return success();
 }
-
-//===----------------------------------------------------------------------===//
-// Engine legality of ops that may move between VE / SE / GpSimd
-//===----------------------------------------------------------------------===//
-
-static bool isVectorScalarOrGpSimd(Engine e) {
-  return e == Engine::Vector || e == Engine::Scalar || e == Engine::GpSimd;
-}
-static bool isVectorOrGpSimd(Engine e) {
-  return e == Engine::Vector || e == Engine::GpSimd;
-}
-
-bool TensorCopyOp::isLegalEngine(Engine e) { return isVectorScalarOrGpSimd(e); }
-bool TensorScalarOp::isLegalEngine(Engine e) {
-  return isVectorScalarOrGpSimd(e);
-}
-bool MemsetOp::isLegalEngine(Engine e) { return isVectorScalarOrGpSimd(e); }
-bool TensorTensorOp::isLegalEngine(Engine e) { return isVectorOrGpSimd(e); }
-bool TensorReduceOp::isLegalEngine(Engine e) { return isVectorOrGpSimd(e); }
-bool ReciprocalOp::isLegalEngine(Engine e) { return isVectorOrGpSimd(e); }
-/// Semaphore operations are issued in the stream of whichever engine waits
-/// or signals.
-bool SemSignalOp::isLegalEngine(Engine) { return true; }
-bool SemWaitOp::isLegalEngine(Engine) { return true; }
 
 //===----------------------------------------------------------------------===//
 // program
@@ -656,10 +632,6 @@ LogicalResult TensorReduceOp::verify() {
                          << " x " << expected << " elements, but dst is "
                          << desc(getDst());
   return success();
-}
-
-LogicalResult ReciprocalOp::verify() {
-  return verifySameLayout(*this, getDst(), "dst", getSrc(), "src");
 }
 
 LogicalResult MemsetOp::verify() { return success(); }

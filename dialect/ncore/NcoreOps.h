@@ -1,8 +1,8 @@
 //===- NcoreOps.h - ncore ISA dialect ---------------------------*- C++ -*-===//
 //
 // Types, enums and ops of the ISA-level dialect. The enums are generated from
-// NcoreBase.td and checked against runtime/Isa.def (NcoreIsa.cpp); the opcode
-// enum below is generated from Isa.def directly.
+// NcoreBase.td and checked against runtime/Isa.def (NcoreDialect.cpp); the
+// opcode enum below is generated from Isa.def directly.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SEAM_DIALECT_NCORE_NCOREOPS_H
@@ -26,7 +26,7 @@ namespace mlir::ncore {
 
 /// Opcodes of runtime/Isa.def (same names and codes).
 enum class Opcode : uint8_t {
-#define NCORE_OPCODE(Name, Code, Mnemonic, Engine) Name = Code,
+#define NCORE_OPCODE(Name, Code, ...) Name = Code,
 #include "runtime/Isa.def"
 };
 
@@ -34,6 +34,8 @@ enum class Opcode : uint8_t {
 llvm::StringRef mnemonic(Opcode op);
 /// Isa.def default engine of an opcode.
 Engine defaultEngine(Opcode op);
+/// Whether Isa.def lets `op` run on `engine`.
+bool isLegalEngine(Opcode op, Engine engine);
 /// Opcode of an ncore op name ("ncore.matmul" -> Matmul); nullopt for
 /// structural ops. "ncore.loop" maps to LoopBegin (and ends with LoopEnd).
 std::optional<Opcode> opcodeForOpName(llvm::StringRef opName);
@@ -55,6 +57,10 @@ constexpr int64_t kTransposeMaxDim = 128;
 constexpr int64_t kMaxFreeDims = 4;
 constexpr unsigned kMaxLoopDepth = 4;
 constexpr int64_t kNumSemaphores = 256;
+
+/// Discardable i64 attribute giving a matmul NKI's start flag: iteration 0
+/// of enclosing loop level d overwrites PSUM instead of accumulating.
+constexpr llvm::StringLiteral kStartLevelAttrName = "start_level";
 
 /// Isa.def dtype code of f32/bf16; nullopt for anything else.
 std::optional<unsigned> dtypeCode(Type elementType);
@@ -90,6 +96,12 @@ public:
 namespace mlir::ncore {
 /// Rules shared by every instruction (InstructionOpInterface::verify).
 LogicalResult verifyInstruction(Operation *op);
+/// `a` and `b` have the same partitions and free element count (a rule
+/// many instructions share; named `aName`/`bName` in the error).
+LogicalResult verifySameLayout(Operation *op, Value a, llvm::StringRef aName,
+                               Value b, llvm::StringRef bName);
+/// Filled by InstructionOpInterface::translate (NcoreTranslate.h).
+class InstructionTranslation;
 } // namespace mlir::ncore
 
 #include "dialect/ncore/NcoreDialect.h.inc"

@@ -48,17 +48,34 @@ def Ncore_ValidTiles : NativeOpTrait<"ncore::ValidTiles">;
 class Ncore_Op<string mnemonic, list<Trait> traits = []>
     : Op<Ncore_Dialect, mnemonic, !listconcat([Ncore_ValidTiles], traits)>;
 
-/// An instruction: one Isa.def opcode, optional engine assignment.
-class Ncore_InstOp<string mnemonic, list<Trait> traits = [],
-                   list<string> overridden = []>
+/// An instruction: one Isa.def opcode (the op's mnemonic names its row, which
+/// also gives its legal engines and operand slots), optional engine
+/// assignment.
+class Ncore_InstOp<string mnemonic, list<Trait> traits = []>
     : Ncore_Op<mnemonic, !listconcat(
-          [DeclareOpInterfaceMethods<Ncore_InstructionOpInterface, overridden>],
+          [DeclareOpInterfaceMethods<Ncore_InstructionOpInterface>],
           traits)> {
+  /// C++ body of InstructionOpInterface::translate: fills `t.inst` (an
+  /// InstructionTranslation, NcoreTranslate.h) beyond opcode and engine. The
+  /// default maps the tile operands in order onto the slots Dst, Src0, ...;
+  /// ops with immediates add them (`t.inst.alu = t.convert(getAlu());`).
+  code translation = [{ t.operands(getOperation()->getOperands()); }];
+  /// C++ body of verify() for the op's own rules (beyond the tile rules and
+  /// the shared instruction rules); empty: verify() is in NcoreOps.cpp.
+  code verification = "";
   let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult
+    $cppClass::translate(::mlir::ncore::InstructionTranslation &t) {
+  }] # translation # [{
+      return t.status();
+    }
+  }] # !if(!empty(verification), "", [{
+    ::mlir::LogicalResult $cppClass::verify() {
+  }] # verification # [{
+    }
+  }]);
 }
-
-/// Instructions that VE/SE/GpSimd can all be asked to run.
-defvar MovableEngine = ["isLegalEngine"];
 
 defvar Dst = Arg<Ncore_TileType, "destination tile", [MemWrite]>;
 defvar Src = Arg<Ncore_TileType, "source tile", [MemRead]>;
@@ -309,7 +326,7 @@ def Ncore_DmaCopyOp : Ncore_InstOp<"dma_copy"> {
   }];
 }
 
-def Ncore_TensorCopyOp : Ncore_InstOp<"tensor_copy", [], MovableEngine> {
+def Ncore_TensorCopyOp : Ncore_InstOp<"tensor_copy"> {
   let summary = "on-chip copy with dtype conversion";
   let description = [{
     `dst <- src` on chip (same partitions and free element count), converting
@@ -351,6 +368,19 @@ def Ncore_MatmulOp : Ncore_InstOp<"matmul"> {
   let assemblyFormat = [{
     $dst `,` $stationary `,` $moving (`accumulate` $accumulate^)?
     (`on` $engine^)? attr-dict `:` type($dst) `,` type($stationary) `,` type($moving)
+  }];
+  let translation = [{
+    t.operands({getDst(), getStationary(), getMoving()});
+    if (::mlir::failed(t.status()))
+      return ::mlir::failure();
+    t.inst.accumulate = getAccumulate();
+    if (auto lvl = (*this)->getAttrOfType<::mlir::IntegerAttr>(
+            ::mlir::ncore::kStartLevelAttrName)) {
+      if (lvl.getInt() < 0 || lvl.getInt() >= int64_t(t.loopDepth))
+        return emitOpError() << "start_level " << lvl.getInt()
+                             << " is not an enclosing loop level";
+      t.inst.startLevel = static_cast<int8_t>(lvl.getInt());
+    }
   }];
 }
 
@@ -401,9 +431,15 @@ def Ncore_ActivationOp : Ncore_InstOp<"activation", [AttrSizedOperandSegments]> 
     $func $dst `,` $src (`bias` $bias_tile^)? (`reduce` $reduce^)?
     (`on` $engine^)? attr-dict `:` type(operands)
   }];
+  let translation = [{
+    t.operands({getDst(), getSrc(), getBiasTile(), getReduce()});
+    t.inst.act = t.convert(getFunc());
+    t.inst.scale = getScale().convertToFloat();
+    t.inst.bias = getBias().convertToFloat();
+  }];
 }
 
-def Ncore_TensorTensorOp : Ncore_InstOp<"tensor_tensor", [], MovableEngine> {
+def Ncore_TensorTensorOp : Ncore_InstOp<"tensor_tensor"> {
   let summary = "dst = lhs <op> rhs, elementwise";
   let description = [{
     Same partitions and free element count everywhere; at most one input in
@@ -419,9 +455,13 @@ def Ncore_TensorTensorOp : Ncore_InstOp<"tensor_tensor", [], MovableEngine> {
   let assemblyFormat = [{
     $alu $dst `,` $lhs `,` $rhs (`on` $engine^)? attr-dict `:` type(operands)
   }];
+  let translation = [{
+    t.operands({getDst(), getLhs(), getRhs()});
+    t.inst.alu = t.convert(getAlu());
+  }];
 }
 
-def Ncore_TensorScalarOp : Ncore_InstOp<"tensor_scalar", [], MovableEngine> {
+def Ncore_TensorScalarOp : Ncore_InstOp<"tensor_scalar"> {
   let summary = "dst = src <op> scalar (immediate or per-partition [P, 1])";
   let description = [{
     The scalar is the `imm` immediate or a [P, 1] tile (one value per
@@ -440,9 +480,15 @@ def Ncore_TensorScalarOp : Ncore_InstOp<"tensor_scalar", [], MovableEngine> {
     $alu $dst `,` $src (`,` $scalar_tile^)? (`imm` $imm^)? (`reverse` $reverse^)?
     (`on` $engine^)? attr-dict `:` type(operands)
   }];
+  let translation = [{
+    t.operands({getDst(), getSrc(), getScalarTile()});
+    t.inst.alu = t.convert(getAlu());
+    t.inst.scalar = getImm() ? getImm()->convertToFloat() : 0.0f;
+    t.inst.reverse = getReverse();
+  }];
 }
 
-def Ncore_TensorReduceOp : Ncore_InstOp<"tensor_reduce", [], MovableEngine> {
+def Ncore_TensorReduceOp : Ncore_InstOp<"tensor_reduce"> {
   let summary = "reduce along the last free dimension";
   let description = [{
     `dst` has the partitions of `src` and its free dims without the last one
@@ -458,9 +504,13 @@ def Ncore_TensorReduceOp : Ncore_InstOp<"tensor_reduce", [], MovableEngine> {
   let assemblyFormat = [{
     $alu $dst `,` $src (`on` $engine^)? attr-dict `:` type($dst) `,` type($src)
   }];
+  let translation = [{
+    t.operands({getDst(), getSrc()});
+    t.inst.alu = t.convert(getAlu());
+  }];
 }
 
-def Ncore_ReciprocalOp : Ncore_InstOp<"reciprocal", [], MovableEngine> {
+def Ncore_ReciprocalOp : Ncore_InstOp<"reciprocal"> {
   let summary = "dst = 1 / src, elementwise";
   let description = [{
     Same partitions and free element count. Vector by default, GpSimd legal
@@ -475,9 +525,12 @@ def Ncore_ReciprocalOp : Ncore_InstOp<"reciprocal", [], MovableEngine> {
   let assemblyFormat = [{
     $dst `,` $src (`on` $engine^)? attr-dict `:` type($dst) `,` type($src)
   }];
+  let verification = [{
+    return verifySameLayout(*this, getDst(), "dst", getSrc(), "src");
+  }];
 }
 
-def Ncore_MemsetOp : Ncore_InstOp<"memset", [], MovableEngine> {
+def Ncore_MemsetOp : Ncore_InstOp<"memset"> {
   let summary = "fill a tile with a constant";
   let description = [{
     Vector by default; Scalar and GpSimd (not on PSUM) are legal.
@@ -490,6 +543,10 @@ def Ncore_MemsetOp : Ncore_InstOp<"memset", [], MovableEngine> {
                        OptionalAttr<Ncore_Engine>:$engine);
   let assemblyFormat = [{
     $dst `,` $value (`on` $engine^)? attr-dict `:` type($dst)
+  }];
+  let translation = [{
+    t.operands({getDst()});
+    t.inst.scalar = getValue().convertToFloat();
   }];
 }
 
@@ -508,6 +565,12 @@ def Ncore_IotaOp : Ncore_InstOp<"iota"> {
   let assemblyFormat = [{
     $dst `base` $base `partition_step` $partition_step `free_step` $free_step
     (`on` $engine^)? attr-dict `:` type($dst)
+  }];
+  let translation = [{
+    t.operands({getDst()});
+    t.inst.affineConst = getBase().convertToFloat();
+    t.inst.partitionCoef = getPartitionStep().convertToFloat();
+    t.inst.freeCoef = getFreeStep().convertToFloat();
   }];
 }
 
@@ -531,13 +594,21 @@ def Ncore_AffineSelectOp : Ncore_InstOp<"affine_select"> {
     `free_step` $free_step `else` $on_false (`on` $engine^)? attr-dict
     `:` type($dst) `,` type($src)
   }];
+  let translation = [{
+    t.operands({getDst(), getSrc()});
+    t.inst.alu = t.convert(getCmp());
+    t.inst.affineConst = getBase().convertToFloat();
+    t.inst.partitionCoef = getPartitionStep().convertToFloat();
+    t.inst.freeCoef = getFreeStep().convertToFloat();
+    t.inst.scalar = getOnFalse().convertToFloat();
+  }];
 }
 
 //===----------------------------------------------------------------------===//
 // Synchronisation
 //===----------------------------------------------------------------------===//
 
-def Ncore_SemSignalOp : Ncore_InstOp<"sem_signal", [], MovableEngine> {
+def Ncore_SemSignalOp : Ncore_InstOp<"sem_signal"> {
   let summary = "increment a semaphore when the engine's prior work is done";
   let description = [{
     Issued in the stream of `engine` (any engine; default sync). Semaphore
@@ -553,9 +624,13 @@ def Ncore_SemSignalOp : Ncore_InstOp<"sem_signal", [], MovableEngine> {
   let assemblyFormat = [{
     $sem (`count` $count^)? (`on` $engine^)? attr-dict
   }];
+  let translation = [{
+    t.inst.signalSem = static_cast<int32_t>(getSem());
+    t.inst.signalCount = static_cast<uint32_t>(getCount());
+  }];
 }
 
-def Ncore_SemWaitOp : Ncore_InstOp<"sem_wait", [], MovableEngine> {
+def Ncore_SemWaitOp : Ncore_InstOp<"sem_wait"> {
   let summary = "block the engine until a semaphore reaches a value";
   let description = [{
     Waits until `sem >= value + sum_d steps[d] * iteration[d]` over the
@@ -572,6 +647,16 @@ def Ncore_SemWaitOp : Ncore_InstOp<"sem_wait", [], MovableEngine> {
                        OptionalAttr<Ncore_Engine>:$engine);
   let assemblyFormat = [{
     $sem `ge` $value (`steps` $steps^)? (`on` $engine^)? attr-dict
+  }];
+  let translation = [{
+    ::seam::rt::SemWaitSpec w;
+    w.sem = static_cast<uint16_t>(getSem());
+    w.value = static_cast<uint32_t>(getValue());
+    if (auto s = getSteps())
+      for (auto [d, v] : ::llvm::enumerate(*s))
+        if (d < w.step.size())
+          w.step[d] = static_cast<int32_t>(v);
+    t.inst.waits.push_back(w);
   }];
 }
 
@@ -594,6 +679,10 @@ def Ncore_AllReduceOp : Ncore_InstOp<"all_reduce"> {
   let assemblyFormat = [{
     $alu $dst `,` $src `ranks` $ranks (`on` $engine^)? attr-dict
     `:` type($dst) `,` type($src)
+  }];
+  let translation = [{
+    t.operands({getDst(), getSrc()});
+    t.inst.alu = t.convert(getAlu());
   }];
 }
 

@@ -35,14 +35,11 @@ template <typename T>
 class ReductionFusion : public TraitBase<T, ReductionFusion> {};
 template <typename T>
 class OutputFusableFusion : public TraitBase<T, OutputFusableFusion> {};
-template <typename T>
-class OpaqueFusion : public TraitBase<T, OpaqueFusion> {};
+template <typename T> class OpaqueFusion : public TraitBase<T, OpaqueFusion> {};
 /// Without a kernel, the op runs on the host (no complex dtype on device).
-template <typename T>
-class HostFallback : public TraitBase<T, HostFallback> {};
+template <typename T> class HostFallback : public TraitBase<T, HostFallback> {};
 LogicalResult verifyBoundedSize(Operation *op);
-template <typename T>
-class BoundedSize : public TraitBase<T, BoundedSize> {
+template <typename T> class BoundedSize : public TraitBase<T, BoundedSize> {
 public:
   static LogicalResult verifyTrait(Operation *op) {
     return verifyBoundedSize(op);
@@ -51,8 +48,7 @@ public:
 } // namespace mlir::OpTrait::seam
 
 namespace mlir::seam::detail {
-template <typename OpT>
-constexpr FusionClass fusionClassOf() {
+template <typename OpT> constexpr FusionClass fusionClassOf() {
   using namespace ::mlir::OpTrait::seam;
   if constexpr (OpT::template hasTrait<ElementwiseFusion>())
     return FusionClass::Elementwise;
@@ -87,6 +83,10 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
 FailureOr<int64_t> elementCount(llvm::ArrayRef<int64_t> shape);
 /// Largest element count seam accepts in one tensor (2^36).
 constexpr int64_t kMaxTensorElements = int64_t(1) << 36;
+
+/// Unit attribute of a func that is one program (seam-outline-regions puts
+/// it on each outlined region; lowering compiles each such func).
+constexpr llvm::StringLiteral kProgramAttrName = "seam.program";
 
 } // namespace mlir::seam
 

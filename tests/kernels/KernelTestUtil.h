@@ -1,12 +1,9 @@
 //===- KernelTestUtil.h - build, emit and run kernel programs ---*- C++ -*-===//
 //
 // runProgram compiles a kernel's ncore.program with the real codegen
-// (compileNcoreProgram: ncore-allocate, ncore-schedule, emission; constants
-// from their `seam.constant` descriptions) and runs it on the emulated
-// device. `emitSequential` is a test-only emitter kept as a cross-check
-// (SEAM_KERNEL_TEST_EMITTER=sequential): it unrolls ncore.loop, places tiles
-// with a bump allocator and orders every instruction after the previous one
-// with semaphore 0; functionally exact, meaningless for timing.
+// (compileNcoreProgram: ncore-double-buffer, ncore-allocate, ncore-schedule,
+// ncore-split-dma, emission; constants from their `seam.constant`
+// descriptions) and runs it on the emulated device.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SEAM_TESTS_KERNELS_KERNELTESTUTIL_H
@@ -25,12 +22,6 @@
 #include <random>
 
 namespace seam::kt {
-
-/// Emits `prog` (fully ordered, loops unrolled). Binding i is named "a<i>".
-/// Constant arguments get their `seam.constant` values. Returns "" or what
-/// went wrong in `error`.
-rt::Program emitSequential(mlir::ncore::ProgramOp prog, rt::Target target,
-                           std::string &error);
 
 struct RunResult {
   bool ok = false;

@@ -40,8 +40,7 @@ inline std::vector<float> randomValues(size_t n, unsigned seed,
 /// sequence is fully ordered whatever engines it uses.
 class TileProgram {
 public:
-  explicit TileProgram(Target target = Target::Trn1,
-                       std::string name = "tile")
+  explicit TileProgram(Target target = Target::Trn1, std::string name = "tile")
       : builder(std::move(name), target) {}
 
   /// Binding `name` [p, f] in HBM, copied into SBUF at `sbufOffset`.
@@ -59,8 +58,7 @@ public:
   void output(const std::string &name, const AccessPattern &src,
               DType hbmType = DType::F32) {
     uint32_t p = src.partitions, f = static_cast<uint32_t>(src.freeElements());
-    uint32_t b =
-        builder.addBinding(name, {p, f}, hbmType, BindingRole::Output);
+    uint32_t b = builder.addBinding(name, {p, f}, hbmType, BindingRole::Output);
     pendingOutputs.push_back({b, src});
   }
 

@@ -172,7 +172,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   progress("graph pipeline done");
 
   for (auto f : cm.module->getOps<func::FuncOp>())
-    if (!f->hasAttr("seam.program") && !f.isExternal()) {
+    if (!f->hasAttr(mlir::seam::kProgramAttrName) && !f.isExternal()) {
       cm.step = f;
       break;
     }
