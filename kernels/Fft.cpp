@@ -660,8 +660,8 @@ static std::optional<FftParams> paramsOf(const KernelSignature &sig,
   p.complexInput = isa<ComplexType>(x.getElementType());
   p.inverse = inverse;
   p.realOutput = !isa<ComplexType>(y.getElementType());
-  p.dtype = p.complexInput ? Float32Type::get(x.getContext())
-                           : x.getElementType();
+  p.dtype =
+      p.complexInput ? Float32Type::get(x.getContext()) : x.getElementType();
   // config variant = "radix2" selects the FNet source's algorithm, pad_to
   // its pad-to-next-power-of-two.
   if (auto v = sig.config.getAs<StringAttr>("variant"))

@@ -140,8 +140,8 @@ static int64_t fourierMixSbufBytes(int64_t s, int64_t d, int64_t e) {
   return e * (matrices + stage + nsk * d + d);
 }
 
-std::optional<std::string>
-seam::fourierMixSiteError(RankedTensorType x, ArrayRef<int64_t> dims) {
+std::optional<std::string> seam::fourierMixSiteError(RankedTensorType x,
+                                                     ArrayRef<int64_t> dims) {
   if (x.getRank() != 3 || dims != ArrayRef<int64_t>{1, 2})
     return std::string("the kernel is FNet's mixing of [B, S, D] over dims "
                        "[1, 2] (sequence and hidden), not dims [") +

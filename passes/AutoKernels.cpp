@@ -5,9 +5,9 @@
 #include "passes/Accounting.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
-#include <map>
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+#include <map>
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -18,7 +18,7 @@ KernelCostModel &mlir::seam::kernelCostModel() {
 }
 
 Operation *mlir::seam::replaceWithKernelCall(Operation *site,
-                                       const KernelInfo &kernel) {
+                                             const KernelInfo &kernel) {
   KernelSignature sig = signatureOfRoot(site);
   OpBuilder b(site);
   auto call = b.create<KernelCallOp>(
@@ -61,8 +61,7 @@ llvm::SmallVector<Value> externalValues(Operation *root) {
       Operation *def = v.getDefiningOp();
       Region *r = def ? def->getParentRegion()
                       : cast<BlockArgument>(v).getOwner()->getParent();
-      if (!root->isProperAncestor(r->getParentOp()) &&
-          r->getParentOp() != root)
+      if (!root->isProperAncestor(r->getParentOp()) && r->getParentOp() != root)
         ext.insert(v);
     }
   });
@@ -141,7 +140,8 @@ OwningOpRef<ModuleOp> buildWindow(Operation *root) {
       cloneLoadTime(v);
       continue;
     }
-    fn.setArgAttr(arg, "seam.input", b.getStringAttr("in" + std::to_string(arg)));
+    fn.setArgAttr(arg, "seam.input",
+                  b.getStringAttr("in" + std::to_string(arg)));
     map.map(v, body->getArgument(arg++));
   }
   Operation *copy = b.clone(*root, map);
@@ -214,16 +214,14 @@ std::string AutoDecision::describe() const {
   std::string s = llvm::formatv(
       "kernel {0} vs {1} {2} ({3}{4:F1}%): {5} ({6})", ms(with.stepNs),
       versus.empty() ? "without" : "'" + versus + "'", ms(without.stepNs),
-      pct >= 0 ? "+" : "", pct, inserted ? "inserted" : "not inserted",
-      reason);
+      pct >= 0 ? "+" : "", pct, inserted ? "inserted" : "not inserted", reason);
   return s;
 }
 
-FailureOr<AutoPlan> mlir::seam::decideKernels(func::FuncOp func,
-                                        ArrayRef<AutoCandidate> candidates,
-                                        ArrayRef<const KernelInfo *> order,
-                                        const CostQuery &query,
-                                        std::string &error) {
+FailureOr<AutoPlan>
+mlir::seam::decideKernels(func::FuncOp func, ArrayRef<AutoCandidate> candidates,
+                          ArrayRef<const KernelInfo *> order,
+                          const CostQuery &query, std::string &error) {
   AutoPlan plan;
   if (candidates.empty())
     return plan;
@@ -239,8 +237,7 @@ FailureOr<AutoPlan> mlir::seam::decideKernels(func::FuncOp func,
     llvm::SmallVector<Operation *> roots;
     llvm::SmallVector<AutoCandidate> sites; ///< of every root
   };
-  llvm::MapVector<std::string, Window, std::map<std::string, unsigned>>
-      windows;
+  llvm::MapVector<std::string, Window, std::map<std::string, unsigned>> windows;
   llvm::DenseMap<Operation *, std::string> keyOf;
   for (const AutoCandidate &c : candidates) {
     Operation *root = windowRoot(c.site);
@@ -292,9 +289,8 @@ FailureOr<AutoPlan> mlir::seam::decideKernels(func::FuncOp func,
       for (const AutoCandidate &c : w.sites)
         d.sites += c.kernel == k && windowRoot(c.site) == w.first;
       llvm::SmallVector<const KernelInfo *> trial(current);
-      auto same = llvm::find_if(trial, [&](const KernelInfo *j) {
-        return j->rootOp == k->rootOp;
-      });
+      auto same = llvm::find_if(
+          trial, [&](const KernelInfo *j) { return j->rootOp == k->rootOp; });
       if (same != trial.end()) {
         d.versus = (*same)->name.str();
         *same = k;
@@ -333,7 +329,7 @@ FailureOr<AutoPlan> mlir::seam::decideKernels(func::FuncOp func,
 }
 
 ArrayAttr mlir::seam::decisionsAttr(MLIRContext *ctx,
-                              ArrayRef<AutoDecision> decisions) {
+                                    ArrayRef<AutoDecision> decisions) {
   Builder b(ctx);
   SmallVector<Attribute> out;
   for (const AutoDecision &d : decisions) {

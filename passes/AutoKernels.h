@@ -1,4 +1,5 @@
-//===- AutoKernels.h - kernels=auto: kernel or fusion by simulation -*- C++ -*-===//
+//===- AutoKernels.h - kernels=auto: kernel or fusion by simulation -*- C++
+//-*-===//
 //
 // The decision behind `seam-insert-kernels{kernels=auto}`:
 //  1. Every legal (site, candidate kernel) pair is grouped by its window:
@@ -36,9 +37,9 @@ struct AutoCandidate {
 
 /// One decision: a candidate kernel in one distinct window.
 struct AutoDecision {
-  unsigned group = 0;     ///< the distinct window it decides (AutoPlan)
-  std::string window;     ///< the first window of its kind ("double_stream.0")
-  int windows = 0;        ///< identical windows the decision covers
+  unsigned group = 0; ///< the distinct window it decides (AutoPlan)
+  std::string window; ///< the first window of its kind ("double_stream.0")
+  int windows = 0;    ///< identical windows the decision covers
   std::string kernel;
   std::string replaces;   ///< the op kind it replaces ("seam.attention")
   int sites = 0;          ///< sites per window

@@ -1,4 +1,5 @@
-//===- KernelCostModel.h - what `kernels=auto` asks a step model -*- C++ -*-===//
+//===- KernelCostModel.h - what `kernels=auto` asks a step model -*- C++
+//-*-===//
 //
 // `seam-insert-kernels{kernels=auto}` decides, per call site, between a
 // registered kernel and the compiler's own lowering by simulating both. The
@@ -25,12 +26,12 @@ namespace mlir::seam {
 /// overlaps them. A decision names the part that moved most.
 struct StepCost {
   double stepNs = 0;
-  double deviceNs = 0;    ///< device busy (overlaps the host parts)
-  double launchNs = 0;    ///< launch overheads
-  double tracingNs = 0;   ///< lazy tracing (eager)
-  double syncNs = 0;      ///< waits at graph breaks and the step's end
-  double transferNs = 0;  ///< PCIe
-  double hostNs = 0;      ///< host fallback ops, framework time per kernel call
+  double deviceNs = 0;   ///< device busy (overlaps the host parts)
+  double launchNs = 0;   ///< launch overheads
+  double tracingNs = 0;  ///< lazy tracing (eager)
+  double syncNs = 0;     ///< waits at graph breaks and the step's end
+  double transferNs = 0; ///< PCIe
+  double hostNs = 0;     ///< host fallback ops, framework time per kernel call
   int launches = 0;
   /// Activation bytes that go through HBM between programs and around
   /// kernel calls and host ops (not parameters).

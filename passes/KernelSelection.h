@@ -34,8 +34,8 @@ struct KernelSelection {
 /// come first. `none` or `auto` with a kernel list in the wrong place is an
 /// error. Returns nullopt and sets `error` (naming the item and listing the
 /// registered kernels) when a name is unknown.
-std::optional<KernelSelection>
-selectKernels(llvm::ArrayRef<std::string> items, std::string &error);
+std::optional<KernelSelection> selectKernels(llvm::ArrayRef<std::string> items,
+                                             std::string &error);
 
 } // namespace mlir::seam
 

@@ -137,7 +137,9 @@ TEST(FftAxis, AnyAxisAnySize) {
                                            : std::string()) +
                        "] axis " + std::to_string(s.axis) +
                        (s.inverse ? " ifft" : " fft") +
-                       (s.complexIn ? " complex" : bf ? " bf16" : " real") +
+                       (s.complexIn ? " complex"
+                        : bf        ? " bf16"
+                                    : " real") +
                        (s.realOut ? " -> real part" : " -> complex");
     ASSERT_TRUE(r.ok) << what << ": " << r.error;
     auto want = refDft(asComplex(x, s.complexIn), s.shape, s.axis, s.inverse,
@@ -199,9 +201,8 @@ TEST(FftAxis, SourceRadix2Sizes) {
       ASSERT_TRUE(r.ok) << n << ": " << r.error;
       double err = relL2(r.outputs[1], refDft(asComplex(x, complexIn), s.shape,
                                               s.axis, false, false));
-      std::cout << "[fft radix2] n=" << n
-                << (complexIn ? " complex" : " real") << " rel-L2 " << err
-                << "\n";
+      std::cout << "[fft radix2] n=" << n << (complexIn ? " complex" : " real")
+                << " rel-L2 " << err << "\n";
       EXPECT_LE(err, 1e-5) << n;
     }
 }

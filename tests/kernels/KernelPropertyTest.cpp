@@ -41,7 +41,9 @@ Sites fftSites(KernelEnv &env, bool inverse) {
         // inverse takes complex input (seam.ifft's type); fft any.
         if (inverse && inKind != 2)
           continue;
-        Type in = inKind == 0 ? env.f32() : inKind == 1 ? env.bf16() : env.c64();
+        Type in = inKind == 0   ? env.f32()
+                  : inKind == 1 ? env.bf16()
+                                : env.c64();
         if (inKind == 1 && axis != int64_t(shape.size()) - 1)
           continue; // bf16 on the last axis only (keeps the list short)
         for (bool realOut : {false, true})
@@ -74,19 +76,23 @@ Sites fourierSites(KernelEnv &env) {
   auto &b = env.builder;
   Sites out;
   std::vector<std::pair<int64_t, int64_t>> sd = {
-      {128, 512}, {512, 768}, {200, 300}, {1000, 96}, {16384, 4},
-      {4096, 1024}, {2048, 2048}, {131, 64}};
+      {128, 512}, {512, 768},   {200, 300},   {1000, 96},
+      {16384, 4}, {4096, 1024}, {2048, 2048}, {131, 64}};
   std::vector<std::vector<int64_t>> dimSets = {{1, 2}, {1}, {2}, {2, 1}};
   for (auto [s, d] : sd)
     for (auto &dims : dimSets)
       for (Type t : {env.f32(), env.bf16()}) {
         auto x = env.tensor({1, s, d}, t);
-        out.push_back({{x}, {x}, b.getDictionaryAttr({b.getNamedAttr(
-                                      "dims", b.getDenseI64ArrayAttr(dims))})});
+        out.push_back({{x},
+                       {x},
+                       b.getDictionaryAttr({b.getNamedAttr(
+                           "dims", b.getDenseI64ArrayAttr(dims))})});
       }
   auto x2 = env.tensor({256, 256});
-  out.push_back({{x2}, {x2}, b.getDictionaryAttr({b.getNamedAttr(
-                                 "dims", b.getDenseI64ArrayAttr({0, 1}))})});
+  out.push_back({{x2},
+                 {x2},
+                 b.getDictionaryAttr({b.getNamedAttr(
+                     "dims", b.getDenseI64ArrayAttr({0, 1}))})});
   return out;
 }
 
@@ -201,14 +207,14 @@ TEST(KernelProperty, CheckAcceptsImpliesBuildSucceeds) {
       OpBuilder b(&env.ctx);
       FailureOr<ncore::ProgramOp> prog = k.build(b, *env.module, sig, name);
       ASSERT_TRUE(succeeded(prog))
-          << "check accepts but build fails: " << describe(k.name, sig)
-          << "\n"
+          << "check accepts but build fails: " << describe(k.name, sig) << "\n"
           << diag;
       ASSERT_TRUE(succeeded(mlir::verify(*prog)))
           << describe(k.name, sig) << "\n"
           << diag;
 #ifdef SEAM_HAVE_NCORE_CODEGEN
-      auto emitted = ncore::compileNcoreProgram(*prog, ::seam::rt::Target::Trn1);
+      auto emitted =
+          ncore::compileNcoreProgram(*prog, ::seam::rt::Target::Trn1);
       ASSERT_TRUE(succeeded(emitted))
           << "check accepts but the codegen fails: " << describe(k.name, sig)
           << "\n"

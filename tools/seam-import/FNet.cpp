@@ -85,7 +85,8 @@ llvm::Error seamimport::importFNet(ConfigReader &r, const ImportOptions &opt,
   bool seed = opt.fourier && *opt.fourier == "seed";
   // The source's padding: the next power of two of a size that is not one.
   auto padOf = [](int64_t n) -> int64_t {
-    return llvm::isPowerOf2_64(uint64_t(n)) ? 0 : int64_t(llvm::NextPowerOf2(n));
+    return llvm::isPowerOf2_64(uint64_t(n)) ? 0
+                                            : int64_t(llvm::NextPowerOf2(n));
   };
   auto mix = [&](Value v) -> Value {
     if (!seed)

@@ -386,8 +386,8 @@ Value GraphBuilder::fourierMix(Value x, llvm::ArrayRef<int64_t> dims) {
 Value GraphBuilder::fft(Value x, int64_t axis, bool realResult, int64_t padTo,
                         llvm::StringRef variant) {
   auto t = cast<RankedTensorType>(x.getType());
-  Type et = realResult ? b.getF32Type()
-                       : Type(ComplexType::get(b.getF32Type()));
+  Type et =
+      realResult ? b.getF32Type() : Type(ComplexType::get(b.getF32Type()));
   auto op = b.create<mlir::seam::FftOp>(
       loc, RankedTensorType::get(t.getShape(), et), x,
       b.getI64IntegerAttr(axis),

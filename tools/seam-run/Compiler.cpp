@@ -162,8 +162,8 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   popts.target = std::string(rt::name(target));
   popts.remarks = false; // seam-run shows warnings and errors, not remarks
   // kernels=auto's simulations are a compile phase of their own.
-  pm.addInstrumentation(std::make_unique<PassClock>(
-      "seam-insert-kernels", cm.breakdown.decideNs));
+  pm.addInstrumentation(std::make_unique<PassClock>("seam-insert-kernels",
+                                                    cm.breakdown.decideNs));
   mlir::seam::buildSeamPipeline(pm, popts);
   progress("model IR parsed");
   if (failed(pm.run(*cm.module)))

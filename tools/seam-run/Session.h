@@ -17,10 +17,10 @@ struct SessionOptions {
   /// The model's IR itself (the kernels=auto step model's windows).
   std::string irText;
   bool quietWarnings = false; ///< do not print compile warnings
-  std::string importArgs; ///< the removed --import-args (refused if given)
+  std::string importArgs;     ///< the removed --import-args (refused if given)
   /// Model options of an import (--model, --config); unset: the config.
   std::optional<int64_t> layers, seq, txtSeq, batch;
-  std::string dtype; ///< "f32", "bf16" or "" (the config's)
+  std::string dtype;   ///< "f32", "bf16" or "" (the config's)
   std::string fourier; ///< FNet: "exact", "seed" or "" (exact)
   /// TP degree. An imported model is sharded for it; a .mlir file says its
   /// own (seam.tp), which --tp must match when given (`tpGiven`). After a
