@@ -3,9 +3,9 @@
 // with both times and the parts of the step that moved, and the step
 // function records them in seam.kernel_decisions.
 
-// A site kept: the fourier-mix kernel against the host fallback the op
-// otherwise needs (the device holds no complex values).
-// RUN: seam-opt %s -seam-insert-kernels="kernels=auto mode=eager" 2>%t.err | FileCheck %s --check-prefix=KEPT-IR
+// A site kept: in compile mode, the fourier-mix kernel against the host
+// fallback the op otherwise needs (a graph break with transfers both ways).
+// RUN: seam-opt %s -seam-insert-kernels="kernels=auto mode=compile" 2>%t.err | FileCheck %s --check-prefix=KEPT-IR
 // RUN: FileCheck %s --check-prefix=KEPT < %t.err
 // KEPT: remark: seam-insert-kernels: kernel 'fourier-mix' inserted: Re(DFT) of [1, 256, 256] {{.*}}; kernels=auto at fnet.1: kernel {{[0-9.]+}} ms vs without {{[0-9.]+}} ms (-{{[0-9.]+}}%): inserted (host -{{.*}})
 // KEPT-IR: func.func @forward
@@ -13,6 +13,11 @@
 // KEPT-IR: seam.block "mlp" 0
 // KEPT-IR-NOT: seam.kernel_call
 // KEPT-IR: seam.kernel_call "fourier-mix"
+
+// The same site rejected in eager mode: there the framework's host time per
+// kernel call (kernel_call_host_ns, 50.25 ms) is paid every step.
+// RUN: seam-opt %s -seam-insert-kernels="kernels=auto mode=eager" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EAGER
+// EAGER: remark: seam-insert-kernels: kernel 'fourier-mix' not inserted: kernels=auto at fnet.1: kernel {{[0-9.]+}} ms vs without {{[0-9.]+}} ms (+{{[0-9.]+}}%): not inserted (host +{{[0-9.]+}} ms
 
 // Sites rejected: in eager mode each kernel call is a graph break with
 // launches and a sync of its own; on this small flux model every candidate
