@@ -24,10 +24,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/ncore/NcoreAccess.h"
+#include "dialect/ncore/NcoreTranslate.h"
 #include "lowering/NcoreCodegen.h"
 #include "lowering/NcorePasses.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
+#include "runtime/Timing.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -175,27 +177,36 @@ private:
 
 } // namespace
 
-/// Engine cycles of hardware.md's table (free elements of the destination),
-/// in ns on engine `e`.
+/// The runtime's cost of `inst` on engine `e` (runtime/TimingCost.cpp, the
+/// cost the simulator charges), from the operands' sizes, dtypes and memory
+/// spaces; 0 for instructions the cost function does not time (DMA,
+/// collectives, semaphores).
 double NcoreSchedulePass::estimateNs(InstructionOpInterface inst, Engine e,
                                      const rt::Profile &profile) {
-  Operation *op = inst.getOperation();
-  int64_t n = 1;
-  if (op->getNumOperands() > 0)
-    if (auto t = dyn_cast<TileType>(op->getOperand(0).getType()))
-      n = t.getFreeElements();
-  if (auto tt = dyn_cast<TensorTensorOp>(op))
-    if (auto src = dyn_cast<TileType>(tt.getLhs().getType()))
-      n = 2 * src.getFreeElements();
-  if (auto red = dyn_cast<TensorReduceOp>(op))
-    if (auto src = dyn_cast<TileType>(red.getSrc().getType()))
-      n = src.getFreeElements();
-  double cycles = std::max<double>(profile.minIiCycles, double(n));
-  if (isa<ReciprocalOp>(op))
-    cycles = std::max<double>(profile.minIiCycles,
-                              profile.reciprocalCyclesPerElement * n);
-  double ghz = profile.clockGhz(static_cast<rt::Engine>(e));
-  return ghz > 0 ? cycles / ghz : cycles;
+  auto sizes = [&](Value tile) -> FailureOr<rt::AccessPattern> {
+    FailureOr<TileAccess> a = resolveAccess(tile);
+    if (failed(a))
+      return failure();
+    rt::AccessPattern ap;
+    ap.space = static_cast<rt::MemSpace>(static_cast<uint8_t>(a->space));
+    ap.dtype = a->elementType.isBF16() ? rt::DType::BF16 : rt::DType::F32;
+    ap.partitions = static_cast<uint32_t>(a->partitions);
+    ap.numDims = static_cast<uint8_t>(
+        std::min<size_t>(a->dims.size(), rt::kMaxFreeDims));
+    for (unsigned d = 0; d < ap.numDims; ++d)
+      ap.dims[d] = rt::FreeDim{static_cast<uint32_t>(a->dims[d].size),
+                               a->dims[d].stride};
+    return ap;
+  };
+  unsigned depth = 0;
+  for (auto l = inst->getParentOfType<LoopOp>(); l;
+       l = l->getParentOfType<LoopOp>())
+    ++depth;
+  FailureOr<rt::Instruction> ri = translateInstruction(inst, sizes, depth);
+  if (failed(ri))
+    return 0;
+  ri->engine = static_cast<rt::Engine>(e);
+  return rt::instructionCost(*ri, profile).busyNs;
 }
 
 LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
