@@ -10,6 +10,7 @@
 #include "kernels/Registry.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "passes/Accounting.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
 #include "llvm/ADT/STLExtras.h"
@@ -535,20 +536,6 @@ FailureOr<ncore::ProgramOp> KernelDeclarations::getOrCreate(Operation *call) {
 
 namespace {
 
-/// True when `v` is a parameter or a load-time expression of parameters
-/// (e.g. the concatenated q/k/v weight of seam-fuse-qkv).
-bool isParamExpr(Value v, unsigned depth = 0) {
-  Operation *def = v.getDefiningOp();
-  if (!def || depth > 8)
-    return false;
-  if (isa<ParamOp>(def))
-    return true;
-  if (!isa<ConcatOp, ReshapeOp, SliceOp, TransposeOp>(def))
-    return false;
-  return llvm::all_of(def->getOperands(),
-                      [&](Value o) { return isParamExpr(o, depth + 1); });
-}
-
 class ConvertSeamToNcorePass
     : public mlir::seam::impl::ConvertSeamToNcoreBase<ConvertSeamToNcorePass> {
 public:
@@ -606,8 +593,10 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
       if (!call)
         continue;
       anyCall = true;
+      // Load-time values (parameters and expressions of them only, which
+      // seam-form-regions hoists out of every region) are parameters.
       for (auto [i, operand] : llvm::enumerate(call.getOperands()))
-        if (i < isParam.size() && !isParamExpr(operand))
+        if (i < isParam.size() && !isLoadTimeValue(operand))
           isParam[i] = false;
     }
   if (!anyCall)
