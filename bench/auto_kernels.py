@@ -54,7 +54,7 @@ CONFIGS = [
 
 HEADER = ["model", "mode", "candidates", "vanilla ms", "best fixed set",
           "best fixed ms", "auto ms", "auto / best", "auto / vanilla",
-          "decide s", "auto kept"]
+          "decide s", "auto kept", "every fixed set (ms)"]
 
 NOTES = [
     "warm step per rank, modelled; fixed sets = every subset of the kernels "
@@ -123,7 +123,10 @@ def measure(seam_run, tmp, smoke=False, steps=2):
                      fmt_ms(a), "%.3f" % (a / best),
                      "%.3f" % (a / vanilla),
                      "%.2f" % auto["compile"]["decide_s"],
-                     ", ".join(kept) or "none"])
+                     ", ".join(kept) or "none",
+                     "; ".join("%s %s" % (k or "vanilla", fmt_ms(v))
+                               for k, v in sorted(fixed.items(),
+                                                  key=lambda kv: kv[1]))])
     return rows, raw
 
 
