@@ -350,3 +350,38 @@ ArrayAttr mlir::seam::decisionsAttr(MLIRContext *ctx,
   }
   return b.getArrayAttr(out);
 }
+
+std::vector<AutoDecision> mlir::seam::decisionsOf(Operation *step) {
+  std::vector<AutoDecision> out;
+  auto decisions = step->getAttrOfType<ArrayAttr>(kKernelDecisionsAttr);
+  if (!decisions)
+    return out;
+  for (auto d : decisions.getAsRange<DictionaryAttr>()) {
+    auto str = [&](StringRef n) {
+      auto a = d.getAs<StringAttr>(n);
+      return a ? a.str() : std::string();
+    };
+    auto num = [&](StringRef n) {
+      auto a = d.getAs<FloatAttr>(n);
+      return a ? a.getValueAsDouble() : 0.0;
+    };
+    auto count = [&](StringRef n) {
+      auto a = d.getAs<IntegerAttr>(n);
+      return a ? int(a.getInt()) : 0;
+    };
+    AutoDecision x;
+    x.window = str("window");
+    x.windows = count("windows");
+    x.kernel = str("kernel");
+    x.replaces = str("replaces");
+    x.sites = count("sites");
+    x.with.stepNs = num("kernel_ns");
+    x.without.stepNs = num("without_ns");
+    x.versus = str("versus");
+    auto inserted = d.getAs<BoolAttr>("inserted");
+    x.inserted = inserted && inserted.getValue();
+    x.reason = str("reason");
+    out.push_back(std::move(x));
+  }
+  return out;
+}

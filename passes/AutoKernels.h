@@ -78,6 +78,9 @@ Operation *replaceWithKernelCall(Operation *site, const KernelInfo &kernel);
 constexpr llvm::StringLiteral kKernelDecisionsAttr = "seam.kernel_decisions";
 ArrayAttr decisionsAttr(MLIRContext *ctx,
                         llvm::ArrayRef<AutoDecision> decisions);
+/// The decisions recorded on a step function (empty without the attribute);
+/// of the times, only the steps (`with.stepNs`, `without.stepNs`) are kept.
+std::vector<AutoDecision> decisionsOf(Operation *step);
 
 } // namespace mlir::seam
 

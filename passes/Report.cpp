@@ -27,8 +27,8 @@ std::string humanBytes(int64_t b) {
 /// The kernels=auto decisions the step recorded (seam.kernel_decisions):
 /// one row per candidate kernel and distinct window.
 void printDecisions(func::FuncOp f, llvm::raw_ostream &os) {
-  auto decisions = f->getAttrOfType<ArrayAttr>(kKernelDecisionsAttr);
-  if (!decisions)
+  std::vector<AutoDecision> decisions = decisionsOf(f);
+  if (decisions.empty())
     return;
   os << "  kernels=auto decisions (one per distinct window; times: one warm "
         "step of the window)\n";
@@ -36,31 +36,16 @@ void printDecisions(func::FuncOp f, llvm::raw_ostream &os) {
                       "{7}\n",
                       "kernel", "window", "windows", "sites", "kernel ms",
                       "without ms", "change", "decision (what moved)");
-  for (auto d : decisions.getAsRange<DictionaryAttr>()) {
-    auto str = [&](StringRef n) {
-      auto a = d.getAs<StringAttr>(n);
-      return a ? a.getValue() : StringRef();
-    };
-    auto num = [&](StringRef n) {
-      auto a = d.getAs<FloatAttr>(n);
-      return a ? a.getValueAsDouble() : 0.0;
-    };
-    auto count = [&](StringRef n) {
-      auto a = d.getAs<IntegerAttr>(n);
-      return a ? a.getInt() : int64_t(0);
-    };
-    auto inserted = d.getAs<BoolAttr>("inserted");
-    double with = num("kernel_ns"), without = num("without_ns");
+  for (const AutoDecision &d : decisions) {
+    double with = d.with.stepNs, without = d.without.stepNs;
     double pct = without > 0 ? 100.0 * (with - without) / without : 0.0;
-    std::string decision =
-        (inserted && inserted.getValue()) ? "inserted" : "not inserted";
-    if (!str("versus").empty())
-      decision += " (against '" + str("versus").str() + "')";
+    std::string decision = d.inserted ? "inserted" : "not inserted";
+    if (!d.versus.empty())
+      decision += " (against '" + d.versus + "')";
     os << llvm::formatv("    {0,-18} {1,-18} {2,7} {3,6} {4,11:F3} {5,11:F3} "
                         "{6,7:F1}%  {7} ({8})\n",
-                        str("kernel"), str("window"), count("windows"),
-                        count("sites"), with * 1e-6, without * 1e-6, pct,
-                        decision, str("reason"));
+                        d.kernel, d.window, d.windows, d.sites, with * 1e-6,
+                        without * 1e-6, pct, decision, d.reason);
   }
 }
 

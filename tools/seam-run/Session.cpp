@@ -397,6 +397,43 @@ std::string seamrun::validate(SessionOptions &o) {
   return "";
 }
 
+/// What the first run's compile says about the step: the TP degree (the IR
+/// is one rank's shard of seam.tp ranks; --tp only shapes an import, or must
+/// agree), its structure, the compile breakdown, warnings and kernels=auto
+/// decisions. Returns an error, or "".
+static std::string recordStructure(const CompiledModel &cm, const SessionOptions &opts,
+                            SessionResult &result) {
+  auto irTp = cm.module.get()->getAttrOfType<IntegerAttr>("seam.tp");
+  if (irTp && opts.tpGiven && irTp.getInt() != opts.tp)
+    return llvm::formatv("--tp {0} contradicts the model: '{1}' is one "
+                         "rank's shard of seam.tp = {2} (import it again "
+                         "with --tp {0})",
+                         opts.tp, opts.input, irTp.getInt())
+        .str();
+  if (irTp && (irTp.getInt() < 1 || irTp.getInt() > 64))
+    return llvm::formatv("the model's seam.tp = {0} is outside [1, 64]",
+                         irTp.getInt())
+        .str();
+  result.options.tp = irTp ? int(irTp.getInt()) : opts.tp;
+  result.compile = cm.breakdown;
+  mlir::seam::StepAccount acc = mlir::seam::accountStep(cm.step);
+  result.regions = acc.regions;
+  result.kernelCalls = acc.kernelCalls;
+  result.hostOps = acc.hostOps;
+  result.launchesPerStep = acc.launches;
+  result.boundaryBytes = acc.boundaryBytes;
+  result.regionIoBytes = acc.regionIoBytes;
+  for (auto &[k, n] : acc.kernelsByName)
+    result.kernelsByName[k] = int(n);
+  result.distinctPrograms = cm.distinctPrograms;
+  if (!opts.quietWarnings)
+    for (const std::string &w : cm.warnings)
+      llvm::errs() << "seam-run: warning: " << w << "\n";
+  result.kernelDecisions = mlir::seam::decisionsOf(cm.step);
+  result.warnings = cm.warnings;
+  return "";
+}
+
 rt::Expected<SessionResult> Session::run() {
   using Result = rt::Expected<SessionResult>;
   SessionResult result;
@@ -484,67 +521,10 @@ rt::Expected<SessionResult> Session::run() {
     // comes from a --cache-dir is warm.
     run.cold = cm.compiledUnits > 0;
     if (runIndex == 0) {
-      // The IR is one rank's shard of seam.tp ranks: that is the TP degree
-      // (--tp only shapes an import, or must agree).
-      auto irTp = cm.module.get()->getAttrOfType<IntegerAttr>("seam.tp");
-      if (irTp && opts.tpGiven && irTp.getInt() != opts.tp)
-        return Result::failure(
-            llvm::formatv("--tp {0} contradicts the model: '{1}' is one "
-                          "rank's shard of seam.tp = {2} (import it again "
-                          "with --tp {0})",
-                          opts.tp, opts.input, irTp.getInt())
-                .str());
-      if (irTp && (irTp.getInt() < 1 || irTp.getInt() > 64))
-        return Result::failure(
-            llvm::formatv("the model's seam.tp = {0} is outside [1, 64]",
-                          irTp.getInt())
-                .str());
-      tp = irTp ? int(irTp.getInt()) : opts.tp;
-      result.options.tp = tp;
-      result.compile = cm.breakdown;
-      mlir::seam::StepAccount acc = mlir::seam::accountStep(cm.step);
-      result.regions = acc.regions;
-      result.kernelCalls = acc.kernelCalls;
-      result.hostOps = acc.hostOps;
-      result.launchesPerStep = acc.launches;
-      result.boundaryBytes = acc.boundaryBytes;
-      result.regionIoBytes = acc.regionIoBytes;
-      for (auto &[k, n] : acc.kernelsByName)
-        result.kernelsByName[k] = int(n);
-      result.distinctPrograms = cm.distinctPrograms;
-      if (!opts.quietWarnings)
-        for (const std::string &w : cm.warnings)
-          llvm::errs() << "seam-run: warning: " << w << "\n";
-      if (auto ds = cm.step->getAttrOfType<ArrayAttr>(
-              mlir::seam::kKernelDecisionsAttr))
-        for (auto d : ds.getAsRange<DictionaryAttr>()) {
-          SessionResult::KernelDecision k;
-          auto str = [&](StringRef n) {
-            auto a = d.getAs<StringAttr>(n);
-            return a ? a.str() : std::string();
-          };
-          auto num = [&](StringRef n) {
-            auto a = d.getAs<FloatAttr>(n);
-            return a ? a.getValueAsDouble() : 0.0;
-          };
-          auto count = [&](StringRef n) {
-            auto a = d.getAs<IntegerAttr>(n);
-            return a ? int(a.getInt()) : 0;
-          };
-          k.window = str("window");
-          k.kernel = str("kernel");
-          k.replaces = str("replaces");
-          k.versus = str("versus");
-          k.reason = str("reason");
-          k.windows = count("windows");
-          k.sites = count("sites");
-          k.kernelNs = num("kernel_ns");
-          k.withoutNs = num("without_ns");
-          auto ins = d.getAs<BoolAttr>("inserted");
-          k.inserted = ins && ins.getValue();
-          result.kernelDecisions.push_back(std::move(k));
-        }
-      result.warnings = cm.warnings;
+      std::string error = recordStructure(cm, opts, result);
+      if (!error.empty())
+        return Result::failure(error);
+      tp = result.options.tp;
     }
 
     rt::DeviceOptions dopts;
@@ -961,18 +941,10 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                         "simulated on the modelled device)\n",
                         kept, r.kernelDecisions.size(),
                         r.compile.decideNs * 1e-9);
-    for (const auto &d : r.kernelDecisions) {
-      double pct = d.withoutNs > 0
-                       ? 100.0 * (d.kernelNs - d.withoutNs) / d.withoutNs
-                       : 0.0;
-      os << llvm::formatv(
-          "    {0} at {1} (x{2}, {3} site(s) each): kernel {4:F3} ms vs "
-          "{5} {6:F3} ms ({7}{8:F1}%): {9} ({10})\n",
-          d.kernel, d.window, d.windows, d.sites, d.kernelNs * 1e-6,
-          d.versus.empty() ? "without" : "'" + d.versus + "'",
-          d.withoutNs * 1e-6, pct >= 0 ? "+" : "", pct,
-          d.inserted ? "inserted" : "not inserted", d.reason);
-    }
+    for (const auto &d : r.kernelDecisions)
+      os << llvm::formatv("    {0} at {1} (x{2}, {3} site(s) each): {4}\n",
+                          d.kernel, d.window, d.windows, d.sites,
+                          d.describe());
   }
   if (!quiet)
     for (auto [i, run] : llvm::enumerate(r.runs)) {
@@ -1114,8 +1086,8 @@ std::string seamrun::writeJson(const SessionResult &r,
                                {"kernel", d.kernel},
                                {"replaces", d.replaces},
                                {"sites", d.sites},
-                               {"kernel_s", d.kernelNs * 1e-9},
-                               {"without_s", d.withoutNs * 1e-9},
+                               {"kernel_s", d.with.stepNs * 1e-9},
+                               {"without_s", d.without.stepNs * 1e-9},
                                {"versus", d.versus.empty()
                                               ? llvm::json::Value(nullptr)
                                               : llvm::json::Value(d.versus)},

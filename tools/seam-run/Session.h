@@ -2,6 +2,7 @@
 #ifndef SEAM_TOOLS_SEAM_RUN_SESSION_H
 #define SEAM_TOOLS_SEAM_RUN_SESSION_H
 
+#include "passes/AutoKernels.h"
 #include "runtime/Expected.h"
 #include "runtime/Host.h"
 #include "llvm/Support/raw_ostream.h"
@@ -148,13 +149,7 @@ struct SessionResult {
   RooflineReport roofline; ///< of the last step
   std::vector<std::string> faults;
   /// kernels=auto: the decisions, in program order (seam.kernel_decisions).
-  struct KernelDecision {
-    std::string window, kernel, replaces, versus, reason;
-    int windows = 0, sites = 0;
-    double kernelNs = 0, withoutNs = 0;
-    bool inserted = false;
-  };
-  std::vector<KernelDecision> kernelDecisions;
+  std::vector<mlir::seam::AutoDecision> kernelDecisions;
   /// Warnings of the compile (a kernel that replaced nothing, ...).
   std::vector<std::string> warnings;
 
