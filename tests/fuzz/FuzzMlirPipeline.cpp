@@ -8,6 +8,7 @@
 // leaves IR that does not verify is a finding.
 //
 //===----------------------------------------------------------------------===//
+#include "tools/common/NestingGuard.h"
 #include "dialect/ncore/NcoreOps.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
@@ -78,6 +79,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // seam-opt have; libFuzzer's data has none, a std::string does.
   std::string owned(reinterpret_cast<const char *>(data), size);
   llvm::StringRef text(owned.c_str(), size);
+  // What seam-opt and seam-run refuse before parsing (the parser would
+  // overflow the stack on deep nesting).
+  if (!::mlir::seam::checkNesting(text).empty())
+    return 0;
   ParserConfig config(&context, /*verifyAfterParse=*/true);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);
   if (!module)

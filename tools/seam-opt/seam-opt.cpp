@@ -12,7 +12,11 @@
 #include "lowering/NcorePasses.h"
 #include "passes/Passes.h"
 #include "passes/Statistics.h"
+#include "tools/common/NestingGuard.h"
 #include "tools/seam-run/StepModel.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/ADT/StringRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -45,8 +49,39 @@ int main(int argc, char **argv) {
     stats |= a.ltrim('-').starts_with("mlir-pass-statistics");
     args.push_back(argv[i]);
   }
-  auto result = mlir::MlirOptMain(static_cast<int>(args.size()), args.data(),
-                                  "seam optimizer driver\n", registry);
+  int n = static_cast<int>(args.size());
+  auto [input, output] = mlir::registerAndParseCLIOptions(
+      n, args.data(), "seam optimizer driver\n", registry);
+  // Text nested deeper than the parser's recursion can take is refused
+  // before it is parsed (tools/common/NestingGuard.h). The input is read
+  // once here (it may be stdin) and handed to MlirOptMain as a buffer.
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  mlir::LogicalResult result = mlir::success();
+  if (config.shouldShowDialects()) {
+    result = mlir::MlirOptMain(n, args.data(), input, output, registry);
+  } else {
+    std::string error;
+    auto file = mlir::openInputFile(input, &error);
+    if (!file) {
+      llvm::errs() << error << "\n";
+      return 1;
+    }
+    if (std::string deep = ::mlir::seam::checkNesting(file->getBuffer());
+        !deep.empty()) {
+      llvm::errs() << (input == "-" ? "<stdin>" : input) << ":" << deep
+                   << "\n";
+      return 1;
+    }
+    auto out = mlir::openOutputFile(output, &error);
+    if (!out) {
+      llvm::errs() << error << "\n";
+      return 1;
+    }
+    result = mlir::MlirOptMain(out->os(), std::move(file), registry, config);
+    if (mlir::succeeded(result))
+      out->keep();
+  }
   if (stats)
     mlir::seam::printPassCounters(llvm::errs());
   return mlir::asMainReturnCode(result);

@@ -10,6 +10,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "passes/Passes.h"
 #include "runtime/ProgramFile.h"
+#include "tools/common/NestingGuard.h"
 #include "tools/seam-run/Registration.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -150,6 +151,9 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
 
   // Graph pipeline: what a lazy tracer or torch.compile front end does.
   double t0 = nowNs();
+  if (std::string deep = ::mlir::seam::checkNesting(irText); !deep.empty())
+    return Result::failure("the model IR does not parse:\n" + sourceName.str() +
+                           ":" + deep);
   cm.module = parseSourceString<ModuleOp>(irText, &ctx, sourceName);
   if (!cm.module)
     return Result::failure("the model IR does not parse:\n" + diags.text);
