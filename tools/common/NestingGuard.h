@@ -1,4 +1,4 @@
-//===- NestingGuard.h - refuse MLIR text nested too deep to parse -*- C++ -*-===//
+//===- NestingGuard.h - refuse MLIR nested too deep -*- C++ -*-===//
 //
 // MLIR's parser recurses once per nested bracket (e.g. a function type of
 // function types), so a few tens of KB of `((((...` overflow the stack:
