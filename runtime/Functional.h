@@ -13,6 +13,7 @@
 #define SEAM_RUNTIME_FUNCTIONAL_H
 
 #include "runtime/Timing.h"
+#include "runtime/ZeroedBytes.h"
 
 #include <cstdint>
 #include <string>
@@ -74,15 +75,15 @@ public:
 
 private:
   struct CoreMemory {
-    std::vector<uint8_t> sbuf, psum;
-    std::vector<uint8_t> psumWritten; ///< One flag per 4-byte PSUM word.
+    ZeroedBytes sbuf, psum;
+    ZeroedBytes psumWritten; ///< One flag per 4-byte PSUM word.
     const Program *program = nullptr;
     uint64_t hbmBase = 0;
     unsigned chip = 0;
   };
   const Profile &profile;
   std::vector<CoreMemory> cores;
-  std::vector<std::vector<uint8_t>> hbm; ///< Per chip, grown on demand.
+  std::vector<ZeroedBytes> hbm; ///< Per chip, grown on demand.
   MemoryLimits limits;
   uint64_t nonFinite = 0;
 

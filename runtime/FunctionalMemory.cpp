@@ -43,21 +43,20 @@ void FunctionalMachine::bind(unsigned core, const Program *program,
                              uint64_t hbmBase) {
   CoreMemory &m = cores.at(core);
   if (m.sbuf.empty()) { // SBUF and PSUM are allocated when a core is used.
-    m.sbuf.assign(limits.partitions * limits.sbufPartitionBytes, 0);
-    m.psum.assign(limits.partitions * limits.psumPartitionBytes, 0);
-    m.psumWritten.assign(m.psum.size() / 4, 0);
+    m.sbuf.grow(limits.partitions * limits.sbufPartitionBytes);
+    m.psum.grow(limits.partitions * limits.psumPartitionBytes);
+    m.psumWritten.grow(m.psum.size() / 4);
   }
   m.program = program;
   m.hbmBase = hbmBase;
   auto &chipHbm = hbm[m.chip];
   uint64_t end = hbmBase + program->hbmBytes();
-  if (chipHbm.size() < end)
-    chipHbm.resize(end, 0);
+  chipHbm.grow(end);
 }
 
 void FunctionalMachine::resetPsumState() {
   for (CoreMemory &m : cores)
-    std::fill(m.psumWritten.begin(), m.psumWritten.end(), 0);
+    m.psumWritten.zero();
 }
 
 void FunctionalMachine::initConstant(unsigned core, const Constant &c) {
