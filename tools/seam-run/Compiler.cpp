@@ -3,7 +3,7 @@
 #include "dialect/ncore/NcoreOps.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
-#include "lowering/NcoreCodegen.h"
+#include "lowering/target/NcoreCodegen.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"

@@ -25,8 +25,8 @@
 //===----------------------------------------------------------------------===//
 #include "dialect/ncore/NcoreAccess.h"
 #include "dialect/ncore/NcoreTranslate.h"
-#include "lowering/NcoreCodegen.h"
-#include "lowering/NcorePasses.h"
+#include "lowering/target/NcoreCodegen.h"
+#include "lowering/transforms/NcorePasses.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
 #include "runtime/Timing.h"
@@ -36,7 +36,7 @@
 
 namespace mlir::ncore {
 #define GEN_PASS_DEF_NCORESCHEDULE
-#include "lowering/NcorePasses.h.inc"
+#include "lowering/transforms/NcorePasses.h.inc"
 } // namespace mlir::ncore
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- NcoreEmitPasses.cpp - ncore-emit and ncore-dump --------------------===//
-#include "lowering/NcoreEmit.h"
-#include "lowering/NcorePasses.h"
+#include "lowering/target/NcoreEmit.h"
+#include "lowering/target/NcoreTargetPasses.h"
 #include "passes/Statistics.h"
 #include "runtime/ProgramFile.h"
 
@@ -13,7 +13,7 @@
 namespace mlir::ncore {
 #define GEN_PASS_DEF_NCOREEMIT
 #define GEN_PASS_DEF_NCOREDUMP
-#include "lowering/NcorePasses.h.inc"
+#include "lowering/target/NcoreTargetPasses.h.inc"
 } // namespace mlir::ncore
 
 using namespace mlir;

@@ -33,7 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
-#include "lowering/ConvertSeamToNcore.h"
+#include "lowering/conversion/ConvertSeamToNcore.h"
 #include "runtime/Profile.h"
 
 #include "llvm/Support/FormatVariadic.h"

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/ncore/NcoreAccess.h"
-#include "lowering/NcoreCodegen.h"
-#include "lowering/NcorePasses.h"
+#include "lowering/target/NcoreCodegen.h"
+#include "lowering/transforms/NcorePasses.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
 
@@ -23,7 +23,7 @@
 
 namespace mlir::ncore {
 #define GEN_PASS_DEF_NCOREDOUBLEBUFFER
-#include "lowering/NcorePasses.h.inc"
+#include "lowering/transforms/NcorePasses.h.inc"
 } // namespace mlir::ncore
 
 using namespace mlir;

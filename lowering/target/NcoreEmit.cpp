@@ -1,6 +1,6 @@
 //===- NcoreEmit.cpp - ncore program -> runtime program -------------------===//
-#include "lowering/NcoreEmit.h"
-#include "lowering/NcorePasses.h"
+#include "lowering/target/NcoreEmit.h"
+#include "lowering/transforms/NcorePasses.h"
 
 #include "dialect/ncore/NcoreAccess.h"
 #include "dialect/ncore/NcoreTranslate.h"

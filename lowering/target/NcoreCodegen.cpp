@@ -1,6 +1,6 @@
 //===- NcoreCodegen.cpp - allocate + schedule + emit ----------------------===//
-#include "lowering/NcoreCodegen.h"
-#include "lowering/NcorePasses.h"
+#include "lowering/target/NcoreCodegen.h"
+#include "lowering/transforms/NcorePasses.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassInstrumentation.h"

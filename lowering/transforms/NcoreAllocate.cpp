@@ -9,7 +9,7 @@
 // largest tile first. Capacities come from the runtime profile of the target.
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/NcorePasses.h"
+#include "lowering/transforms/NcorePasses.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
 
@@ -21,7 +21,7 @@
 
 namespace mlir::ncore {
 #define GEN_PASS_DEF_NCOREALLOCATE
-#include "lowering/NcorePasses.h.inc"
+#include "lowering/transforms/NcorePasses.h.inc"
 } // namespace mlir::ncore
 
 using namespace mlir;

@@ -1,14 +1,15 @@
 //===- NcorePasses.td - ncore codegen passes ---------------*- tablegen -*-===//
 //
-// From an `ncore` program to the runtime's program: allocation of on-chip
-// memory, engine assignment and semaphores, and emission (files or a dump).
+// Transforms of `ncore` programs before emission: double buffering,
+// allocation of on-chip memory, engine assignment and semaphores, DMA
+// splitting. Emission is in lowering/target (NcoreTargetPasses.td).
 // Counters go to PassCounters (passes/Statistics.h), printed by
 // `seam-opt -mlir-pass-statistics`.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SEAM_LOWERING_NCOREPASSES_TD
-#define SEAM_LOWERING_NCOREPASSES_TD
+#ifndef SEAM_LOWERING_TRANSFORMS_NCOREPASSES_TD
+#define SEAM_LOWERING_TRANSFORMS_NCOREPASSES_TD
 
 include "mlir/Pass/PassBase.td"
 
@@ -130,32 +131,4 @@ def NcoreSplitDma : Pass<"ncore-split-dma"> {
   ];
 }
 
-def NcoreEmit : Pass<"ncore-emit", "ModuleOp"> {
-  let summary = "Write one runtime program file per ncore.program";
-  let description = [{
-    Emits every defined `ncore.program` in the module, nested modules
-    included (after ncore-allocate and ncore-schedule), and writes
-    `<dir>/<name>.seamprg`.
-  }];
-  let options = [
-    Option<"dir", "dir", "std::string", "\".\"", "Output directory">,
-    Option<"target", "target", "std::string", "\"trn1\"",
-           "Target recorded in the program (trn1 or trn2)">
-  ];
-}
-
-def NcoreDump : Pass<"ncore-dump", "ModuleOp"> {
-  let summary = "Print the emitted runtime program of each ncore.program";
-  let description = [{
-    Emits every defined `ncore.program` and prints `rt::dumpProgram` of it
-    to stdout (or `file`).
-  }];
-  let options = [
-    Option<"target", "target", "std::string", "\"trn1\"",
-           "Target recorded in the program (trn1 or trn2)">,
-    Option<"file", "file", "std::string", "\"-\"",
-           "Where to print (- for stdout)">
-  ];
-}
-
-#endif // SEAM_LOWERING_NCOREPASSES_TD
+#endif // SEAM_LOWERING_TRANSFORMS_NCOREPASSES_TD

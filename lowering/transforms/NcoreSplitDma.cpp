@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/NcorePasses.h"
+#include "lowering/transforms/NcorePasses.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
 
@@ -13,7 +13,7 @@
 
 namespace mlir::ncore {
 #define GEN_PASS_DEF_NCORESPLITDMA
-#include "lowering/NcorePasses.h.inc"
+#include "lowering/transforms/NcorePasses.h.inc"
 } // namespace mlir::ncore
 
 using namespace mlir;

@@ -34,10 +34,10 @@ struct Profile;
 namespace mlir::seam {
 
 #define GEN_PASS_DECL
-#include "lowering/ConvertPasses.h.inc"
+#include "lowering/conversion/ConvertPasses.h.inc"
 
 #define GEN_PASS_REGISTRATION
-#include "lowering/ConvertPasses.h.inc"
+#include "lowering/conversion/ConvertPasses.h.inc"
 
 namespace conversion {
 

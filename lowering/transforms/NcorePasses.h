@@ -1,10 +1,11 @@
 //===- NcorePasses.h - ncore codegen passes ---------------------*- C++ -*-===//
 //
-// ncore-allocate, ncore-schedule, ncore-emit and ncore-dump (NcorePasses.td).
+// ncore-double-buffer, ncore-allocate, ncore-schedule and ncore-split-dma
+// (NcorePasses.td); the emission passes are in lowering/target.
 //
 //===----------------------------------------------------------------------===//
-#ifndef SEAM_LOWERING_NCOREPASSES_H
-#define SEAM_LOWERING_NCOREPASSES_H
+#ifndef SEAM_LOWERING_TRANSFORMS_NCOREPASSES_H
+#define SEAM_LOWERING_TRANSFORMS_NCOREPASSES_H
 
 #include "dialect/ncore/NcoreOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -13,10 +14,10 @@
 namespace mlir::ncore {
 
 #define GEN_PASS_DECL
-#include "lowering/NcorePasses.h.inc"
+#include "lowering/transforms/NcorePasses.h.inc"
 
 #define GEN_PASS_REGISTRATION
-#include "lowering/NcorePasses.h.inc"
+#include "lowering/transforms/NcorePasses.h.inc"
 
 /// Set by ncore-allocate. On a program: the SBUF / PSUM bytes per partition
 /// it uses (offsets + sizes, its inlined kernel calls included), which a
@@ -28,9 +29,6 @@ constexpr llvm::StringLiteral kPsumExtentAttr = "ncore.psum_extent";
 constexpr llvm::StringLiteral kSbufBaseAttr = "ncore.sbuf_base";
 constexpr llvm::StringLiteral kPsumBaseAttr = "ncore.psum_base";
 
-/// Registers the codegen passes with the global registry (seam-opt).
-inline void registerNcoreCodegenPasses() { registerNcorePasses(); }
-
 } // namespace mlir::ncore
 
-#endif // SEAM_LOWERING_NCOREPASSES_H
+#endif // SEAM_LOWERING_TRANSFORMS_NCOREPASSES_H

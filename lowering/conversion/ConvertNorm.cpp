@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
-#include "lowering/ConvertSeamToNcore.h"
+#include "lowering/conversion/ConvertSeamToNcore.h"
 
 using namespace mlir;
 using namespace mlir::seam;

@@ -5,7 +5,7 @@
 // kernel declarations).
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/ConvertSeamToNcore.h"
+#include "lowering/conversion/ConvertSeamToNcore.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,7 +19,7 @@
 
 namespace mlir::seam {
 #define GEN_PASS_DEF_CONVERTSEAMTONCORE
-#include "lowering/ConvertPasses.h.inc"
+#include "lowering/conversion/ConvertPasses.h.inc"
 } // namespace mlir::seam
 
 using namespace mlir;

@@ -10,7 +10,7 @@
 #ifndef SEAM_LOWERING_NCORECODEGEN_H
 #define SEAM_LOWERING_NCORECODEGEN_H
 
-#include "lowering/NcoreEmit.h"
+#include "lowering/target/NcoreEmit.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <vector>
