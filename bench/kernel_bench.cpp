@@ -28,7 +28,7 @@
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Constants.h"
 #include "kernels/Kernels.h"
-#include "lowering/NcoreCodegen.h"
+#include "lowering/target/NcoreCodegen.h"
 #include "runtime/Host.h"
 #include "runtime/Profile.h"
 

@@ -12,7 +12,7 @@
 #include "KernelTestUtil.h"
 #include "mlir/IR/Verifier.h"
 #ifdef SEAM_HAVE_NCORE_CODEGEN
-#include "lowering/NcoreCodegen.h"
+#include "lowering/target/NcoreCodegen.h"
 #endif
 
 using namespace mlir;

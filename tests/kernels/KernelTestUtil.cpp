@@ -1,6 +1,6 @@
 //===- KernelTestUtil.cpp - compile and run kernel programs ---------------===//
 #include "KernelTestUtil.h"
-#include "lowering/NcoreCodegen.h"
+#include "lowering/target/NcoreCodegen.h"
 #include "mlir/IR/Verifier.h"
 
 using namespace mlir;

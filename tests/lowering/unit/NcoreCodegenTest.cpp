@@ -7,8 +7,8 @@
 // functional run's timeline, and the schedule must let engines overlap.
 //
 //===----------------------------------------------------------------------===//
-#include "lowering/NcoreCodegen.h"
-#include "lowering/NcorePasses.h"
+#include "lowering/target/NcoreCodegen.h"
+#include "lowering/transforms/NcorePasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "runtime/Host.h"
 #include "runtime/Numerics.h"
