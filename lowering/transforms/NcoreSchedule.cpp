@@ -62,6 +62,10 @@ struct Footprint {
   /// The buffer itself (its alloc or program argument), also when placed.
   const void *tile = nullptr;
   SmallVector<std::pair<LoopOp, int64_t>, 2> steps; ///< Bytes.
+  /// The window's own dims as (stride, count) in bytes, HBM rows included:
+  /// with `steps`, the lattice of every byte the access starts at.
+  SmallVector<std::pair<int64_t, int64_t>, 4> lattice;
+  int64_t elementBytes = 1;
 };
 
 struct Inst {
@@ -123,6 +127,12 @@ FailureOr<Footprint> footprint(Value tile, bool write) {
     hi += std::max<int64_t>(0, span);
   }
   f.extent = (hi + 1 - lo) * eb;
+  f.elementBytes = eb;
+  if (a->space == MemSpace::Hbm && a->partitions > 1)
+    f.lattice.push_back({a->rowStride * eb, a->partitions});
+  for (const FreeDimAccess &d : a->dims)
+    if (d.size > 1)
+      f.lattice.push_back({d.stride * eb, d.size});
   for (auto &[loop, step] : a->loopSteps) {
     f.steps.push_back({loop, step * eb});
     int64_t span = (loop.getTrips() - 1) * step;
@@ -134,15 +144,44 @@ FailureOr<Footprint> footprint(Value tile, bool write) {
   return f;
 }
 
-/// An instruction in a single loop whose footprint moves by at least its
-/// own extent per iteration never overlaps its previous iterations.
-bool disjointAcrossIterations(const Footprint &f, LoopOp loop) {
-  if (loop->getParentOfType<LoopOp>())
+/// Whether an instruction inside `loops` touches different bytes in every
+/// iteration (so that it never conflicts with its own earlier iterations).
+/// Sufficient test: every loop moves the access, and the map from (window
+/// element, iteration) to byte is one-to-one, which holds when the strides,
+/// sorted by size, each reach past everything the smaller ones span (a
+/// mixed-radix numbering: tiles side by side, rows of a tile interleaved
+/// with the next tile's columns and so on).
+bool disjointAcrossIterations(const Footprint &f, ArrayRef<LoopOp> loops) {
+  if (loops.empty())
     return false;
-  for (auto &[l, step] : f.steps)
-    if (l == loop)
-      return std::abs(step) >= f.extent && f.steps.size() == 1;
-  return false;
+  SmallVector<std::pair<int64_t, int64_t>, 8> strides;
+  for (auto [stride, count] : f.lattice)
+    strides.push_back({std::abs(stride), count});
+  for (LoopOp l : loops) {
+    int64_t step = 0;
+    for (auto &[sl, st] : f.steps)
+      if (sl == l)
+        step += st;
+    if (step == 0)
+      return false;
+    if (l.getTrips() > 1)
+      strides.push_back({std::abs(step), l.getTrips()});
+  }
+  llvm::sort(strides);
+  int64_t span = f.elementBytes; // bytes covered by the smaller strides
+  for (auto [stride, count] : strides) {
+    if (stride < span)
+      return false;
+    span = stride * (count - 1) + span;
+  }
+  return true;
+}
+
+/// Whether two accesses touch the same bytes in every iteration.
+bool sameWindows(const Footprint &a, const Footprint &b) {
+  return a.root == b.root && a.pLo == b.pLo && a.pHi == b.pHi && a.lo == b.lo &&
+         a.hi == b.hi && a.extent == b.extent && a.lattice == b.lattice &&
+         a.steps == b.steps;
 }
 
 bool conflicts(const Footprint &a, const Footprint &b) {
@@ -461,11 +500,15 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         if (P.engine == C.engine &&
             C.engine != static_cast<unsigned>(Engine::Dma))
           return false;
-        if (!conflicts(fc, P.footprints[k]))
+        const Footprint &fp = P.footprints[k];
+        if (!conflicts(fc, fp))
           return false;
-        // The same instruction in a loop: only its previous iterations.
-        if (p == c && &fc == &P.footprints[k] && C.loops.size() == 1 &&
-            disjointAcrossIterations(fc, C.loops[0]))
+        // Only earlier iterations of P (P at or after C in the same loop
+        // nest): the same window moving to new bytes in every iteration
+        // never meets its earlier iterations (the same instruction, or a
+        // store reading back the tile its load wrote).
+        if (P.pos >= C.pos && P.loops == C.loops && sameWindows(fc, fp) &&
+            disjointAcrossIterations(fc, C.loops))
           return false;
         producers.insert(p);
         return true;

@@ -128,8 +128,53 @@ ncore.program @shared_bytes(%x: !ncore.tile<hbm, 128x64xf32>, %y: !ncore.tile<hb
   ncore.dma_copy %b, %xv : !ncore.tile<sbuf, 128x32xf32>, !ncore.tile<hbm, 128x32xf32>
 }
 
+// -----
+
+// A DMA in a loop nest that moves to new bytes in every iteration does not
+// wait for its own earlier iterations (DMAs may complete out of order, so such
+// a wait would serialise the nest, one transfer at a time). Here the load
+// fills column block 3i + j of %t, and the store writes the 128 rows of that
+// block in HBM: the rows interleave with the other blocks' rows but never
+// share a byte. When the outer loop does not move the access (@rewrite),
+// iteration i + 1 rewrites the bytes of iteration i and must wait for it.
+// CHECK-LABEL: ncore.program @nest_disjoint
+ncore.program @nest_disjoint(%x: !ncore.tile<hbm, 768x128xbf16>, %y: !ncore.tile<hbm, 128x768xbf16>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x768xbf16>
+  // CHECK: ncore.loop
+  ncore.loop %i trips 2 {
+    ncore.loop %j trips 3 {
+      %xv = ncore.view %x[%i, %j] offsets affine_map<(d0, d1) -> (d0 * 384 + d1 * 128, 0)> : !ncore.tile<hbm, 768x128xbf16> to !ncore.tile<hbm, 128x128xbf16>
+      %tv = ncore.view %t[%i, %j] offsets affine_map<(d0, d1) -> (0, d0 * 384 + d1 * 128)> : !ncore.tile<sbuf, 128x768xbf16> to !ncore.tile<sbuf, 128x128xbf16>
+      // CHECK-NOT: ncore.sem_wait
+      // CHECK: ncore.dma_copy
+      ncore.dma_copy %tv, %xv : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<hbm, 128x128xbf16>
+      %yv = ncore.view %y[%i, %j] offsets affine_map<(d0, d1) -> (0, d0 * 384 + d1 * 128)> : !ncore.tile<hbm, 128x768xbf16> to !ncore.tile<hbm, 128x128xbf16>
+      // CHECK: ncore.sem_wait 4
+      // CHECK-NEXT: ncore.dma_copy
+      ncore.dma_copy %yv, %tv : !ncore.tile<hbm, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>
+      // CHECK-NOT: ncore.sem_wait
+    }
+  }
+}
+
+// -----
+
+// CHECK-LABEL: ncore.program @rewrite
+ncore.program @rewrite(%x: !ncore.tile<hbm, 384x128xbf16>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x384xbf16>
+  ncore.loop %i trips 2 {
+    ncore.loop %j trips 3 {
+      %xv = ncore.view %x[%j] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 384x128xbf16> to !ncore.tile<hbm, 128x128xbf16>
+      %tv = ncore.view %t[%j] offsets affine_map<(d0) -> (0, d0 * 128)> : !ncore.tile<sbuf, 128x384xbf16> to !ncore.tile<sbuf, 128x128xbf16>
+      // CHECK: ncore.sem_wait 4 ge {{[0-9]+}} steps [3, 1] on dma
+      // CHECK-NEXT: ncore.dma_copy
+      ncore.dma_copy %tv, %xv : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<hbm, 128x128xbf16>
+    }
+  }
+}
+
 // STATS: ncore-schedule
 // STATS: 2 engine-moves
-// STATS: 3 loop-carried-waits
+// STATS: 4 loop-carried-waits
 // STATS: signals
 // STATS: waits
