@@ -31,6 +31,53 @@ static Value resultHbm(ProgramLowering &pl, Value result, Placement &out) {
   return pl.reshape(out.root, shapeOf(result));
 }
 
+/// A swap of the sequence and head dims, [.., S, H, D] <-> [.., H, S, D],
+/// with the outer dims 1 and S a multiple of 128 (`seqDim`: S's position in
+/// `in`). Row s of [S, H * D] and row h * S + s of [H * S, D] both sit on
+/// partition s % 128, so in SBUF the swap moves no element off its
+/// partition: a copy within each partition, no round trip through HBM.
+static bool isHeadSwap(ArrayRef<int64_t> perm, ArrayRef<int64_t> in,
+                       unsigned seqDim) {
+  unsigned rank = in.size();
+  if (rank < 3 || perm.size() != rank)
+    return false;
+  for (unsigned d = 0; d < rank; ++d) {
+    int64_t want = d == rank - 3 ? rank - 2 : d == rank - 2 ? rank - 3 : d;
+    if (perm[d] != want)
+      return false;
+  }
+  for (unsigned d = 0; d + 3 < rank; ++d)
+    if (in[d] != 1)
+      return false;
+  return in[seqDim] % 128 == 0;
+}
+
+/// The copies of a head swap in SBUF, one per head: [128, S / 128, D]
+/// windows of `from` (rows s of [S, H * D], columns h * D ..) to `to` (rows
+/// h * S + s of [H * S, D]), or the other way round with `toHeads` false.
+static void copyHeadsOnChip(ProgramLowering &pl, const Placement &seqMajor,
+                            const Placement &headMajor, int64_t heads,
+                            int64_t seq, int64_t d, bool toHeads) {
+  int64_t t = seq / 128;
+  auto tiles = [&](const Placement &p) {
+    int64_t total = cast<ncore::TileType>(p.root.getType()).getShape()[1];
+    return pl.reshape(p.root, {128, total / p.pitch, p.pitch});
+  };
+  Value sm = tiles(seqMajor), hm = tiles(headMajor);
+  pl.forRange(heads, [&](Index h) {
+    Value a = pl.view(sm, {128, t, d},
+                      {pl.cst(0), pl.cst(seqMajor.rowOffset / 128),
+                       h * d + seqMajor.colOffset});
+    Value b = pl.view(hm, {128, t, d},
+                      {pl.cst(0), h * t + headMajor.rowOffset / 128,
+                       pl.cst(headMajor.colOffset)});
+    if (toHeads)
+      pl.create<ncore::TensorCopyOp>(b, a, ncore::EngineAttr());
+    else
+      pl.create<ncore::TensorCopyOp>(a, b, ncore::EngineAttr());
+  });
+}
+
 static LogicalResult lowerReshape(ProgramLowering &pl, Operation *o) {
   auto op = cast<ReshapeOp>(o);
   auto x = pl.get(op.getInput(), op);
@@ -52,6 +99,22 @@ static LogicalResult lowerReshape(ProgramLowering &pl, Operation *o) {
     p.cols = p.pitch = cols;
     p.shape = shape;
     pl.bind(op.getResult(), p);
+    return success();
+  }
+  // [.., S, H * D] -> [.., S, H, D] in SBUF, read only by head swaps: the
+  // result keeps x's rows x cols (its shape's last dim is then below
+  // `cols`), and each transpose copies on chip (lowerTranspose).
+  unsigned rank = shape.size();
+  if (x->inSbuf() && x->cols == x->shape.back() &&
+      rank == x->shape.size() + 1 && rank >= 3 &&
+      shape[rank - 2] * shape[rank - 1] == x->cols &&
+      !op.getResult().use_empty() &&
+      llvm::all_of(op.getResult().getUsers(), [&](Operation *user) {
+        auto t = dyn_cast<TransposeOp>(user);
+        return t && isHeadSwap(t.getPerm(), shape, rank - 3) &&
+               pl.fitsSbuf(t.getResult());
+      })) {
+    pl.bind(op.getResult(), ProgramLowering::withShape(*x, shape));
     return success();
   }
   // Rows move to other partitions: write the tensor to HBM once (a
@@ -264,6 +327,35 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     pl.bind(op.getResult(), ProgramLowering::withShape(*x, res));
     return success();
   }
+  // Head swaps in SBUF (isHeadSwap): [S, H * D] columns split by a reshape
+  // into [H * S, D] rows, or back into columns when only reshapes that
+  // merge [H, D] again read the result.
+  bool splitCols = x->inSbuf() && x->cols != in.back();
+  if (splitCols && pl.fitsSbuf(op.getResult())) {
+    Placement out = pl.placeResult(op.getResult());
+    copyHeadsOnChip(pl, *x, out, in[rank - 2], in[rank - 3], in[rank - 1],
+                    /*toHeads=*/true);
+    return success();
+  }
+  if (x->inSbuf() && !splitCols && isHeadSwap(perm, in, rank - 2) &&
+      pl.fitsSbuf(op.getResult()) &&
+      llvm::all_of(op.getResult().getUsers(), [&](Operation *user) {
+        auto r = dyn_cast<ReshapeOp>(user);
+        if (!r)
+          return false;
+        ArrayRef<int64_t> m = r.getResult().getType().getShape();
+        return m.size() + 1 == rank &&
+               m.take_front(rank - 2) == ArrayRef(res).take_front(rank - 2) &&
+               m.back() == res[rank - 2] * res[rank - 1];
+      })) {
+    Placement out = pl.placeResult(op.getResult());
+    out.rows = in[rank - 2];
+    out.cols = out.pitch = in[rank - 3] * in[rank - 1];
+    pl.bind(op.getResult(), out);
+    copyHeadsOnChip(pl, out, *x, in[rank - 3], in[rank - 2], in[rank - 1],
+                    /*toHeads=*/false);
+    return success();
+  }
   if (perm.back() != int64_t(rank) - 1) {
     bool swapLast = rank >= 2 && perm[rank - 1] == int64_t(rank) - 2 &&
                     perm[rank - 2] == int64_t(rank) - 1;
@@ -297,7 +389,14 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
   // result fits and each outer index starts a 128-row tile; else HBM.
   bool toSbuf = (outer == 1 || n % 128 == 0) && pl.fitsSbuf(op.getResult()) &&
                 loopDims.size() < ncore::kMaxLoopDepth;
-  Value src = pl.contiguousHbm(*x, op);
+  Value src;
+  if (splitCols) { // the head swap did not fit SBUF: x as its [S, H * D]
+    Placement flat = *x;
+    flat.shape = {x->rows, x->cols};
+    src = pl.reshape(pl.contiguousHbm(flat, op), in);
+  } else {
+    src = pl.contiguousHbm(*x, op);
+  }
   Placement out;
   Value dst;
   if (toSbuf)

@@ -29,6 +29,40 @@ func.func private @prog_heads(%x: tensor<1x256x64xbf16>, %w: tensor<64x384xbf16>
 
 // -----
 
+// The same split and head transpose when the heads stay in SBUF (read by an
+// op of the program, not returned): row s of [S, H * D] and row h * S + s of
+// [H * S, D] sit on the same partition, so the swap is one on-chip copy per
+// head ([128, S / 128, D] windows), with no round trip through HBM. Back
+// again ([H, S, D] -> [S, H, D] read by a reshape that merges [H, D]) the
+// result keeps the [S, H * D] rows of the linear that reads it.
+
+// CHECK-LABEL: ncore.program @prog_heads_on_chip
+// CHECK-NOT: relayout
+// CHECK: ncore.loop %[[H:.+]] trips 2 {
+// CHECK:   %[[A:.+]] = ncore.view %{{.+}}[%[[H]]] offsets #{{.+}} : <sbuf, 128x2x384xbf16> to <sbuf, 128x2x64xbf16>
+// CHECK:   %[[B:.+]] = ncore.view %{{.+}}[%[[H]]] offsets #{{.+}} : <sbuf, 128x4x64xbf16> to <sbuf, 128x2x64xbf16>
+// CHECK:   ncore.tensor_copy %[[B]], %[[A]] : <sbuf, 128x2x64xbf16>, <sbuf, 128x2x64xbf16>
+// CHECK: ncore.activation
+// CHECK: ncore.loop %[[H2:.+]] trips 2 {
+// CHECK:   %[[C:.+]] = ncore.view %{{.+}}[%[[H2]]] offsets #{{.+}} : <sbuf, 128x2x128xbf16> to <sbuf, 128x2x64xbf16>
+// CHECK:   %[[D:.+]] = ncore.view %{{.+}}[%[[H2]]] offsets #{{.+}} : <sbuf, 128x4x64xbf16> to <sbuf, 128x2x64xbf16>
+// CHECK:   ncore.tensor_copy %[[C]], %[[D]] : <sbuf, 128x2x64xbf16>, <sbuf, 128x2x64xbf16>
+// CHECK-NOT: relayout
+// CHECK: ncore.matmul
+func.func private @prog_heads_on_chip(%x: tensor<1x256x64xbf16>, %w: tensor<64x384xbf16>, %w2: tensor<128x64xbf16>) -> tensor<1x256x64xbf16> attributes {seam.program} {
+  %qkv = seam.linear %x, %w : (tensor<1x256x64xbf16>, tensor<64x384xbf16>) -> tensor<1x256x384xbf16>
+  %q = seam.slice %qkv offsets [0, 0, 128] : tensor<1x256x384xbf16> -> tensor<1x256x128xbf16>
+  %h = seam.reshape %q : tensor<1x256x128xbf16> -> tensor<1x256x2x64xbf16>
+  %t = seam.transpose %h perm [0, 2, 1, 3] : tensor<1x256x2x64xbf16> -> tensor<1x2x256x64xbf16>
+  %e = seam.silu %t : tensor<1x2x256x64xbf16>
+  %b = seam.transpose %e perm [0, 2, 1, 3] : tensor<1x2x256x64xbf16> -> tensor<1x256x2x64xbf16>
+  %m = seam.reshape %b : tensor<1x256x2x64xbf16> -> tensor<1x256x128xbf16>
+  %y = seam.linear %m, %w2 : (tensor<1x256x128xbf16>, tensor<128x64xbf16>) -> tensor<1x256x64xbf16>
+  return %y : tensor<1x256x64xbf16>
+}
+
+// -----
+
 // Concat along the sequence of per-head tensors: one N-d DMA per operand;
 // a row slice of an HBM tensor is free.
 
