@@ -52,25 +52,28 @@ static bool isHeadSwap(ArrayRef<int64_t> perm, ArrayRef<int64_t> in,
   return in[seqDim] % 128 == 0;
 }
 
+/// The [P, tiles, n] window of an SBUF placement that takes columns
+/// [col, col + n) of `tiles` row tiles from tile `tile0` (P = the
+/// placement's partitions): one access pattern for many row tiles.
+static Value rowTilesWindow(ProgramLowering &pl, const Placement &p,
+                            Index tile0, int64_t tiles, Index col, int64_t n) {
+  auto rootShape = cast<ncore::TileType>(p.root.getType()).getShape();
+  Value r = pl.reshape(p.root, {rootShape[0], rootShape[1] / p.pitch, p.pitch});
+  return pl.view(r, {p.partitions(), tiles, n},
+                 {pl.cst(0), tile0 + p.rowOffset / 128, col + p.colOffset});
+}
+
 /// The copies of a head swap in SBUF, one per head: [128, S / 128, D]
-/// windows of `from` (rows s of [S, H * D], columns h * D ..) to `to` (rows
-/// h * S + s of [H * S, D]), or the other way round with `toHeads` false.
+/// windows of `seqMajor` (rows s of [S, H * D], columns h * D ..) to
+/// `headMajor` (rows h * S + s of [H * S, D]), or the other way round with
+/// `toHeads` false.
 static void copyHeadsOnChip(ProgramLowering &pl, const Placement &seqMajor,
                             const Placement &headMajor, int64_t heads,
                             int64_t seq, int64_t d, bool toHeads) {
   int64_t t = seq / 128;
-  auto tiles = [&](const Placement &p) {
-    int64_t total = cast<ncore::TileType>(p.root.getType()).getShape()[1];
-    return pl.reshape(p.root, {128, total / p.pitch, p.pitch});
-  };
-  Value sm = tiles(seqMajor), hm = tiles(headMajor);
   pl.forRange(heads, [&](Index h) {
-    Value a = pl.view(sm, {128, t, d},
-                      {pl.cst(0), pl.cst(seqMajor.rowOffset / 128),
-                       h * d + seqMajor.colOffset});
-    Value b = pl.view(hm, {128, t, d},
-                      {pl.cst(0), h * t + headMajor.rowOffset / 128,
-                       pl.cst(headMajor.colOffset)});
+    Value a = rowTilesWindow(pl, seqMajor, pl.cst(0), t, h * d, d);
+    Value b = rowTilesWindow(pl, headMajor, h * t, t, pl.cst(0), d);
     if (toHeads)
       pl.create<ncore::TensorCopyOp>(b, a, ncore::EngineAttr());
     else
@@ -251,6 +254,42 @@ static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
   int64_t dim = op.getDim();
   if (lowerRowConcat(pl, op, res))
     return success();
+  // Along the columns into SBUF: every row stays on its partition, so an
+  // operand in SBUF is one on-chip copy into its columns of the result (and
+  // one in HBM a DMA per row tile), with no round trip through HBM.
+  auto [rows, cols] = matrixOf(res);
+  bool real = !isa<ComplexType>(
+      cast<RankedTensorType>(op.getResult().getType()).getElementType());
+  if (real && dim == int64_t(res.size()) - 1 && pl.fitsSbuf(op.getResult()) &&
+      (rows <= 128 || rows % 128 == 0)) {
+    SmallVector<Placement> ins;
+    for (Value input : op.getInputs()) {
+      auto x = pl.get(input, op);
+      if (failed(x))
+        return failure();
+      ins.push_back(*x);
+    }
+    Placement out = pl.placeResult(op.getResult());
+    int64_t at = 0;
+    for (auto [input, x] : llvm::zip(op.getInputs(), ins)) {
+      int64_t n = shapeOf(input).back();
+      if (x.inSbuf()) {
+        int64_t tiles = out.rowTiles();
+        pl.create<ncore::TensorCopyOp>(
+            rowTilesWindow(pl, out, pl.cst(0), tiles, pl.cst(at), n),
+            rowTilesWindow(pl, x, pl.cst(0), tiles, pl.cst(0), n),
+            ncore::EngineAttr());
+      } else {
+        pl.forEachRowTile(rows, [&](Index r0, int64_t p) {
+          pl.create<ncore::DmaCopyOp>(pl.window(out, r0, p, pl.cst(at), n),
+                                      pl.window(x, r0, p, pl.cst(0), n),
+                                      ncore::EngineAttr());
+        });
+      }
+      at += n;
+    }
+    return success();
+  }
   Placement out;
   Value dst = resultHbm(pl, op.getResult(), out);
   int64_t at = 0;

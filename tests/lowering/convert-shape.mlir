@@ -63,6 +63,27 @@ func.func private @prog_heads_on_chip(%x: tensor<1x256x64xbf16>, %w: tensor<64x3
 
 // -----
 
+// Concat along the columns into SBUF: each row stays on its partition. The
+// operand in SBUF (the linear's result) is one on-chip copy of all its row
+// tiles into columns [0, 64) of the result; the one in HBM (an argument) is a
+// DMA per row tile into columns [64, 192). No HBM scratch.
+
+// CHECK-LABEL: ncore.program @prog_concat_cols
+// CHECK-NOT: relayout
+// CHECK: ncore.tensor_copy %{{.+}}, %{{.+}} : <sbuf, 128x2x64xbf16>, <sbuf, 128x2x64xbf16>
+// CHECK: ncore.loop %{{.+}} trips 2 {
+// CHECK:   ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x128xbf16>, <hbm, 128x128xbf16>
+// CHECK-NOT: relayout
+// CHECK: ncore.matmul
+func.func private @prog_concat_cols(%x: tensor<1x256x64xbf16>, %w: tensor<64x64xbf16>, %z: tensor<1x256x128xbf16>, %w2: tensor<192x64xbf16>) -> tensor<1x256x64xbf16> attributes {seam.program} {
+  %a = seam.linear %x, %w : (tensor<1x256x64xbf16>, tensor<64x64xbf16>) -> tensor<1x256x64xbf16>
+  %c = seam.concat %a, %z dim 2 : (tensor<1x256x64xbf16>, tensor<1x256x128xbf16>) -> tensor<1x256x192xbf16>
+  %y = seam.linear %c, %w2 : (tensor<1x256x192xbf16>, tensor<192x64xbf16>) -> tensor<1x256x64xbf16>
+  return %y : tensor<1x256x64xbf16>
+}
+
+// -----
+
 // Concat along the sequence of per-head tensors: one N-d DMA per operand;
 // a row slice of an HBM tensor is free.
 
