@@ -24,6 +24,8 @@ using namespace mlir::seam;
 using namespace mlir::seam::conversion;
 
 static constexpr double kMaskedScore = -1.0e30;
+/// Blocks of P^T per PSUM bank: 4 x 128 fp32 columns = 2 KiB per partition.
+static constexpr int64_t kPvGroup = 4;
 
 static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   auto op = cast<AttentionOp>(o);
@@ -120,6 +122,34 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   if (vResident)
     vAll = pl.alloc(MemSpace::Sbuf, {128, kTiles * d}, et);
 
+  // Rope tables in HBM are read into SBUF once ([S, D] rows as row tiles)
+  // rather than per query and key tile: each tile's rope then waits for no
+  // DMA.
+  auto residentTable = [&](Placement &t) {
+    if (!rope || t.inSbuf())
+      return;
+    int64_t rows = t.rows, tiles = t.rowTiles();
+    if (!(rows <= 128 || rows % 128 == 0) ||
+        bytes + 2 * tiles * d * eb > pl.target().workingBytes)
+      return;
+    Placement r = t;
+    r.space = MemSpace::Sbuf;
+    r.root = pl.alloc(MemSpace::Sbuf, {t.partitions(), tiles * t.cols},
+                      t.elementType);
+    r.rowOffset = r.colOffset = 0;
+    r.pitch = t.cols;
+    pl.forEachRowTile(rows, [&](Index r0, int64_t p) {
+      pl.create<ncore::DmaCopyOp>(pl.window(r, r0, p, zero, t.cols),
+                                  pl.window(t, r0, p, zero, t.cols),
+                                  ncore::EngineAttr());
+    });
+    t = r;
+  };
+  if (rope) {
+    residentTable(*cosP);
+    residentTable(*sinP);
+  }
+
   auto loadRoped = [&](const Placement &src, Index row, Index pos,
                        int64_t p) -> Value {
     Value t = pl.load(src, row, p, zero, d);
@@ -131,6 +161,58 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     emitRopeTile(pl, r, t, c, s, p, d);
     return r;
   };
+
+  // The working tiles of one query tile: two sets for the software
+  // pipeline over full tiles, one for a last partial tile.
+  struct Slot {
+    int64_t p = 0, chunk = 0;
+    Value qtp, qt, sps[2], scores, mx, sum, rcp, probs, ops, pt, ptp;
+    Value ptGroup[2], ptpGroup[2]; ///< Groups of P^T blocks (sk % 128 == 0).
+  };
+  // Score banks, shared by the slots (one query tile's scores at a time).
+  int64_t scoreChunk = std::min<int64_t>(sk, ncore::kMatmulMaxN);
+  Value scorePsum[2];
+  for (Value &b : scorePsum)
+    b = pl.alloc(MemSpace::Psum, {std::min<int64_t>(sq, 128), scoreChunk}, f32);
+  auto allocSlot = [&](int64_t p) {
+    Slot s;
+    s.p = p;
+    s.chunk = scoreChunk;
+    s.qtp = pl.alloc(MemSpace::Psum, {dp, p}, f32);
+    s.qt = pl.alloc(MemSpace::Sbuf, {dp, p}, et);
+    s.sps[0] = scorePsum[0];
+    s.sps[1] = scorePsum[1];
+    s.scores = pl.alloc(MemSpace::Sbuf, {p, sk}, f32);
+    s.mx = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
+    s.sum = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
+    s.rcp = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
+    s.probs = pl.alloc(MemSpace::Sbuf, {p, sk}, et);
+    s.ops = pl.alloc(MemSpace::Psum, {p, d}, f32);
+    int64_t kb = std::min<int64_t>(sk, 128);
+    s.pt = pl.alloc(MemSpace::Sbuf, {kb, p}, et);
+    if (sk % 128 == 0) {
+      int64_t blocks = std::min<int64_t>(kPvGroup, sk / 128);
+      for (unsigned i = 0; i < 2; ++i) {
+        s.ptGroup[i] = pl.alloc(MemSpace::Sbuf, {128, blocks * p}, et);
+        s.ptpGroup[i] = pl.alloc(MemSpace::Psum, {128, blocks * p}, f32);
+      }
+    } else {
+      s.pt = pl.alloc(MemSpace::Sbuf, {kb, p}, et);
+      s.ptp = pl.alloc(MemSpace::Psum, {kb, p}, f32);
+    }
+    return s;
+  };
+  // Pipelining needs a second score and probability row per partition.
+  bool pipelined =
+      sq >= 256 && bytes + sk * 4 + sk * eb <= pl.target().workingBytes;
+  Slot slots[2];
+  if (sq >= 128)
+    slots[0] = allocSlot(128);
+  if (pipelined)
+    slots[1] = allocSlot(128);
+  std::optional<Slot> last;
+  if (sq % 128)
+    last = allocSlot(sq % 128);
 
   pl.forRange(batch * kvHeads, [&](Index bk) {
     if (vResident) {
@@ -149,28 +231,20 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     });
     pl.forRange(group, [&](Index g) {
       Index head = bk * group + g;
-      // Query tiles go in pairs: both tiles' scores (Tensor engine), then
-      // both softmaxes (Vector/Scalar), then both P V products, so that one
-      // tile's softmax overlaps the other's matmuls.
-      struct Slot {
-        Index q0;
-        int64_t p;
-        Value scores, probs, rcp;
-      };
-      auto scoresPhase = [&](Slot &s) {
+      auto scoresPhase = [&](Slot &s, Index q0) {
         int64_t p = s.p;
-        Value qr = loadRoped(qa, head * sq + s.q0, s.q0, p);
-        Value qtp = pl.alloc(MemSpace::Psum, {dp, p}, f32);
+        Value qr = loadRoped(qa, head * sq + q0, q0, p);
+        Value qtp = pl.view(s.qtp, {dp, p}, {zero, zero});
         pl.create<ncore::TransposeOp>(qtp, qr, ncore::EngineAttr());
-        Value qt = pl.alloc(MemSpace::Sbuf, {dp, p}, et);
-        pl.create<ncore::TensorCopyOp>(qt, qtp, ncore::EngineAttr());
+        pl.create<ncore::TensorCopyOp>(s.qt, qtp, ncore::EngineAttr());
         // Scores, scaled, fp32.
-        s.scores = pl.alloc(MemSpace::Sbuf, {p, sk}, f32);
-        int64_t chunk = std::min<int64_t>(sk, ncore::kMatmulMaxN);
-        Value sps = pl.alloc(MemSpace::Psum, {p, chunk}, f32);
-        pl.forEachChunk(sk, chunk, [&](Index c0, int64_t nc, bool) {
-          Value acc = pl.view(sps, {p, nc}, {zero, zero});
-          pl.create<ncore::MatmulOp>(acc, qt, pl.view(kt, {dp, nc}, {zero, c0}),
+        // Two PSUM banks alternate, so the next chunk's matmul does not
+        // wait for this chunk's evacuation.
+        pl.forEachChunkAlternating(sk, s.chunk, [&](Index c0, int64_t nc,
+                                                    unsigned parity) {
+          Value acc = pl.view(s.sps[parity], {p, nc}, {zero, zero});
+          pl.create<ncore::MatmulOp>(acc, s.qt,
+                                     pl.view(kt, {dp, nc}, {zero, c0}),
                                      /*accumulate=*/false, ncore::EngineAttr());
           pl.activation(ncore::ActFunc::Identity,
                         pl.view(s.scores, {p, nc}, {zero, c0}), acc, Value(),
@@ -178,78 +252,116 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
         });
         if (causal) {
           Value m =
-              pl.view(mask, {p, sk}, {zero, pl.cst((qTiles - 1) * 128) - s.q0});
+              pl.view(mask, {p, sk}, {zero, pl.cst((qTiles - 1) * 128) - q0});
           pl.create<ncore::TensorTensorOp>(
               s.scores, s.scores, m, ncore::AluOp::Add, ncore::EngineAttr());
         }
       };
       auto softmaxPhase = [&](Slot &s) {
         // Stable softmax (unnormalised P; 1 / sum applied to O).
-        int64_t p = s.p;
-        Value mx = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
-        Value sum = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
-        s.rcp = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
-        pl.create<ncore::TensorReduceOp>(mx, s.scores, ncore::AluOp::Max,
+        pl.create<ncore::TensorReduceOp>(s.mx, s.scores, ncore::AluOp::Max,
                                          ncore::EngineAttr());
-        pl.tensorScalar(ncore::AluOp::Multiply, mx, mx, Value(), -1.0);
-        s.probs = pl.alloc(MemSpace::Sbuf, {p, sk}, et);
-        pl.activation(ncore::ActFunc::Exp, s.probs, s.scores, mx, sum);
-        pl.create<ncore::ReciprocalOp>(s.rcp, sum, ncore::EngineAttr());
+        pl.tensorScalar(ncore::AluOp::Multiply, s.mx, s.mx, Value(), -1.0);
+        pl.activation(ncore::ActFunc::Exp, s.probs, s.scores, s.mx, s.sum);
+        pl.create<ncore::ReciprocalOp>(s.rcp, s.sum, ncore::EngineAttr());
       };
-      auto outputPhase = [&](Slot &s) {
-        // O = P V over 128-key blocks.
+      auto outputPhase = [&](Slot &s, Index q0) {
+        // O = P V over 128-key blocks. With whole blocks, up to four blocks
+        // of P are transposed into one PSUM bank and evacuated by one copy
+        // (two banks alternate, so one group's copy overlaps the next
+        // group's transposes); else one block at a time.
         int64_t p = s.p;
-        Value ops = pl.alloc(MemSpace::Psum, {p, d}, f32);
-        Value pt =
-            pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(sk, 128), p}, et);
-        Value ptp =
-            pl.alloc(MemSpace::Psum, {std::min<int64_t>(sk, 128), p}, f32);
-        pl.forEachChunk(
-            sk, 128,
-            [&](Index k0, int64_t nk, bool first) {
-              Value ptpv = pl.view(ptp, {nk, p}, {zero, zero});
-              // Keys k0 .. k0 + nk, or (resident V) t, t + kTiles, ...
-              Value pBlock =
-                  vResident ? pl.view(s.probs, {p, nk},
-                                      {zero, k0.floorDiv(128)}, {1, kTiles})
-                            : pl.view(s.probs, {p, nk}, {zero, k0});
-              pl.create<ncore::TransposeOp>(ptpv, pBlock, ncore::EngineAttr());
-              Value ptv = pl.view(pt, {nk, p}, {zero, zero});
-              pl.create<ncore::TensorCopyOp>(ptv, ptpv, ncore::EngineAttr());
-              Value vt =
-                  vResident
-                      ? pl.view(vAll, {nk, d}, {zero, k0.floorDiv(128) * d})
-                      : pl.load(va, bk * sk + k0, nk, zero, d);
-              pl.create<ncore::MatmulOp>(ops, ptv, vt, /*accumulate=*/!first,
-                                         ncore::EngineAttr());
-            },
-            /*peelFirst=*/true);
-        Index qrow = head * sq + s.q0;
+        auto pvBlock = [&](Index k0, int64_t nk, Value ptpv, Value ptv,
+                           bool first, bool transposeOnly) {
+          // Keys k0 .. k0 + nk, or (resident V) t, t + kTiles, ...
+          Value pBlock =
+              vResident ? pl.view(s.probs, {p, nk}, {zero, k0.floorDiv(128)},
+                                  {1, kTiles})
+                        : pl.view(s.probs, {p, nk}, {zero, k0});
+          if (transposeOnly) {
+            pl.create<ncore::TransposeOp>(ptpv, pBlock, ncore::EngineAttr());
+            return;
+          }
+          Value vt = vResident
+                         ? pl.view(vAll, {nk, d}, {zero, k0.floorDiv(128) * d})
+                         : pl.load(va, bk * sk + k0, nk, zero, d);
+          pl.create<ncore::MatmulOp>(s.ops, ptv, vt, /*accumulate=*/!first,
+                                     ncore::EngineAttr());
+        };
+        if (sk % 128 == 0) {
+          auto group = [&](Index g0, int64_t n, unsigned parity, bool first) {
+            int64_t blocks = n / 128;
+            for (int64_t j = 0; j < blocks; ++j)
+              pvBlock(g0 + j * 128, 128,
+                      pl.view(s.ptpGroup[parity], {128, p}, {zero, pl.cst(j * p)}),
+                      Value(), false, /*transposeOnly=*/true);
+            Value ptv = pl.view(s.ptGroup[parity], {128, blocks * p},
+                                {zero, zero});
+            pl.create<ncore::TensorCopyOp>(
+                ptv, pl.view(s.ptpGroup[parity], {128, blocks * p}, {zero, zero}),
+                ncore::EngineAttr());
+            for (int64_t j = 0; j < blocks; ++j)
+              pvBlock(g0 + j * 128, 128, Value(),
+                      pl.view(s.ptGroup[parity], {128, p}, {zero, pl.cst(j * p)}),
+                      first && j == 0, /*transposeOnly=*/false);
+          };
+          int64_t gk = kPvGroup * 128, first = std::min(gk, sk);
+          group(zero, first, 0, true);
+          if (sk > first) {
+            int64_t rest = sk - first, full = rest / gk, tail = rest % gk;
+            pl.forRangeAlternating(full, [&](Index i, unsigned parity) {
+              group(pl.cst(first) + i * gk, gk, 1 - parity, false);
+            });
+            if (tail)
+              group(pl.cst(first + full * gk), tail, (full + 1) % 2, false);
+          }
+        } else {
+          pl.forEachChunk(
+              sk, 128,
+              [&](Index k0, int64_t nk, bool first) {
+                Value ptpv = pl.view(s.ptp, {nk, p}, {zero, zero});
+                pvBlock(k0, nk, ptpv, Value(), first, /*transposeOnly=*/true);
+                Value ptv = pl.view(s.pt, {nk, p}, {zero, zero});
+                pl.create<ncore::TensorCopyOp>(ptv, ptpv, ncore::EngineAttr());
+                pvBlock(k0, nk, Value(), ptv, first, /*transposeOnly=*/false);
+              },
+              /*peelFirst=*/true);
+        }
+        Index qrow = head * sq + q0;
         Value out = pl.outTile(ya, qrow, p, zero, d);
-        pl.tensorScalar(ncore::AluOp::Multiply, out, ops, s.rcp);
+        pl.tensorScalar(ncore::AluOp::Multiply, out, s.ops, s.rcp);
         pl.storeOut(ya, qrow, p, zero, d, out);
       };
-      auto run = [&](MutableArrayRef<Slot> slots) {
-        for (Slot &s : slots)
-          scoresPhase(s);
-        for (Slot &s : slots)
-          softmaxPhase(s);
-        for (Slot &s : slots)
-          outputPhase(s);
-      };
+      // Full query tiles, software pipelined over two sets of buffers:
+      // step t issues the scores of tile t + 1, then the output of tile t,
+      // then the softmax of tile t + 1, so that in the in-order engine
+      // queues one tile's softmax (Vector/Scalar) runs while the Tensor
+      // engine does the other's P V, and the next scores are ready when
+      // the Tensor engine gets to them.
       int64_t full = sq / 128, rem = sq % 128;
-      pl.forRange(full / 2, [&](Index i) {
-        Slot pair[2] = {{i * 256, 128, {}, {}, {}},
-                        {i * 256 + 128, 128, {}, {}, {}}};
-        run(pair);
-      });
-      if (full % 2) {
-        Slot one[1] = {{pl.cst((full - 1) * 128), 128, {}, {}, {}}};
-        run(one);
+      auto tileStart = [](Index t) { return t * 128; };
+      if (full && !pipelined) {
+        pl.forRange(full, [&](Index t) {
+          scoresPhase(slots[0], tileStart(t));
+          softmaxPhase(slots[0]);
+          outputPhase(slots[0], tileStart(t));
+        });
+      } else if (full) {
+        scoresPhase(slots[0], pl.cst(0));
+        softmaxPhase(slots[0]);
+        pl.forRangeAlternating(full - 1, [&](Index t, unsigned parity) {
+          Slot &cur = slots[parity], &next = slots[1 - parity];
+          scoresPhase(next, tileStart(t + 1));
+          outputPhase(cur, tileStart(t));
+          softmaxPhase(next);
+        });
+        outputPhase(slots[(full - 1) % 2], pl.cst((full - 1) * 128));
       }
       if (rem) {
-        Slot last[1] = {{pl.cst(full * 128), rem, {}, {}, {}}};
-        run(last);
+        Index q0 = pl.cst(full * 128);
+        scoresPhase(*last, q0);
+        softmaxPhase(*last);
+        outputPhase(*last, q0);
       }
     });
   });
