@@ -84,6 +84,9 @@ struct Edge {
   unsigned producer;
   unsigned shared; ///< Loops shared with the consumer.
   bool carried;    ///< Previous iteration of the innermost shared loop.
+  /// Iteration i of the consumer's outermost loop needs only iterations
+  /// <= i of the producer's (see alignedLoops): wait for iteration i.
+  bool aligned = false;
 };
 
 int64_t tripProduct(ArrayRef<LoopOp> loops) {
@@ -187,6 +190,36 @@ bool sameWindows(const Footprint &a, const Footprint &b) {
 bool conflicts(const Footprint &a, const Footprint &b) {
   return a.root == b.root && (a.write || b.write) && a.pLo < b.pHi &&
          b.pLo < a.pHi && a.lo < b.hi && b.lo < a.hi;
+}
+
+/// Two loops in sequence over the same tiles (an elementwise op after the
+/// op that wrote its operand, row tile by row tile): the consumer C in loop
+/// Lc and the producer P in loop Lp (their outermost loops, not shared, of
+/// equal trips), where every conflicting access moves by the same step s > 0
+/// per iteration and moves with nothing else. Then C's iteration i touches
+/// none of the bytes of P's iterations j > i when C's first window ends
+/// before P's second one starts (cLo + cExtent <= pLo + s), so C can wait
+/// for iteration i of P instead of the whole loop, and the two loops run as
+/// a pipeline.
+bool alignedLoops(ArrayRef<Footprint> cs, ArrayRef<Footprint> ps, LoopOp lc,
+                  LoopOp lp) {
+  if (lc == lp || lc.getTrips() != lp.getTrips())
+    return false;
+  bool any = false;
+  for (const Footprint &fc : cs)
+    for (const Footprint &fp : ps) {
+      if (!conflicts(fc, fp))
+        continue;
+      any = true;
+      if (fc.steps.size() != 1 || fp.steps.size() != 1 ||
+          fc.steps[0].first != lc || fp.steps[0].first != lp)
+        return false;
+      int64_t step = fc.steps[0].second;
+      if (step <= 0 || fp.steps[0].second != step ||
+          fc.lo + fc.extent > fp.lo + step)
+        return false;
+    }
+  return any;
 }
 
 class NcoreSchedulePass
@@ -577,7 +610,10 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       bool carried = P.pos >= C.pos;
       if (carried && shared == 0)
         continue; // Runs only after C.
-      edges[c].push_back({p, shared, carried});
+      bool aligned =
+          !carried && shared == 0 && !C.loops.empty() && !P.loops.empty() &&
+          alignedLoops(C.footprints, P.footprints, C.loops[0], P.loops[0]);
+      edges[c].push_back({p, shared, carried, aligned});
       P.signals = true;
     }
   }
@@ -615,6 +651,9 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     unsigned shared;
     int64_t value;
     bool carried;
+    /// Step per iteration of the consumer's outermost loop (aligned edges;
+    /// 0 otherwise).
+    int64_t alignStep = 0;
   };
   struct Done {
     unsigned producer;
@@ -630,25 +669,39 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     for (const Edge &e : edges[c]) {
       Inst &P = insts[e.producer];
       int64_t v = P.base;
-      for (unsigned d = e.shared; d < P.loops.size(); ++d)
+      // P's loops below the shared ones are complete (an aligned edge: all
+      // but its outermost, whose iteration follows the consumer's).
+      for (unsigned d = e.shared + (e.aligned ? 1 : 0); d < P.loops.size(); ++d)
         v += (P.loops[d].getTrips() - 1) * perIter[P.loops[d]][P.engine];
       if (e.carried)
         v -= perIter[P.loops[e.shared - 1]][P.engine];
+      int64_t alignStep =
+          e.aligned ? perIter[P.loops.front()][P.engine] : int64_t(0);
       auto it = llvm::find_if(rs, [&](const Req &r) {
-        return r.engine == P.engine && r.shared == e.shared;
+        return r.engine == P.engine && r.shared == e.shared &&
+               r.alignStep == alignStep;
       });
       if (it == rs.end())
-        rs.push_back({P.engine, e.shared, v, e.carried});
+        rs.push_back({P.engine, e.shared, v, e.carried, alignStep});
       else if (v > it->value)
-        *it = {P.engine, e.shared, v, e.carried};
+        *it = {P.engine, e.shared, v, e.carried, alignStep};
     }
     // A requirement with more shared loops and a larger value covers one
-    // with fewer (its steps are larger too).
+    // with fewer (its steps are larger too); an aligned one, whose value
+    // grows with the iteration, covers one that waits for at most its
+    // first iteration's value, and is covered by one at or above its last.
     std::vector<Req> kept;
     for (const Req &r : rs) {
       bool covered = llvm::any_of(rs, [&](const Req &o) {
-        return &o != &r && o.engine == r.engine && o.shared > r.shared &&
-               o.value >= r.value;
+        if (&o == &r || o.engine != r.engine)
+          return false;
+        if (r.alignStep || o.alignStep) {
+          int64_t rLast = r.value;
+          if (r.alignStep)
+            rLast += r.alignStep * (insts[c].loops.front().getTrips() - 1);
+          return o.shared == 0 && r.shared == 0 && o.value >= rLast && &o < &r;
+        }
+        return o.shared > r.shared && o.value >= r.value;
       });
       if (!covered)
         kept.push_back(r);
@@ -661,6 +714,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       SmallVector<int64_t> steps(C.loops.size(), 0);
       for (unsigned d = 0; d < r.shared; ++d)
         steps[d] = perIter[C.loops[d]][r.engine];
+      if (r.alignStep)
+        steps[0] = r.alignStep;
       bool implied = false;
       auto &prior = done[C.engine];
       for (size_t qi = prior.size(); qi-- > 0 && prior.size() - qi <= 32;) {
@@ -708,6 +763,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         SmallVector<int64_t> s(C.loops.size(), 0);
         for (unsigned d = 0; d < r.shared; ++d)
           s[d] = perIter[C.loops[d]][r.engine];
+        if (r.alignStep)
+          s[0] = r.alignStep;
         steps = b.getDenseI64ArrayAttr(s);
       }
       b.create<SemWaitOp>(C.op->getLoc(), b.getI64IntegerAttr(r.engine),

@@ -173,6 +173,31 @@ ncore.program @rewrite(%x: !ncore.tile<hbm, 384x128xbf16>) {
   }
 }
 
+// -----
+
+// Two loops in sequence over the same row tiles (an op and the elementwise
+// op after it): iteration i of the second loop waits for iteration i of the
+// first (a wait that steps with the loop), not for the whole first loop, so
+// the two run as a pipeline.
+// CHECK-LABEL: ncore.program @aligned_loops
+ncore.program @aligned_loops(%x: !ncore.tile<hbm, 128x512xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %u = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  ncore.loop %i trips 4 {
+    %tv = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 128)> : !ncore.tile<sbuf, 128x512xf32> to !ncore.tile<sbuf, 128x128xf32>
+    // CHECK: ncore.activation exp
+    // CHECK-NEXT: ncore.sem_signal 2 on scalar
+    ncore.activation exp %tv, %tv on scalar : !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x128xf32>
+  }
+  ncore.loop %j trips 4 {
+    %tv = ncore.view %t[%j] offsets affine_map<(d0) -> (0, d0 * 128)> : !ncore.tile<sbuf, 128x512xf32> to !ncore.tile<sbuf, 128x128xf32>
+    %uv = ncore.view %u[%j] offsets affine_map<(d0) -> (0, d0 * 128)> : !ncore.tile<sbuf, 128x512xf32> to !ncore.tile<sbuf, 128x128xf32>
+    // CHECK: ncore.sem_wait 2 ge 1 steps [1] on vector
+    // CHECK-NEXT: ncore.tensor_copy
+    ncore.tensor_copy %uv, %tv on vector : !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x128xf32>
+  }
+}
+
 // STATS: ncore-schedule
 // STATS: 2 engine-moves
 // STATS: 4 loop-carried-waits
