@@ -40,24 +40,21 @@ std::optional<rt::DType> toRtType(Type t) {
 class ProgramEmitter {
 public:
   ProgramEmitter(ProgramOp program, rt::Target target,
-                 const EmitOptions &options,
-                 llvm::SmallVectorImpl<Operation *> &callStack)
-      : program(program), options(options), callStack(callStack) {
+                 const EmitOptions &options)
+      : program(program), options(options) {
     prog.name = program.getSymName().str();
     prog.target = target;
   }
 
   FailureOr<rt::Program> run();
 
-  /// Emitted callees, shared by the emitters of one emitProgram call.
-  std::map<Operation *, rt::Program> *calleeCache = nullptr;
-
 private:
   ProgramOp program;
   const EmitOptions &options;
-  llvm::SmallVectorImpl<Operation *> &callStack;
   rt::Program prog;
-  llvm::DenseMap<Value, uint32_t> bindingOf;
+  /// HBM buffers: binding and byte offset in it (an inlined callee's
+  /// arguments are windows of the caller's bindings).
+  llvm::DenseMap<Value, std::pair<uint32_t, int64_t>> bindingOf;
   /// Waits of `ncore.sem_wait` ops not yet attached, per engine.
   std::array<std::vector<rt::SemWaitSpec>, rt::kNumEngines> pendingWaits;
   /// Waits of a barrier, owed by each engine before its next instruction.
@@ -68,8 +65,16 @@ private:
   llvm::SmallVector<LoopOp, 4> loops;
   int nextSem = 0;
   std::array<int, rt::kNumEngines> barrierSem;
-  /// Semaphores of inlined callees: (callee, callee sem) -> caller sem.
-  std::map<std::pair<std::string, int>, int> calleeSems;
+  /// The semaphore scope of an ncore.inlined_call being emitted: its ids ->
+  /// machine semaphores, and their values when the body started.
+  struct SemScope {
+    const std::vector<int> *sems;
+    std::vector<uint64_t> entryTotals;
+  };
+  llvm::SmallVector<SemScope, 2> scopes;
+  /// Machine semaphores of the inlined calls of each callee (by the path of
+  /// callees from the program), shared by its calls.
+  std::map<std::string, std::vector<int>> calleeSems;
 
   uint32_t addBinding(std::string name, std::vector<int64_t> shape,
                       rt::DType dtype, rt::BindingRole role) {
@@ -168,7 +173,9 @@ private:
   LogicalResult barrier(Operation *at);
   LogicalResult emitBlock(Block &block);
   LogicalResult emitLoop(LoopOp loop);
-  LogicalResult emitCall(CallKernelOp call);
+  LogicalResult emitInlinedCall(InlinedCallOp call);
+  LogicalResult bindScratch(Block &body);
+  FailureOr<int> machineSem(Operation *op, int64_t sem);
   LogicalResult emitOp(Operation *op);
   FailureOr<rt::AccessPattern> access(Value tile, Operation *user);
 };
@@ -211,8 +218,8 @@ FailureOr<rt::AccessPattern> ProgramEmitter::access(Value tile,
       return user->emitOpError("HBM operand is not a program argument or an "
                                "HBM scratch alloc"),
              failure();
-    ap.binding = it->second;
-    ap.offset = a->offset * eb;
+    ap.binding = it->second.first;
+    ap.offset = a->offset * eb + it->second.second;
     ap.partitionStride = a->rowStride;
   } else {
     auto alloc = a->root.getDefiningOp<AllocOp>();
@@ -301,152 +308,74 @@ LogicalResult ProgramEmitter::emitLoop(LoopOp loop) {
   return success();
 }
 
-LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
+/// Calls `fn` on the ops of `block` in program order, the bodies of nested
+/// ncore.inlined_call ops (bound and numbered on their own) excluded.
+static void forEachOwnOp(Block &block,
+                         llvm::function_ref<void(Operation *)> fn) {
+  block.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    fn(op);
+    return isa<InlinedCallOp>(op) ? WalkResult::skip() : WalkResult::advance();
+  });
+}
+
+LogicalResult ProgramEmitter::emitInlinedCall(InlinedCallOp call) {
   if (!loops.empty())
     return call.emitOpError(
         "inside an ncore.loop cannot be emitted: a kernel call is a full "
         "barrier outside loops");
-  auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
-      call, call.getCalleeAttr());
-  if (!callee)
-    return call.emitOpError()
-           << "callee " << call.getCalleeAttr() << " is not an ncore.program";
-  if (callee.isDeclaration())
-    return call.emitOpError()
-           << "calls @" << callee.getSymName()
-           << ", which is only a declaration: its program must be defined "
-              "in the module to be inlined";
-  if (llvm::is_contained(callStack, callee.getOperation()))
-    return call.emitOpError()
-           << "calls @" << callee.getSymName() << " recursively";
-  // Where each callee argument lives in the caller.
-  std::vector<std::pair<uint32_t, int64_t>> argPlace;
-  for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+  Block &body = *call.getBodyBlock();
+  for (auto [arg, operand] :
+       llvm::zip(body.getArguments(), call.getOperands())) {
     FailureOr<rt::AccessPattern> ap = access(operand, call);
     if (failed(ap))
       return failure();
-    if (ap->space != rt::MemSpace::Hbm)
-      return call.emitOpError()
-             << "operand " << i << " is not in HBM: kernels take HBM tensors";
-    auto type = cast<TileType>(operand.getType());
-    // Contiguous: rows of the free elements, back to back.
-    int64_t expect = 1;
-    bool contiguous = true;
-    for (int d = ap->numDims - 1; d >= 0; --d) {
-      if (ap->dims[d].size != 1 && ap->dims[d].stride != expect)
-        contiguous = false;
-      expect *= ap->dims[d].size;
-    }
-    if (ap->partitions > 1 && ap->partitionStride != expect)
-      contiguous = false;
-    if (!contiguous)
-      return call.emitOpError()
-             << "operand " << i << " (" << describeTile(type)
-             << ") is not a contiguous HBM window: the kernel would read a "
-                "different layout";
-    argPlace.push_back({ap->binding, ap->offset});
+    bindingOf[arg] = {ap->binding, ap->offset};
   }
-
-  // Each callee is emitted once per emission, however often it is called.
-  auto cached = calleeCache->find(callee.getOperation());
-  if (cached == calleeCache->end()) {
-    callStack.push_back(callee);
-    ProgramEmitter sub(callee, prog.target, options, callStack);
-    sub.calleeCache = calleeCache;
-    FailureOr<rt::Program> emitted = sub.run();
-    callStack.pop_back();
-    if (failed(emitted))
-      return call.emitOpError()
-             << "could not emit callee @" << callee.getSymName();
-    cached =
-        calleeCache->emplace(callee.getOperation(), std::move(*emitted)).first;
-  }
-  const rt::Program *sp = &cached->second;
-
   flushAllWaits();
   if (failed(barrier(call)))
     return failure();
-  // Binding map: callee arguments -> caller places, callee scratch -> new.
-  unsigned numArgs = callee.getNumArguments();
-  std::vector<std::pair<uint32_t, int64_t>> place(sp->bindings.size());
-  for (unsigned b = 0; b < sp->bindings.size(); ++b) {
-    if (b < numArgs) {
-      place[b] = argPlace[b];
-      continue;
-    }
-    const rt::Binding &cb = sp->bindings[b];
-    place[b] = {addBinding(callee.getSymName().str() + "." + cb.name, cb.shape,
-                           cb.dtype, rt::BindingRole::Scratch),
-                0};
-  }
-  // Semaphores of the callee, renumbered; values continue from the totals
-  // before the call.
-  std::vector<uint64_t> before = totals;
-  std::map<int, int> semMap;
-  auto mapSem = [&](int s) -> FailureOr<int> {
-    auto key = std::make_pair(callee.getSymName().str(), s);
-    auto it = calleeSems.find(key);
-    if (it != calleeSems.end())
-      return it->second;
-    FailureOr<int> fresh = freshSem(call);
-    if (failed(fresh))
-      return failure();
-    calleeSems[key] = *fresh;
-    return *fresh;
-  };
-  // ncore-allocate placed the callee's on-chip bytes clear of the caller's
-  // tiles live across the call; without that placement (a program emitted
-  // unallocated) they start at 0.
-  auto base = [&](StringRef name) -> int64_t {
-    auto a = call->getAttrOfType<IntegerAttr>(name);
-    return a ? a.getInt() : 0;
-  };
-  int64_t sbufBase = base(kSbufBaseAttr), psumBase = base(kPsumBaseAttr);
-  for (unsigned e = 0; e < rt::kNumEngines; ++e) {
-    if (sp->streams[e].empty())
-      continue;
-    rt::Engine engine = static_cast<rt::Engine>(e);
-    flushBarrier(engine);
-    SmallVector<uint64_t, 4> times{1};
-    for (rt::Instruction inst : sp->streams[e]) {
-      if (inst.op == rt::Opcode::LoopEnd && times.size() > 1)
-        times.pop_back();
-      uint64_t runsHere = times.back();
-      if (inst.op == rt::Opcode::LoopBegin)
-        times.push_back(times.back() * inst.tripCount);
-      for (unsigned slot = 0; slot < rt::Instruction::NumSlots; ++slot) {
-        if (!(inst.apMask & (1u << slot)))
-          continue;
-        rt::AccessPattern &ap = inst.aps[slot];
-        if (ap.space == rt::MemSpace::Sbuf) {
-          ap.offset += sbufBase;
-          continue;
-        }
-        if (ap.space == rt::MemSpace::Psum) {
-          ap.offset += psumBase;
-          continue;
-        }
-        auto [binding, offset] = place[ap.binding];
-        ap.binding = binding;
-        ap.offset += offset;
-      }
-      for (rt::SemWaitSpec &w : inst.waits) {
-        FailureOr<int> s = mapSem(w.sem);
-        if (failed(s))
-          return failure();
-        w.sem = static_cast<uint16_t>(*s);
-        w.value += static_cast<uint32_t>(before[*s]);
-      }
-      if (inst.signalSem >= 0) {
-        FailureOr<int> s = mapSem(inst.signalSem);
-        if (failed(s))
-          return failure();
-        inst.signalSem = *s;
-      }
-      push(engine, std::move(inst), runsHere);
+  if (failed(bindScratch(body)))
+    return failure();
+  // The body's semaphores: machine ones of their own, the same for every
+  // inlined call of the callee; counts go on from where the last left them.
+  std::string path;
+  for (Operation *p = call; p; p = p->getParentOfType<InlinedCallOp>())
+    path = cast<InlinedCallOp>(p).getCallee().str() + "/" + path;
+  auto [it, fresh] = calleeSems.try_emplace(path);
+  if (fresh) {
+    int64_t count = 0;
+    forEachOwnOp(body, [&](Operation *op) {
+      if (auto w = dyn_cast<SemWaitOp>(op))
+        count = std::max<int64_t>(count, w.getSem() + 1);
+      if (auto s = dyn_cast<SemSignalOp>(op))
+        count = std::max<int64_t>(count, s.getSem() + 1);
+    });
+    for (int64_t i = 0; i < count; ++i) {
+      FailureOr<int> sem = freshSem(call);
+      if (failed(sem))
+        return failure();
+      it->second.push_back(*sem);
     }
   }
+  scopes.push_back({&it->second, totals});
+  LogicalResult emitted = emitBlock(body);
+  scopes.pop_back();
+  if (failed(emitted))
+    return failure();
+  flushAllWaits();
   return barrier(call);
+}
+
+FailureOr<int> ProgramEmitter::machineSem(Operation *op, int64_t sem) {
+  if (scopes.empty()) {
+    if (sem < 0 || sem >= rt::kNumSemaphores)
+      return op->emitOpError("semaphore id out of range"), failure();
+    return static_cast<int>(sem);
+  }
+  const std::vector<int> &sems = *scopes.back().sems;
+  if (sem < 0 || sem >= static_cast<int64_t>(sems.size()))
+    return op->emitOpError("semaphore id out of range"), failure();
+  return sems[sem];
 }
 
 LogicalResult ProgramEmitter::emitOp(Operation *op) {
@@ -454,15 +383,21 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
     return success();
   if (auto loop = dyn_cast<LoopOp>(op))
     return emitLoop(loop);
-  if (auto call = dyn_cast<CallKernelOp>(op))
-    return emitCall(call);
+  if (auto call = dyn_cast<InlinedCallOp>(op))
+    return emitInlinedCall(call);
+  if (isa<CallKernelOp>(op))
+    return op->emitOpError(
+        "must be inlined before emission (run ncore-inline-calls)");
   if (auto wait = dyn_cast<SemWaitOp>(op)) {
     Engine e = cast<InstructionOpInterface>(op).getExecutionEngine();
     rt::SemWaitSpec w;
-    if (wait.getSem() < 0 || wait.getSem() >= rt::kNumSemaphores)
-      return op->emitOpError("semaphore id out of range");
-    w.sem = static_cast<uint16_t>(wait.getSem());
+    FailureOr<int> sem = machineSem(op, wait.getSem());
+    if (failed(sem))
+      return failure();
+    w.sem = static_cast<uint16_t>(*sem);
     w.value = static_cast<uint32_t>(wait.getValue());
+    if (!scopes.empty())
+      w.value += static_cast<uint32_t>(scopes.back().entryTotals[*sem]);
     if (auto steps = wait.getSteps()) {
       if (steps->size() > loops.size())
         return op->emitOpError() << "has " << steps->size() << " steps inside "
@@ -476,12 +411,13 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
   if (auto sig = dyn_cast<SemSignalOp>(op)) {
     rt::Engine e = toRt(cast<InstructionOpInterface>(op).getExecutionEngine());
     unsigned ei = static_cast<unsigned>(e);
-    if (sig.getSem() < 0 || sig.getSem() >= rt::kNumSemaphores)
-      return op->emitOpError("semaphore id out of range");
+    FailureOr<int> sem = machineSem(op, sig.getSem());
+    if (failed(sem))
+      return failure();
     if (foldable[ei] >= 0 && pendingWaits[ei].empty() &&
         stream(e)[foldable[ei]].signalSem < 0) {
       rt::Instruction &last = stream(e)[foldable[ei]];
-      last.signalSem = static_cast<int32_t>(sig.getSem());
+      last.signalSem = static_cast<int32_t>(*sem);
       last.signalCount = static_cast<uint32_t>(sig.getCount());
       addSignal(ei, static_cast<size_t>(foldable[ei]));
       foldable[ei] = -1;
@@ -489,7 +425,7 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
     }
     flushWaits(e);
     flushBarrier(e);
-    push(e, rt::isa::semSignal(static_cast<uint16_t>(sig.getSem()),
+    push(e, rt::isa::semSignal(static_cast<uint16_t>(*sem),
                                static_cast<uint32_t>(sig.getCount())));
     foldable[ei] = -1;
     return success();
@@ -512,6 +448,38 @@ LogicalResult ProgramEmitter::emitBlock(Block &block) {
   return success();
 }
 
+/// Binds the HBM scratch allocs of `body` (those of nested inlined calls are
+/// bound when their call is emitted).
+LogicalResult ProgramEmitter::bindScratch(Block &body) {
+  int scratchIndex = 0;
+  LogicalResult result = success();
+  forEachOwnOp(body, [&](Operation *op) {
+    auto alloc = dyn_cast<AllocOp>(op);
+    if (!alloc || failed(result))
+      return;
+    TileType type = alloc.getType();
+    if (type.getSpace() != MemSpace::Hbm)
+      return;
+    if (alloc->getParentOfType<LoopOp>()) {
+      result =
+          alloc.emitOpError("HBM scratch inside an ncore.loop cannot be bound");
+      return;
+    }
+    std::optional<rt::DType> dtype = toRtType(type.getElementType());
+    std::string name = alloc.getName()
+                           ? alloc.getName()->str()
+                           : "scratch" + std::to_string(scratchIndex);
+    ++scratchIndex;
+    bindingOf[alloc.getResult()] = {
+        addBinding(name,
+                   std::vector<int64_t>(type.getShape().begin(),
+                                        type.getShape().end()),
+                   *dtype, rt::BindingRole::Scratch),
+        0};
+  });
+  return result;
+}
+
 FailureOr<rt::Program> ProgramEmitter::run() {
   if (program.isDeclaration())
     return program.emitOpError() << "@" << program.getSymName()
@@ -520,7 +488,7 @@ FailureOr<rt::Program> ProgramEmitter::run() {
   foldable.fill(-1);
   barrierSem.fill(-1);
   // Semaphores the program names itself come first.
-  program.getBody().walk([&](Operation *op) {
+  forEachOwnOp(program.getBody().front(), [&](Operation *op) {
     if (auto w = dyn_cast<SemWaitOp>(op))
       nextSem = std::max<int>(nextSem, w.getSem() + 1);
     if (auto s = dyn_cast<SemSignalOp>(op))
@@ -552,7 +520,7 @@ FailureOr<rt::Program> ProgramEmitter::run() {
         bindingName(program, i),
         std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
         *dtype, role->second);
-    bindingOf[arg] = b;
+    bindingOf[arg] = {b, 0};
     if (role->second == rt::BindingRole::Constant ||
         role->second == rt::BindingRole::Param) {
       std::vector<float> values;
@@ -585,27 +553,7 @@ FailureOr<rt::Program> ProgramEmitter::run() {
       }
     }
   }
-  int scratchIndex = 0;
-  WalkResult wr = program.getBody().walk([&](AllocOp alloc) {
-    TileType type = alloc.getType();
-    if (type.getSpace() != MemSpace::Hbm)
-      return WalkResult::advance();
-    if (alloc->getParentOfType<LoopOp>()) {
-      alloc.emitOpError("HBM scratch inside an ncore.loop cannot be bound");
-      return WalkResult::interrupt();
-    }
-    std::optional<rt::DType> dtype = toRtType(type.getElementType());
-    std::string name = alloc.getName()
-                           ? alloc.getName()->str()
-                           : "scratch" + std::to_string(scratchIndex);
-    ++scratchIndex;
-    bindingOf[alloc.getResult()] = addBinding(
-        name,
-        std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
-        *dtype, rt::BindingRole::Scratch);
-    return WalkResult::advance();
-  });
-  if (wr.wasInterrupted())
+  if (failed(bindScratch(program.getBody().front())))
     return failure();
   if (failed(emitBlock(program.getBody().front())))
     return failure();
@@ -619,9 +567,6 @@ FailureOr<rt::Program> ProgramEmitter::run() {
 FailureOr<rt::Program> mlir::ncore::emitProgram(ProgramOp program,
                                                 rt::Target target,
                                                 const EmitOptions &options) {
-  llvm::SmallVector<Operation *> stack{program};
-  std::map<Operation *, rt::Program> callees;
-  ProgramEmitter emitter(program, target, options, stack);
-  emitter.calleeCache = &callees;
+  ProgramEmitter emitter(program, target, options);
   return emitter.run();
 }
