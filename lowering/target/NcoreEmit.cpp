@@ -11,6 +11,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <map>
@@ -27,9 +28,9 @@ std::string mlir::ncore::bindingName(ProgramOp program, unsigned i) {
 
 namespace {
 
-rt::Engine toRt(Engine e) {
-  return static_cast<rt::Engine>(static_cast<uint8_t>(e));
-}
+/// A stream's index and back.
+unsigned streamIndex(rt::Engine e) { return static_cast<unsigned>(e); }
+rt::Engine engineAt(unsigned i) { return static_cast<rt::Engine>(i); }
 
 std::optional<rt::DType> toRtType(Type t) {
   if (auto code = dtypeCode(t))
@@ -115,14 +116,14 @@ private:
       totals[inst.signalSem] += runs[e][index] * inst.signalCount;
   }
   void push(rt::Engine e, rt::Instruction inst, uint64_t times = 0) {
-    unsigned ei = static_cast<unsigned>(e);
+    unsigned ei = streamIndex(e);
     inst.engine = e;
     prog.streams[ei].push_back(std::move(inst));
     runs[ei].push_back(times ? times : currentRuns());
     addSignal(ei, prog.streams[ei].size() - 1);
   }
   std::vector<rt::Instruction> &stream(rt::Engine e) {
-    return prog.streams[static_cast<unsigned>(e)];
+    return prog.streams[streamIndex(e)];
   }
 
   /// Emits `waits` as SemWait instructions on `e` (4 per instruction).
@@ -136,26 +137,26 @@ private:
       push(e, w);
     }
     waits.clear();
-    foldable[static_cast<unsigned>(e)] = -1;
+    foldable[streamIndex(e)] = -1;
   }
   void flushBarrier(rt::Engine e) {
-    emitWaitInstructions(e, pendingBarrier[static_cast<unsigned>(e)]);
+    emitWaitInstructions(e, pendingBarrier[streamIndex(e)]);
   }
   /// Emits the pending `ncore.sem_wait`s of `e` (after its barrier waits).
   void flushWaits(rt::Engine e) {
-    if (pendingWaits[static_cast<unsigned>(e)].empty())
+    if (pendingWaits[streamIndex(e)].empty())
       return;
     flushBarrier(e);
-    emitWaitInstructions(e, pendingWaits[static_cast<unsigned>(e)]);
+    emitWaitInstructions(e, pendingWaits[streamIndex(e)]);
   }
   void flushAllWaits() {
     for (unsigned e = 0; e < rt::kNumEngines; ++e)
-      flushWaits(static_cast<rt::Engine>(e));
+      flushWaits(engineAt(e));
   }
 
   /// Appends an instruction with the pending waits of its engine.
   void emitInstruction(rt::Engine e, rt::Instruction inst) {
-    unsigned ei = static_cast<unsigned>(e);
+    unsigned ei = streamIndex(e);
     flushBarrier(e);
     auto &waits = pendingWaits[ei];
     if (waits.size() > rt::kMaxWaits) {
@@ -177,6 +178,7 @@ private:
   LogicalResult bindScratch(Block &body);
   FailureOr<int> machineSem(Operation *op, int64_t sem);
   LogicalResult emitOp(Operation *op);
+  LogicalResult emitInstructionOp(InstructionOpInterface op);
   FailureOr<rt::AccessPattern> access(Value tile, Operation *user);
 };
 
@@ -291,8 +293,8 @@ LogicalResult ProgramEmitter::emitLoop(LoopOp loop) {
   flushAllWaits();
   auto engines = enginesIn(loop);
   for (unsigned e : engines) {
-    flushBarrier(static_cast<rt::Engine>(e));
-    push(static_cast<rt::Engine>(e),
+    flushBarrier(engineAt(e));
+    push(engineAt(e),
          rt::isa::loopBegin(static_cast<uint32_t>(loop.getTrips())));
     foldable[e] = -1;
   }
@@ -302,7 +304,7 @@ LogicalResult ProgramEmitter::emitLoop(LoopOp loop) {
   loops.pop_back();
   flushAllWaits();
   for (unsigned e : engines) {
-    push(static_cast<rt::Engine>(e), rt::isa::loopEnd());
+    push(engineAt(e), rt::isa::loopEnd());
     foldable[e] = -1;
   }
   return success();
@@ -379,66 +381,69 @@ FailureOr<int> ProgramEmitter::machineSem(Operation *op, int64_t sem) {
 }
 
 LogicalResult ProgramEmitter::emitOp(Operation *op) {
-  if (isa<AllocOp, ViewOp, ReshapeOp, YieldOp>(op))
-    return success();
-  if (auto loop = dyn_cast<LoopOp>(op))
-    return emitLoop(loop);
-  if (auto call = dyn_cast<InlinedCallOp>(op))
-    return emitInlinedCall(call);
-  if (isa<CallKernelOp>(op))
-    return op->emitOpError(
-        "must be inlined before emission (run ncore-inline-calls)");
-  if (auto wait = dyn_cast<SemWaitOp>(op)) {
-    Engine e = cast<InstructionOpInterface>(op).getExecutionEngine();
-    rt::SemWaitSpec w;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<AllocOp, ViewOp, ReshapeOp, YieldOp>([](auto) { return success(); })
+      .Case([&](LoopOp loop) { return emitLoop(loop); })
+      .Case([&](InlinedCallOp call) { return emitInlinedCall(call); })
+      .Case([&](CallKernelOp call) {
+        return call.emitOpError(
+            "must be inlined before emission (run ncore-inline-calls)");
+      })
+      .Case(
+          [&](InstructionOpInterface inst) { return emitInstructionOp(inst); })
+      .Default([](Operation *op) {
+        return op->emitOpError("cannot be emitted into a runtime program");
+      });
+}
+
+LogicalResult ProgramEmitter::emitInstructionOp(InstructionOpInterface op) {
+  FailureOr<rt::Instruction> inst = translateInstruction(
+      op, [&](Value tile) { return access(tile, op); }, loops.size());
+  if (failed(inst))
+    return failure();
+  rt::Engine e = inst->engine;
+  unsigned ei = streamIndex(e);
+  switch (inst->op) {
+  case rt::Opcode::SemWait: {
+    // Attached to the engine's next instruction (see emitInstruction).
+    auto wait = cast<SemWaitOp>(op);
     FailureOr<int> sem = machineSem(op, wait.getSem());
     if (failed(sem))
       return failure();
+    rt::SemWaitSpec w = inst->waits.front();
     w.sem = static_cast<uint16_t>(*sem);
-    w.value = static_cast<uint32_t>(wait.getValue());
     if (!scopes.empty())
       w.value += static_cast<uint32_t>(scopes.back().entryTotals[*sem]);
-    if (auto steps = wait.getSteps()) {
-      if (steps->size() > loops.size())
-        return op->emitOpError() << "has " << steps->size() << " steps inside "
-                                 << loops.size() << " loops";
-      for (auto [d, s] : llvm::enumerate(*steps))
-        w.step[d] = static_cast<int32_t>(s);
-    }
-    pendingWaits[static_cast<unsigned>(e)].push_back(w);
+    if (auto steps = wait.getSteps(); steps && steps->size() > loops.size())
+      return op->emitOpError() << "has " << steps->size() << " steps inside "
+                               << loops.size() << " loops";
+    pendingWaits[ei].push_back(w);
     return success();
   }
-  if (auto sig = dyn_cast<SemSignalOp>(op)) {
-    rt::Engine e = toRt(cast<InstructionOpInterface>(op).getExecutionEngine());
-    unsigned ei = static_cast<unsigned>(e);
-    FailureOr<int> sem = machineSem(op, sig.getSem());
+  case rt::Opcode::SemSignal: {
+    // The completion signal of the engine's last instruction, if it can be.
+    FailureOr<int> sem = machineSem(op, cast<SemSignalOp>(op).getSem());
     if (failed(sem))
       return failure();
     if (foldable[ei] >= 0 && pendingWaits[ei].empty() &&
         stream(e)[foldable[ei]].signalSem < 0) {
       rt::Instruction &last = stream(e)[foldable[ei]];
       last.signalSem = static_cast<int32_t>(*sem);
-      last.signalCount = static_cast<uint32_t>(sig.getCount());
+      last.signalCount = inst->signalCount;
       addSignal(ei, static_cast<size_t>(foldable[ei]));
       foldable[ei] = -1;
       return success();
     }
     flushWaits(e);
     flushBarrier(e);
-    push(e, rt::isa::semSignal(static_cast<uint16_t>(*sem),
-                               static_cast<uint32_t>(sig.getCount())));
+    push(e, rt::isa::semSignal(static_cast<uint16_t>(*sem), inst->signalCount));
     foldable[ei] = -1;
     return success();
   }
-  auto iface = dyn_cast<InstructionOpInterface>(op);
-  if (!iface)
-    return op->emitOpError("cannot be emitted into a runtime program");
-  FailureOr<rt::Instruction> inst = translateInstruction(
-      iface, [&](Value tile) { return access(tile, op); }, loops.size());
-  if (failed(inst))
-    return failure();
-  emitInstruction(inst->engine, std::move(*inst));
-  return success();
+  default:
+    emitInstruction(e, std::move(*inst));
+    return success();
+  }
 }
 
 LogicalResult ProgramEmitter::emitBlock(Block &block) {
