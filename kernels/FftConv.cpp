@@ -451,12 +451,8 @@ FailureOr<ProgramOp> seam::buildFftconvKernel(OpBuilder &b, ModuleOp module,
     (has("gelu_q") ? qIdx : vIdx) = seq[0];
   }
 
-  SmallVector<TileType> ins;
-  for (RankedTensorType t : sig.args)
-    ins.push_back(*hbmTileFor(t));
-  auto outT = hbmTileFor(sig.results[0]);
   OpBuilder::InsertionGuard g(b);
-  ProgramOp prog = createKernelProgram(b, module, name, ins, {*outT});
+  ProgramOp prog = createKernelProgram(b, module, name, sig);
   KernelBuilder kb(b, module.getLoc(), prog);
   o.u = kb.arg(0);
   o.k = kb.arg(1);

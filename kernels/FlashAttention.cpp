@@ -31,30 +31,44 @@ using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::ncore;
 
-/// The source's kernel, as the source wrote it (the thing measured: do not
-/// tune it). Its unused tiles (acc, m, mnew, negm, corr) are kept so that
-/// its program stays the one the experiments measured.
-static FailureOr<ProgramOp> buildFlashSource(OpBuilder &b, ModuleOp module,
-                                             const KernelSignature &sig,
-                                             StringRef name) {
+namespace {
+/// What both kernels read from their signature, and their (empty) program.
+struct FlashProgram {
+  int64_t nb, nh, sq, dd, sk; ///< Q [nb, nh, sq, dd], K and V [nb, nh, sk, dd]
+  float scale;                ///< `scale` of the config, else 1/sqrt(dd)
+  Type dtype;
+  ProgramOp prog;
+};
+} // namespace
+
+/// Checks the config and creates the kernel's program (the builder's
+/// insertion point moves into it).
+static FailureOr<FlashProgram> createFlashProgram(OpBuilder &b, ModuleOp module,
+                                                  const KernelSignature &sig,
+                                                  StringRef name) {
   RankedTensorType q = sig.args[0], k = sig.args[1];
   if (sig.config && sig.config.get("causal"))
     return module.emitError() << "flash attention kernel: causal masking is "
                                  "not built";
   auto scaleAttr =
       sig.config ? sig.config.getAs<FloatAttr>("scale") : FloatAttr();
-  int64_t nb = q.getDimSize(0), nh = q.getDimSize(1), sq = q.getDimSize(2),
-          dd = q.getDimSize(3), sk = k.getDimSize(2);
-  float scale = scaleAttr ? float(scaleAttr.getValueAsDouble())
-                          : float(1.0 / std::sqrt(double(dd)));
-  Type dtype = q.getElementType();
-  SmallVector<TileType> ins;
-  for (RankedTensorType t : sig.args)
-    ins.push_back(*hbmTileFor(t));
-  OpBuilder::InsertionGuard g(b);
-  ProgramOp prog =
-      createKernelProgram(b, module, name, ins, {*hbmTileFor(sig.results[0])});
-  KernelBuilder kb(b, module.getLoc(), prog);
+  FlashProgram fp;
+  fp.nb = q.getDimSize(0), fp.nh = q.getDimSize(1), fp.sq = q.getDimSize(2);
+  fp.dd = q.getDimSize(3), fp.sk = k.getDimSize(2);
+  fp.scale = scaleAttr ? float(scaleAttr.getValueAsDouble())
+                       : float(1.0 / std::sqrt(double(fp.dd)));
+  fp.dtype = q.getElementType();
+  fp.prog = createKernelProgram(b, module, name, sig);
+  return fp;
+}
+
+/// The source's kernel, as the source wrote it (the thing measured: do not
+/// tune it). Its unused tiles (acc, m, mnew, negm, corr) are kept so that
+/// its program stays the one the experiments measured.
+static void buildFlashSource(KernelBuilder &kb, const FlashProgram &fp) {
+  int64_t nb = fp.nb, nh = fp.nh, sq = fp.sq, dd = fp.dd, sk = fp.sk;
+  float scale = fp.scale;
+  Type dtype = fp.dtype;
   Value qH = kb.arg(0), kH = kb.arg(1), vH = kb.arg(2), oH = kb.arg(3);
   Type f32 = kb.f32();
   constexpr int64_t blk = 128;
@@ -99,33 +113,15 @@ static FailureOr<ProgramOp> buildFlashSource(OpBuilder &b, ModuleOp module,
     kb.loop(nh,
             [&](Ix h) { kb.loop(sq / blk, [&](Ix qi) { block(bi, h, qi); }); });
   });
-  return prog;
 }
 
 static int64_t ceilDivI(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// The stable kernel (see the file comment).
-static FailureOr<ProgramOp> buildFlashStable(OpBuilder &b, ModuleOp module,
-                                             const KernelSignature &sig,
-                                             StringRef name) {
-  RankedTensorType q = sig.args[0], k = sig.args[1];
-  if (sig.config && sig.config.get("causal"))
-    return module.emitError() << "flash attention kernel: causal masking is "
-                                 "not built";
-  auto scaleAttr =
-      sig.config ? sig.config.getAs<FloatAttr>("scale") : FloatAttr();
-  int64_t nb = q.getDimSize(0), nh = q.getDimSize(1), sq = q.getDimSize(2),
-          dd = q.getDimSize(3), sk = k.getDimSize(2);
-  float scale = scaleAttr ? float(scaleAttr.getValueAsDouble())
-                          : float(1.0 / std::sqrt(double(dd)));
-  Type dtype = q.getElementType();
-  SmallVector<TileType> ins;
-  for (RankedTensorType t : sig.args)
-    ins.push_back(*hbmTileFor(t));
-  OpBuilder::InsertionGuard g(b);
-  ProgramOp prog =
-      createKernelProgram(b, module, name, ins, {*hbmTileFor(sig.results[0])});
-  KernelBuilder kb(b, module.getLoc(), prog);
+static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
+  int64_t nb = fp.nb, nh = fp.nh, sq = fp.sq, dd = fp.dd, sk = fp.sk;
+  float scale = fp.scale;
+  Type dtype = fp.dtype;
   Type f32 = kb.f32();
   constexpr int64_t blk = 128, blocksPerBank = kMatmulMaxN / blk;
   constexpr unsigned kLanes = 3;
@@ -296,17 +292,30 @@ static FailureOr<ProgramOp> buildFlashStable(OpBuilder &b, ModuleOp module,
         kb.dma(kb.view(oH, {blk, nqb * dd}, {h * blk, 0}),
                kb.reshape(on[buf], {blk, nqb * dd}));
       });
-  return prog;
+}
+
+/// Creates the kernel's program and lets `body` fill it.
+static FailureOr<ProgramOp>
+buildFlash(OpBuilder &b, ModuleOp module, const KernelSignature &sig,
+           StringRef name,
+           void (*body)(KernelBuilder &, const FlashProgram &)) {
+  OpBuilder::InsertionGuard g(b);
+  FailureOr<FlashProgram> fp = createFlashProgram(b, module, sig, name);
+  if (failed(fp))
+    return failure();
+  KernelBuilder kb(b, module.getLoc(), fp->prog);
+  body(kb, *fp);
+  return fp->prog;
 }
 
 FailureOr<ProgramOp> seam::buildFlashAttnKernel(OpBuilder &b, ModuleOp module,
                                                 const KernelSignature &sig,
                                                 StringRef name) {
-  return buildFlashSource(b, module, sig, name);
+  return buildFlash(b, module, sig, name, buildFlashSource);
 }
 
 FailureOr<ProgramOp>
 seam::buildFlashAttnStableKernel(OpBuilder &b, ModuleOp module,
                                  const KernelSignature &sig, StringRef name) {
-  return buildFlashStable(b, module, sig, name);
+  return buildFlash(b, module, sig, name, buildFlashStable);
 }

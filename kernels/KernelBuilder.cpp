@@ -1,5 +1,6 @@
 //===- KernelBuilder.cpp - ncore op helpers for kernels -------------------===//
 #include "kernels/KernelBuilder.h"
+#include "kernels/Registry.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -284,6 +285,16 @@ ProgramOp seam::createKernelProgram(OpBuilder &b, ModuleOp module,
     prog.setArgRole(i, i < inputs.size() ? "input" : "output");
   b.setInsertionPointToStart(&prog.getBody().front());
   return prog;
+}
+
+ProgramOp seam::createKernelProgram(OpBuilder &b, ModuleOp module,
+                                    StringRef name,
+                                    const KernelSignature &sig) {
+  SmallVector<TileType> ins;
+  for (RankedTensorType t : sig.args)
+    ins.push_back(*hbmTileFor(t));
+  return createKernelProgram(b, module, name, ins,
+                             {*hbmTileFor(sig.results[0])});
 }
 
 FailureOr<TileType> seam::hbmTileFor(RankedTensorType t) {

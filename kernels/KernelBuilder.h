@@ -178,6 +178,14 @@ ncore::ProgramOp createKernelProgram(OpBuilder &b, ModuleOp module,
                                      ArrayRef<ncore::TileType> inputs,
                                      ArrayRef<ncore::TileType> outputs);
 
+struct KernelSignature;
+/// createKernelProgram with the HBM tiles of `sig`'s arguments as inputs and
+/// of its one result as output (hbmTileFor: the caller has checked that
+/// they have one).
+ncore::ProgramOp createKernelProgram(OpBuilder &b, ModuleOp module,
+                                     StringRef name,
+                                     const KernelSignature &sig);
+
 /// The HBM tile a tensor of type `t` travels as: same shape and dtype, and a
 /// complex<f32> tensor as f32 with a trailing dim of 2 (re, im interleaved:
 /// the memory layout of complex<f32>).

@@ -116,12 +116,8 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
   int64_t nk = kdim / kNumPartitions;
   QkvPlan plan = choosePlan(mdim, kdim, ndim, dt, hasBias);
   int64_t full = mdim / kNumPartitions, tail = mdim % kNumPartitions;
-  SmallVector<TileType> ins;
-  for (RankedTensorType t : sig.args)
-    ins.push_back(*hbmTileFor(t));
   OpBuilder::InsertionGuard g(b);
-  ProgramOp prog =
-      createKernelProgram(b, module, name, ins, {*hbmTileFor(sig.results[0])});
+  ProgramOp prog = createKernelProgram(b, module, name, sig);
   prog->setAttr("seam.kernel_plan",
                 b.getStringAttr(llvm::formatv(
                     "x^T resident in {0} group(s) of {1} rows; W in slabs of "

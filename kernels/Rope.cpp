@@ -22,12 +22,8 @@ FailureOr<ProgramOp> seam::buildRopeKernel(OpBuilder &b, ModuleOp module,
   int64_t nb = x.getDimSize(0), nh = x.getDimSize(1), s = x.getDimSize(2),
           d = x.getDimSize(3), half = d / 2;
   Type dtype = x.getElementType();
-  SmallVector<TileType> ins;
-  for (RankedTensorType t : sig.args)
-    ins.push_back(*hbmTileFor(t));
   OpBuilder::InsertionGuard g(b);
-  ProgramOp prog =
-      createKernelProgram(b, module, name, ins, {*hbmTileFor(sig.results[0])});
+  ProgramOp prog = createKernelProgram(b, module, name, sig);
   KernelBuilder kb(b, module.getLoc(), prog);
   Value xH = kb.arg(0), cH = kb.arg(1), sH = kb.arg(2), yH = kb.arg(3);
   Type f32 = kb.f32();

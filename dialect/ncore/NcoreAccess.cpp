@@ -88,7 +88,8 @@ static FailureOr<Walk> walk(Value v) {
   }
   bool isBuffer = v.getDefiningOp<AllocOp>() != nullptr;
   if (auto arg = dyn_cast<BlockArgument>(v))
-    isBuffer = isa_and_nonnull<ProgramOp>(arg.getOwner()->getParentOp());
+    isBuffer = isa_and_nonnull<ProgramOp, InlinedCallOp>(
+        arg.getOwner()->getParentOp());
   if (!isBuffer) {
     if (Operation *def = v.getDefiningOp())
       def->emitOpError("does not define an ncore buffer or a view of one");

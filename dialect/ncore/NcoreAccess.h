@@ -21,7 +21,8 @@ struct FreeDimAccess {
 };
 
 struct TileAccess {
-  /// The buffer: the result of an ncore.alloc or an ncore.program argument.
+  /// The buffer: the result of an ncore.alloc, an ncore.program argument or
+  /// an argument of an ncore.inlined_call body.
   Value root;
   MemSpace space = MemSpace::Sbuf;
   Type elementType;

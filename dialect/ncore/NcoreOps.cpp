@@ -220,6 +220,27 @@ CallKernelOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 //===----------------------------------------------------------------------===//
+// inlined_call
+//===----------------------------------------------------------------------===//
+
+LogicalResult InlinedCallOp::verify() {
+  Block *body = getBodyBlock();
+  if (body->getNumArguments() != getOperands().size())
+    return emitOpError() << "body takes " << body->getNumArguments()
+                         << " tensors, got " << getOperands().size();
+  for (auto [i, v] : llvm::enumerate(getOperands())) {
+    if (tileOf(v).getSpace() != MemSpace::Hbm)
+      return emitOpError() << "kernels take HBM tensors: operand #" << i
+                           << " is " << desc(v);
+    if (body->getArgument(i).getType() != v.getType())
+      return emitOpError() << "operand #" << i << " is " << desc(v)
+                           << " but the body's argument is "
+                           << describeTile(body->getArgument(i).getType());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // loop
 //===----------------------------------------------------------------------===//
 

@@ -161,6 +161,48 @@ def Ncore_CallKernelOp : Ncore_Op<"call_kernel",
   let hasVerifier = 1;
 }
 
+def Ncore_InlinedCallOp : Ncore_Op<"inlined_call",
+    [IsolatedFromAbove, NoTerminator, SingleBlock]> {
+  let summary = "the body of a kernel call, inlined (ncore-inline-calls)";
+  let description = [{
+    What `ncore-inline-calls` leaves of an `ncore.call_kernel`: a copy of the
+    callee's body whose block arguments stand for the callee's arguments and
+    are bound to `operands` (contiguous HBM windows of the caller). Like the
+    call it is a full barrier: every engine drains before the body and after
+    it (the emitter makes the barriers). The body's on-chip offsets are
+    already in the caller's SBUF / PSUM and its HBM scratch allocs are named
+    `<callee>.<name>`.
+
+    Semaphore ids inside the body (outside nested `ncore.inlined_call`s) are
+    local to `callee`: ids 0, 1, ... shared by every inlined call of the same
+    callee in a program, numbered in the order the emitter meets them (engine
+    by engine, each engine's ops in program order), and a `sem_wait` value
+    counts from the semaphore's value when the body starts. The emitter gives
+    them machine semaphores of their own.
+
+    ```mlir
+    ncore.inlined_call @scale(%s, %y1) : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<hbm, 128x64xf32> {
+    ^bb0(%i: !ncore.tile<hbm, 128x64xf32>, %o: !ncore.tile<hbm, 128x64xf32>):
+      %t = ncore.alloc offset 32768 : !ncore.tile<sbuf, 128x64xf32>
+      ncore.dma_copy %t, %i : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+      ncore.sem_signal 0 on dma
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee,
+                       Variadic<Ncore_TileType>:$operands);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $callee `(` $operands `)` `:` type($operands) attr-dict-with-keyword
+    $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block *getBodyBlock() { return &getBody().front(); }
+  }];
+}
+
 def Ncore_YieldOp : Ncore_Op<"yield", [Pure, Terminator,
                                        HasParent<"LoopOp">]> {
   let summary = "end of an ncore.loop body";

@@ -553,27 +553,16 @@ private:
 
 } // namespace
 
-static PassCounter numPrograms{"convert-seam-to-ncore", "programs",
-                               "Programs lowered"};
-static PassCounter numSpills{"convert-seam-to-ncore", "spills",
-                             "Intermediates spilled to HBM"};
-static PassCounter numSpillBytes{"convert-seam-to-ncore", "spill-bytes",
-                                 "Bytes of spilled intermediates"};
-static PassCounter numRelayouts{"convert-seam-to-ncore", "relayouts",
-                                "Copies to HBM for a layout change"};
-static PassCounter numKernelCalls{"convert-seam-to-ncore", "kernel-calls",
-                                  "Kernel calls inside programs"};
-static PassCounter numNarrow{"convert-seam-to-ncore", "narrow-in-hbm",
-                             "Tensors of few long rows placed in HBM"};
-static PassCounter numResident{"convert-seam-to-ncore", "sbuf-resident",
-                               "Intermediates kept in SBUF"};
-static PassCounter numStreamed{"convert-seam-to-ncore", "linears-streamed",
-                               "Linears lowered weight-streaming"};
-static PassCounter numWeightPasses{
-    "convert-seam-to-ncore", "weight-passes",
-    "Passes of streamed linears over their weight in HBM"};
-static PassCounter numBlocked{"convert-seam-to-ncore", "linears-blocked",
-                              "Linears left to the blocked order"};
+#define SEAM_STAT_COUNTER(field, name, description)                            \
+  static PassCounter field##Counter{"convert-seam-to-ncore", name, description};
+SEAM_CONVERSION_STATS(SEAM_STAT_COUNTER)
+#undef SEAM_STAT_COUNTER
+
+void ConversionStats::publish() const {
+#define SEAM_STAT_ADD(field, name, description) field##Counter += field;
+  SEAM_CONVERSION_STATS(SEAM_STAT_ADD)
+#undef SEAM_STAT_ADD
+}
 
 LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
                                                    ModuleOp programs,
@@ -805,14 +794,5 @@ void ConvertSeamToNcorePass::runOnOperation() {
   });
   if (failedAny)
     return signalPassFailure();
-  numPrograms += stats.programs;
-  numSpills += stats.spills;
-  numSpillBytes += stats.spillBytes;
-  numRelayouts += stats.relayouts;
-  numKernelCalls += stats.kernelCalls;
-  numResident += stats.sbufResident;
-  numNarrow += stats.narrowInHbm;
-  numStreamed += stats.linearsStreamed;
-  numWeightPasses += stats.weightPasses;
-  numBlocked += stats.linearsBlocked;
+  stats.publish();
 }

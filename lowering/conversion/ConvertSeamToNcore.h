@@ -88,14 +88,31 @@ struct TargetInfo {
   const ::seam::rt::Profile *profile = nullptr;
 };
 
-/// Counters of one conversion (printed with -mlir-pass-statistics).
+/// The counters of a conversion, declared once: X(field, counter name,
+/// description). Each is a ConversionStats field and a PassCounter of
+/// convert-seam-to-ncore (printed with -mlir-pass-statistics). "Streamed"
+/// linears read each weight slab once per row group ("weight-passes" counts
+/// their passes over HBM in all); "blocked" ones had no streaming plan fit.
+#define SEAM_CONVERSION_STATS(X)                                               \
+  X(programs, "programs", "Programs lowered")                                  \
+  X(spills, "spills", "Intermediates spilled to HBM")                          \
+  X(spillBytes, "spill-bytes", "Bytes of spilled intermediates")               \
+  X(relayouts, "relayouts", "Copies to HBM for a layout change")               \
+  X(kernelCalls, "kernel-calls", "Kernel calls inside programs")               \
+  X(narrowInHbm, "narrow-in-hbm", "Tensors of few long rows placed in HBM")    \
+  X(sbufResident, "sbuf-resident", "Intermediates kept in SBUF")               \
+  X(linearsStreamed, "linears-streamed", "Linears lowered weight-streaming")   \
+  X(weightPasses, "weight-passes",                                             \
+    "Passes of streamed linears over their weight in HBM")                     \
+  X(linearsBlocked, "linears-blocked", "Linears left to the blocked order")
+
+/// Counts of one conversion, added to the pass counters when it succeeds.
 struct ConversionStats {
-  int64_t programs = 0, spills = 0, spillBytes = 0, relayouts = 0,
-          kernelCalls = 0, sbufResident = 0, narrowInHbm = 0;
-  /// Linears lowered weight-streaming (each weight slab read once per row
-  /// group), the weight passes they make over HBM in all, and linears left
-  /// to the blocked order (no streaming plan fits).
-  int64_t linearsStreamed = 0, weightPasses = 0, linearsBlocked = 0;
+#define SEAM_STAT_FIELD(field, name, description) int64_t field = 0;
+  SEAM_CONVERSION_STATS(SEAM_STAT_FIELD)
+#undef SEAM_STAT_FIELD
+  /// Adds these counts to convert-seam-to-ncore's PassCounters.
+  void publish() const;
 };
 
 class ProgramLowering;

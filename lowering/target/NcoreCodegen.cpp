@@ -1,4 +1,4 @@
-//===- NcoreCodegen.cpp - allocate + schedule + emit ----------------------===//
+//===- NcoreCodegen.cpp - allocate, schedule, inline, emit ----------------===//
 #include "lowering/target/NcoreCodegen.h"
 #include "lowering/transforms/NcorePasses.h"
 
@@ -46,6 +46,8 @@ private:
       timings.allocateNs += ns;
     else if (arg == "ncore-schedule" || arg == "ncore-split-dma")
       timings.scheduleNs += ns;
+    else if (arg == "ncore-inline-calls")
+      timings.emitNs += ns;
   }
 
   CodegenTimings &timings;
@@ -70,21 +72,25 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
   });
   if (r.wasInterrupted())
     return failure();
+  PassManager pm(program->getContext(), ProgramOp::getOperationName());
   if (!program->hasAttr(kScheduledAttrName)) {
-    PassManager pm(program->getContext(), ProgramOp::getOperationName());
     std::string t(rt::name(target));
     pm.addPass(createNcoreDoubleBuffer(NcoreDoubleBufferOptions{t}));
     pm.addPass(createNcoreAllocate(NcoreAllocateOptions{t}));
     pm.addPass(createNcoreSchedule(NcoreScheduleOptions{t}));
     pm.addPass(createNcoreSplitDma(NcoreSplitDmaOptions{t, 0}));
-    if (timings) {
-      pm.addInstrumentation(std::make_unique<PhaseClock>(*timings));
+    if (timings)
       ++timings->programsPrepared;
-    }
-    if (failed(pm.run(program)))
-      return failure();
   }
-  return success();
+  // A program scheduled elsewhere may still call kernels.
+  if (program.walk([](CallKernelOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    pm.addPass(createNcoreInlineCalls());
+  if (pm.size() == 0)
+    return success();
+  if (timings)
+    pm.addInstrumentation(std::make_unique<PhaseClock>(*timings));
+  return pm.run(program);
 }
 
 LogicalResult mlir::ncore::prepareNcoreProgram(ProgramOp program,

@@ -27,7 +27,7 @@ struct CodegenTimings {
   double doubleBufferNs = 0; ///< ncore-double-buffer
   double allocateNs = 0;     ///< ncore-allocate
   double scheduleNs = 0;     ///< ncore-schedule + ncore-split-dma
-  double emitNs = 0;         ///< emitProgram (ncore -> runtime program)
+  double emitNs = 0;         ///< ncore-inline-calls + emitProgram (-> runtime)
   /// Programs double-buffered/allocated/scheduled here (callees included;
   /// programs already scheduled are not counted).
   unsigned programsPrepared = 0;

@@ -11,6 +11,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <map>
@@ -27,9 +28,9 @@ std::string mlir::ncore::bindingName(ProgramOp program, unsigned i) {
 
 namespace {
 
-rt::Engine toRt(Engine e) {
-  return static_cast<rt::Engine>(static_cast<uint8_t>(e));
-}
+/// A stream's index and back.
+unsigned streamIndex(rt::Engine e) { return static_cast<unsigned>(e); }
+rt::Engine engineAt(unsigned i) { return static_cast<rt::Engine>(i); }
 
 std::optional<rt::DType> toRtType(Type t) {
   if (auto code = dtypeCode(t))
@@ -40,24 +41,21 @@ std::optional<rt::DType> toRtType(Type t) {
 class ProgramEmitter {
 public:
   ProgramEmitter(ProgramOp program, rt::Target target,
-                 const EmitOptions &options,
-                 llvm::SmallVectorImpl<Operation *> &callStack)
-      : program(program), options(options), callStack(callStack) {
+                 const EmitOptions &options)
+      : program(program), options(options) {
     prog.name = program.getSymName().str();
     prog.target = target;
   }
 
   FailureOr<rt::Program> run();
 
-  /// Emitted callees, shared by the emitters of one emitProgram call.
-  std::map<Operation *, rt::Program> *calleeCache = nullptr;
-
 private:
   ProgramOp program;
   const EmitOptions &options;
-  llvm::SmallVectorImpl<Operation *> &callStack;
   rt::Program prog;
-  llvm::DenseMap<Value, uint32_t> bindingOf;
+  /// HBM buffers: binding and byte offset in it (an inlined callee's
+  /// arguments are windows of the caller's bindings).
+  llvm::DenseMap<Value, std::pair<uint32_t, int64_t>> bindingOf;
   /// Waits of `ncore.sem_wait` ops not yet attached, per engine.
   std::array<std::vector<rt::SemWaitSpec>, rt::kNumEngines> pendingWaits;
   /// Waits of a barrier, owed by each engine before its next instruction.
@@ -68,8 +66,16 @@ private:
   llvm::SmallVector<LoopOp, 4> loops;
   int nextSem = 0;
   std::array<int, rt::kNumEngines> barrierSem;
-  /// Semaphores of inlined callees: (callee, callee sem) -> caller sem.
-  std::map<std::pair<std::string, int>, int> calleeSems;
+  /// The semaphore scope of an ncore.inlined_call being emitted: its ids ->
+  /// machine semaphores, and their values when the body started.
+  struct SemScope {
+    const std::vector<int> *sems;
+    std::vector<uint64_t> entryTotals;
+  };
+  llvm::SmallVector<SemScope, 2> scopes;
+  /// Machine semaphores of the inlined calls of each callee (by the path of
+  /// callees from the program), shared by its calls.
+  std::map<std::string, std::vector<int>> calleeSems;
 
   uint32_t addBinding(std::string name, std::vector<int64_t> shape,
                       rt::DType dtype, rt::BindingRole role) {
@@ -110,14 +116,14 @@ private:
       totals[inst.signalSem] += runs[e][index] * inst.signalCount;
   }
   void push(rt::Engine e, rt::Instruction inst, uint64_t times = 0) {
-    unsigned ei = static_cast<unsigned>(e);
+    unsigned ei = streamIndex(e);
     inst.engine = e;
     prog.streams[ei].push_back(std::move(inst));
     runs[ei].push_back(times ? times : currentRuns());
     addSignal(ei, prog.streams[ei].size() - 1);
   }
   std::vector<rt::Instruction> &stream(rt::Engine e) {
-    return prog.streams[static_cast<unsigned>(e)];
+    return prog.streams[streamIndex(e)];
   }
 
   /// Emits `waits` as SemWait instructions on `e` (4 per instruction).
@@ -131,26 +137,26 @@ private:
       push(e, w);
     }
     waits.clear();
-    foldable[static_cast<unsigned>(e)] = -1;
+    foldable[streamIndex(e)] = -1;
   }
   void flushBarrier(rt::Engine e) {
-    emitWaitInstructions(e, pendingBarrier[static_cast<unsigned>(e)]);
+    emitWaitInstructions(e, pendingBarrier[streamIndex(e)]);
   }
   /// Emits the pending `ncore.sem_wait`s of `e` (after its barrier waits).
   void flushWaits(rt::Engine e) {
-    if (pendingWaits[static_cast<unsigned>(e)].empty())
+    if (pendingWaits[streamIndex(e)].empty())
       return;
     flushBarrier(e);
-    emitWaitInstructions(e, pendingWaits[static_cast<unsigned>(e)]);
+    emitWaitInstructions(e, pendingWaits[streamIndex(e)]);
   }
   void flushAllWaits() {
     for (unsigned e = 0; e < rt::kNumEngines; ++e)
-      flushWaits(static_cast<rt::Engine>(e));
+      flushWaits(engineAt(e));
   }
 
   /// Appends an instruction with the pending waits of its engine.
   void emitInstruction(rt::Engine e, rt::Instruction inst) {
-    unsigned ei = static_cast<unsigned>(e);
+    unsigned ei = streamIndex(e);
     flushBarrier(e);
     auto &waits = pendingWaits[ei];
     if (waits.size() > rt::kMaxWaits) {
@@ -168,8 +174,11 @@ private:
   LogicalResult barrier(Operation *at);
   LogicalResult emitBlock(Block &block);
   LogicalResult emitLoop(LoopOp loop);
-  LogicalResult emitCall(CallKernelOp call);
+  LogicalResult emitInlinedCall(InlinedCallOp call);
+  LogicalResult bindScratch(Block &body);
+  FailureOr<int> machineSem(Operation *op, int64_t sem);
   LogicalResult emitOp(Operation *op);
+  LogicalResult emitInstructionOp(InstructionOpInterface op);
   FailureOr<rt::AccessPattern> access(Value tile, Operation *user);
 };
 
@@ -211,8 +220,8 @@ FailureOr<rt::AccessPattern> ProgramEmitter::access(Value tile,
       return user->emitOpError("HBM operand is not a program argument or an "
                                "HBM scratch alloc"),
              failure();
-    ap.binding = it->second;
-    ap.offset = a->offset * eb;
+    ap.binding = it->second.first;
+    ap.offset = a->offset * eb + it->second.second;
     ap.partitionStride = a->rowStride;
   } else {
     auto alloc = a->root.getDefiningOp<AllocOp>();
@@ -284,8 +293,8 @@ LogicalResult ProgramEmitter::emitLoop(LoopOp loop) {
   flushAllWaits();
   auto engines = enginesIn(loop);
   for (unsigned e : engines) {
-    flushBarrier(static_cast<rt::Engine>(e));
-    push(static_cast<rt::Engine>(e),
+    flushBarrier(engineAt(e));
+    push(engineAt(e),
          rt::isa::loopBegin(static_cast<uint32_t>(loop.getTrips())));
     foldable[e] = -1;
   }
@@ -295,214 +304,146 @@ LogicalResult ProgramEmitter::emitLoop(LoopOp loop) {
   loops.pop_back();
   flushAllWaits();
   for (unsigned e : engines) {
-    push(static_cast<rt::Engine>(e), rt::isa::loopEnd());
+    push(engineAt(e), rt::isa::loopEnd());
     foldable[e] = -1;
   }
   return success();
 }
 
-LogicalResult ProgramEmitter::emitCall(CallKernelOp call) {
+/// Calls `fn` on the ops of `block` in program order, the bodies of nested
+/// ncore.inlined_call ops (bound and numbered on their own) excluded.
+static void forEachOwnOp(Block &block,
+                         llvm::function_ref<void(Operation *)> fn) {
+  block.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    fn(op);
+    return isa<InlinedCallOp>(op) ? WalkResult::skip() : WalkResult::advance();
+  });
+}
+
+LogicalResult ProgramEmitter::emitInlinedCall(InlinedCallOp call) {
   if (!loops.empty())
     return call.emitOpError(
         "inside an ncore.loop cannot be emitted: a kernel call is a full "
         "barrier outside loops");
-  auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
-      call, call.getCalleeAttr());
-  if (!callee)
-    return call.emitOpError()
-           << "callee " << call.getCalleeAttr() << " is not an ncore.program";
-  if (callee.isDeclaration())
-    return call.emitOpError()
-           << "calls @" << callee.getSymName()
-           << ", which is only a declaration: its program must be defined "
-              "in the module to be inlined";
-  if (llvm::is_contained(callStack, callee.getOperation()))
-    return call.emitOpError()
-           << "calls @" << callee.getSymName() << " recursively";
-  // Where each callee argument lives in the caller.
-  std::vector<std::pair<uint32_t, int64_t>> argPlace;
-  for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+  Block &body = *call.getBodyBlock();
+  for (auto [arg, operand] :
+       llvm::zip(body.getArguments(), call.getOperands())) {
     FailureOr<rt::AccessPattern> ap = access(operand, call);
     if (failed(ap))
       return failure();
-    if (ap->space != rt::MemSpace::Hbm)
-      return call.emitOpError()
-             << "operand " << i << " is not in HBM: kernels take HBM tensors";
-    auto type = cast<TileType>(operand.getType());
-    // Contiguous: rows of the free elements, back to back.
-    int64_t expect = 1;
-    bool contiguous = true;
-    for (int d = ap->numDims - 1; d >= 0; --d) {
-      if (ap->dims[d].size != 1 && ap->dims[d].stride != expect)
-        contiguous = false;
-      expect *= ap->dims[d].size;
-    }
-    if (ap->partitions > 1 && ap->partitionStride != expect)
-      contiguous = false;
-    if (!contiguous)
-      return call.emitOpError()
-             << "operand " << i << " (" << describeTile(type)
-             << ") is not a contiguous HBM window: the kernel would read a "
-                "different layout";
-    argPlace.push_back({ap->binding, ap->offset});
+    bindingOf[arg] = {ap->binding, ap->offset};
   }
-
-  // Each callee is emitted once per emission, however often it is called.
-  auto cached = calleeCache->find(callee.getOperation());
-  if (cached == calleeCache->end()) {
-    callStack.push_back(callee);
-    ProgramEmitter sub(callee, prog.target, options, callStack);
-    sub.calleeCache = calleeCache;
-    FailureOr<rt::Program> emitted = sub.run();
-    callStack.pop_back();
-    if (failed(emitted))
-      return call.emitOpError()
-             << "could not emit callee @" << callee.getSymName();
-    cached =
-        calleeCache->emplace(callee.getOperation(), std::move(*emitted)).first;
-  }
-  const rt::Program *sp = &cached->second;
-
   flushAllWaits();
   if (failed(barrier(call)))
     return failure();
-  // Binding map: callee arguments -> caller places, callee scratch -> new.
-  unsigned numArgs = callee.getNumArguments();
-  std::vector<std::pair<uint32_t, int64_t>> place(sp->bindings.size());
-  for (unsigned b = 0; b < sp->bindings.size(); ++b) {
-    if (b < numArgs) {
-      place[b] = argPlace[b];
-      continue;
-    }
-    const rt::Binding &cb = sp->bindings[b];
-    place[b] = {addBinding(callee.getSymName().str() + "." + cb.name, cb.shape,
-                           cb.dtype, rt::BindingRole::Scratch),
-                0};
-  }
-  // Semaphores of the callee, renumbered; values continue from the totals
-  // before the call.
-  std::vector<uint64_t> before = totals;
-  std::map<int, int> semMap;
-  auto mapSem = [&](int s) -> FailureOr<int> {
-    auto key = std::make_pair(callee.getSymName().str(), s);
-    auto it = calleeSems.find(key);
-    if (it != calleeSems.end())
-      return it->second;
-    FailureOr<int> fresh = freshSem(call);
-    if (failed(fresh))
-      return failure();
-    calleeSems[key] = *fresh;
-    return *fresh;
-  };
-  // ncore-allocate placed the callee's on-chip bytes clear of the caller's
-  // tiles live across the call; without that placement (a program emitted
-  // unallocated) they start at 0.
-  auto base = [&](StringRef name) -> int64_t {
-    auto a = call->getAttrOfType<IntegerAttr>(name);
-    return a ? a.getInt() : 0;
-  };
-  int64_t sbufBase = base(kSbufBaseAttr), psumBase = base(kPsumBaseAttr);
-  for (unsigned e = 0; e < rt::kNumEngines; ++e) {
-    if (sp->streams[e].empty())
-      continue;
-    rt::Engine engine = static_cast<rt::Engine>(e);
-    flushBarrier(engine);
-    SmallVector<uint64_t, 4> times{1};
-    for (rt::Instruction inst : sp->streams[e]) {
-      if (inst.op == rt::Opcode::LoopEnd && times.size() > 1)
-        times.pop_back();
-      uint64_t runsHere = times.back();
-      if (inst.op == rt::Opcode::LoopBegin)
-        times.push_back(times.back() * inst.tripCount);
-      for (unsigned slot = 0; slot < rt::Instruction::NumSlots; ++slot) {
-        if (!(inst.apMask & (1u << slot)))
-          continue;
-        rt::AccessPattern &ap = inst.aps[slot];
-        if (ap.space == rt::MemSpace::Sbuf) {
-          ap.offset += sbufBase;
-          continue;
-        }
-        if (ap.space == rt::MemSpace::Psum) {
-          ap.offset += psumBase;
-          continue;
-        }
-        auto [binding, offset] = place[ap.binding];
-        ap.binding = binding;
-        ap.offset += offset;
-      }
-      for (rt::SemWaitSpec &w : inst.waits) {
-        FailureOr<int> s = mapSem(w.sem);
-        if (failed(s))
-          return failure();
-        w.sem = static_cast<uint16_t>(*s);
-        w.value += static_cast<uint32_t>(before[*s]);
-      }
-      if (inst.signalSem >= 0) {
-        FailureOr<int> s = mapSem(inst.signalSem);
-        if (failed(s))
-          return failure();
-        inst.signalSem = *s;
-      }
-      push(engine, std::move(inst), runsHere);
+  if (failed(bindScratch(body)))
+    return failure();
+  // The body's semaphores: machine ones of their own, the same for every
+  // inlined call of the callee; counts go on from where the last left them.
+  std::string path;
+  for (Operation *p = call; p; p = p->getParentOfType<InlinedCallOp>())
+    path = cast<InlinedCallOp>(p).getCallee().str() + "/" + path;
+  auto [it, fresh] = calleeSems.try_emplace(path);
+  if (fresh) {
+    int64_t count = 0;
+    forEachOwnOp(body, [&](Operation *op) {
+      if (auto w = dyn_cast<SemWaitOp>(op))
+        count = std::max<int64_t>(count, w.getSem() + 1);
+      if (auto s = dyn_cast<SemSignalOp>(op))
+        count = std::max<int64_t>(count, s.getSem() + 1);
+    });
+    for (int64_t i = 0; i < count; ++i) {
+      FailureOr<int> sem = freshSem(call);
+      if (failed(sem))
+        return failure();
+      it->second.push_back(*sem);
     }
   }
+  scopes.push_back({&it->second, totals});
+  LogicalResult emitted = emitBlock(body);
+  scopes.pop_back();
+  if (failed(emitted))
+    return failure();
+  flushAllWaits();
   return barrier(call);
 }
 
+FailureOr<int> ProgramEmitter::machineSem(Operation *op, int64_t sem) {
+  if (scopes.empty()) {
+    if (sem < 0 || sem >= rt::kNumSemaphores)
+      return op->emitOpError("semaphore id out of range"), failure();
+    return static_cast<int>(sem);
+  }
+  const std::vector<int> &sems = *scopes.back().sems;
+  if (sem < 0 || sem >= static_cast<int64_t>(sems.size()))
+    return op->emitOpError("semaphore id out of range"), failure();
+  return sems[sem];
+}
+
 LogicalResult ProgramEmitter::emitOp(Operation *op) {
-  if (isa<AllocOp, ViewOp, ReshapeOp, YieldOp>(op))
-    return success();
-  if (auto loop = dyn_cast<LoopOp>(op))
-    return emitLoop(loop);
-  if (auto call = dyn_cast<CallKernelOp>(op))
-    return emitCall(call);
-  if (auto wait = dyn_cast<SemWaitOp>(op)) {
-    Engine e = cast<InstructionOpInterface>(op).getExecutionEngine();
-    rt::SemWaitSpec w;
-    if (wait.getSem() < 0 || wait.getSem() >= rt::kNumSemaphores)
-      return op->emitOpError("semaphore id out of range");
-    w.sem = static_cast<uint16_t>(wait.getSem());
-    w.value = static_cast<uint32_t>(wait.getValue());
-    if (auto steps = wait.getSteps()) {
-      if (steps->size() > loops.size())
-        return op->emitOpError() << "has " << steps->size() << " steps inside "
-                                 << loops.size() << " loops";
-      for (auto [d, s] : llvm::enumerate(*steps))
-        w.step[d] = static_cast<int32_t>(s);
-    }
-    pendingWaits[static_cast<unsigned>(e)].push_back(w);
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<AllocOp, ViewOp, ReshapeOp, YieldOp>([](auto) { return success(); })
+      .Case([&](LoopOp loop) { return emitLoop(loop); })
+      .Case([&](InlinedCallOp call) { return emitInlinedCall(call); })
+      .Case([&](CallKernelOp call) {
+        return call.emitOpError(
+            "must be inlined before emission (run ncore-inline-calls)");
+      })
+      .Case(
+          [&](InstructionOpInterface inst) { return emitInstructionOp(inst); })
+      .Default([](Operation *op) {
+        return op->emitOpError("cannot be emitted into a runtime program");
+      });
+}
+
+LogicalResult ProgramEmitter::emitInstructionOp(InstructionOpInterface op) {
+  FailureOr<rt::Instruction> inst = translateInstruction(
+      op, [&](Value tile) { return access(tile, op); }, loops.size());
+  if (failed(inst))
+    return failure();
+  rt::Engine e = inst->engine;
+  unsigned ei = streamIndex(e);
+  switch (inst->op) {
+  case rt::Opcode::SemWait: {
+    // Attached to the engine's next instruction (see emitInstruction).
+    auto wait = cast<SemWaitOp>(op);
+    FailureOr<int> sem = machineSem(op, wait.getSem());
+    if (failed(sem))
+      return failure();
+    rt::SemWaitSpec w = inst->waits.front();
+    w.sem = static_cast<uint16_t>(*sem);
+    if (!scopes.empty())
+      w.value += static_cast<uint32_t>(scopes.back().entryTotals[*sem]);
+    if (auto steps = wait.getSteps(); steps && steps->size() > loops.size())
+      return op->emitOpError() << "has " << steps->size() << " steps inside "
+                               << loops.size() << " loops";
+    pendingWaits[ei].push_back(w);
     return success();
   }
-  if (auto sig = dyn_cast<SemSignalOp>(op)) {
-    rt::Engine e = toRt(cast<InstructionOpInterface>(op).getExecutionEngine());
-    unsigned ei = static_cast<unsigned>(e);
-    if (sig.getSem() < 0 || sig.getSem() >= rt::kNumSemaphores)
-      return op->emitOpError("semaphore id out of range");
+  case rt::Opcode::SemSignal: {
+    // The completion signal of the engine's last instruction, if it can be.
+    FailureOr<int> sem = machineSem(op, cast<SemSignalOp>(op).getSem());
+    if (failed(sem))
+      return failure();
     if (foldable[ei] >= 0 && pendingWaits[ei].empty() &&
         stream(e)[foldable[ei]].signalSem < 0) {
       rt::Instruction &last = stream(e)[foldable[ei]];
-      last.signalSem = static_cast<int32_t>(sig.getSem());
-      last.signalCount = static_cast<uint32_t>(sig.getCount());
+      last.signalSem = static_cast<int32_t>(*sem);
+      last.signalCount = inst->signalCount;
       addSignal(ei, static_cast<size_t>(foldable[ei]));
       foldable[ei] = -1;
       return success();
     }
     flushWaits(e);
     flushBarrier(e);
-    push(e, rt::isa::semSignal(static_cast<uint16_t>(sig.getSem()),
-                               static_cast<uint32_t>(sig.getCount())));
+    push(e, rt::isa::semSignal(static_cast<uint16_t>(*sem), inst->signalCount));
     foldable[ei] = -1;
     return success();
   }
-  auto iface = dyn_cast<InstructionOpInterface>(op);
-  if (!iface)
-    return op->emitOpError("cannot be emitted into a runtime program");
-  FailureOr<rt::Instruction> inst = translateInstruction(
-      iface, [&](Value tile) { return access(tile, op); }, loops.size());
-  if (failed(inst))
-    return failure();
-  emitInstruction(inst->engine, std::move(*inst));
-  return success();
+  default:
+    emitInstruction(e, std::move(*inst));
+    return success();
+  }
 }
 
 LogicalResult ProgramEmitter::emitBlock(Block &block) {
@@ -510,6 +451,38 @@ LogicalResult ProgramEmitter::emitBlock(Block &block) {
     if (failed(emitOp(&op)))
       return failure();
   return success();
+}
+
+/// Binds the HBM scratch allocs of `body` (those of nested inlined calls are
+/// bound when their call is emitted).
+LogicalResult ProgramEmitter::bindScratch(Block &body) {
+  int scratchIndex = 0;
+  LogicalResult result = success();
+  forEachOwnOp(body, [&](Operation *op) {
+    auto alloc = dyn_cast<AllocOp>(op);
+    if (!alloc || failed(result))
+      return;
+    TileType type = alloc.getType();
+    if (type.getSpace() != MemSpace::Hbm)
+      return;
+    if (alloc->getParentOfType<LoopOp>()) {
+      result =
+          alloc.emitOpError("HBM scratch inside an ncore.loop cannot be bound");
+      return;
+    }
+    std::optional<rt::DType> dtype = toRtType(type.getElementType());
+    std::string name = alloc.getName()
+                           ? alloc.getName()->str()
+                           : "scratch" + std::to_string(scratchIndex);
+    ++scratchIndex;
+    bindingOf[alloc.getResult()] = {
+        addBinding(name,
+                   std::vector<int64_t>(type.getShape().begin(),
+                                        type.getShape().end()),
+                   *dtype, rt::BindingRole::Scratch),
+        0};
+  });
+  return result;
 }
 
 FailureOr<rt::Program> ProgramEmitter::run() {
@@ -520,7 +493,7 @@ FailureOr<rt::Program> ProgramEmitter::run() {
   foldable.fill(-1);
   barrierSem.fill(-1);
   // Semaphores the program names itself come first.
-  program.getBody().walk([&](Operation *op) {
+  forEachOwnOp(program.getBody().front(), [&](Operation *op) {
     if (auto w = dyn_cast<SemWaitOp>(op))
       nextSem = std::max<int>(nextSem, w.getSem() + 1);
     if (auto s = dyn_cast<SemSignalOp>(op))
@@ -552,7 +525,7 @@ FailureOr<rt::Program> ProgramEmitter::run() {
         bindingName(program, i),
         std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
         *dtype, role->second);
-    bindingOf[arg] = b;
+    bindingOf[arg] = {b, 0};
     if (role->second == rt::BindingRole::Constant ||
         role->second == rt::BindingRole::Param) {
       std::vector<float> values;
@@ -585,27 +558,7 @@ FailureOr<rt::Program> ProgramEmitter::run() {
       }
     }
   }
-  int scratchIndex = 0;
-  WalkResult wr = program.getBody().walk([&](AllocOp alloc) {
-    TileType type = alloc.getType();
-    if (type.getSpace() != MemSpace::Hbm)
-      return WalkResult::advance();
-    if (alloc->getParentOfType<LoopOp>()) {
-      alloc.emitOpError("HBM scratch inside an ncore.loop cannot be bound");
-      return WalkResult::interrupt();
-    }
-    std::optional<rt::DType> dtype = toRtType(type.getElementType());
-    std::string name = alloc.getName()
-                           ? alloc.getName()->str()
-                           : "scratch" + std::to_string(scratchIndex);
-    ++scratchIndex;
-    bindingOf[alloc.getResult()] = addBinding(
-        name,
-        std::vector<int64_t>(type.getShape().begin(), type.getShape().end()),
-        *dtype, rt::BindingRole::Scratch);
-    return WalkResult::advance();
-  });
-  if (wr.wasInterrupted())
+  if (failed(bindScratch(program.getBody().front())))
     return failure();
   if (failed(emitBlock(program.getBody().front())))
     return failure();
@@ -619,9 +572,6 @@ FailureOr<rt::Program> ProgramEmitter::run() {
 FailureOr<rt::Program> mlir::ncore::emitProgram(ProgramOp program,
                                                 rt::Target target,
                                                 const EmitOptions &options) {
-  llvm::SmallVector<Operation *> stack{program};
-  std::map<Operation *, rt::Program> callees;
-  ProgramEmitter emitter(program, target, options, stack);
-  emitter.calleeCache = &callees;
+  ProgramEmitter emitter(program, target, options);
   return emitter.run();
 }

@@ -20,14 +20,15 @@
 // (i64) sets the runtime's start flag: iteration 0 of enclosing loop level d
 // overwrites PSUM instead of accumulating (K loops stay loops).
 //
-// `ncore.call_kernel` of a program defined in the same module is inlined
-// behind a full barrier: every engine's last instruction before the call
-// signals, every engine waits for all of them before its next instruction
-// (the callee's first, then the caller's), and the same again after the
-// callee. The callee's HBM arguments are the caller's operands (contiguous
-// HBM windows), its scratch gets bindings of its own and its semaphores are
-// renumbered, so nothing is scheduled across the call: an opaque custom
-// call with inputs and outputs through HBM.
+// `ncore.inlined_call` (what ncore-inline-calls makes of an
+// `ncore.call_kernel`, which is refused here) runs behind a full barrier:
+// every engine's last instruction before it signals, every engine waits for
+// all of them before its next instruction (the body's first, then the
+// caller's), and the same again after the body. Its body's arguments are the
+// windows of the caller's bindings its operands name, its HBM scratch gets
+// bindings of its own when the body starts, and its semaphore ids (local to
+// the callee) get machine semaphores of their own, the same for every inlined
+// call of the callee, with `sem_wait` values counted from the body's start.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SEAM_LOWERING_NCOREEMIT_H
@@ -57,8 +58,8 @@ constexpr llvm::StringLiteral kNameAttrName = "ncore.name";
 /// else "arg<i>".
 std::string bindingName(ProgramOp program, unsigned i);
 
-/// Emits `program` (allocated and scheduled) for `target`. Errors are
-/// reported on the offending op.
+/// Emits `program` (allocated, scheduled, its kernel calls inlined) for
+/// `target`. Errors are reported on the offending op.
 FailureOr<::seam::rt::Program> emitProgram(ProgramOp program,
                                            ::seam::rt::Target target,
                                            const EmitOptions &options = {});

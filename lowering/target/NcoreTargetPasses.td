@@ -14,7 +14,8 @@ def NcoreEmit : Pass<"ncore-emit", "ModuleOp"> {
   let summary = "Write one runtime program file per ncore.program";
   let description = [{
     Emits every defined `ncore.program` in the module, nested modules
-    included (after ncore-allocate and ncore-schedule), and writes
+    included (after ncore-allocate, ncore-schedule and ncore-inline-calls),
+    and writes
     `<dir>/<name>.seamprg`.
   }];
   let options = [

@@ -40,8 +40,8 @@ int64_t alignUp(int64_t v, int64_t a) {
 /// One tile to place: its live range [start, end] in program positions.
 /// A kernel call is placed too: its callee's on-chip bytes (the callee was
 /// allocated on its own from offset 0) must not overlap the caller's tiles
-/// live across the call, so the call gets a base the emitter adds to every
-/// SBUF/PSUM access of the inlined callee.
+/// live across the call, so the call gets a base ncore-inline-calls adds to
+/// every SBUF/PSUM alloc of the inlined callee.
 struct Item {
   mutable AllocOp alloc;
   mutable CallKernelOp call;

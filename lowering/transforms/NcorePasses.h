@@ -1,7 +1,8 @@
 //===- NcorePasses.h - ncore codegen passes ---------------------*- C++ -*-===//
 //
-// ncore-double-buffer, ncore-allocate, ncore-schedule and ncore-split-dma
-// (NcorePasses.td); the emission passes are in lowering/target.
+// ncore-double-buffer, ncore-allocate, ncore-schedule, ncore-split-dma and
+// ncore-inline-calls (NcorePasses.td); the emission passes are in
+// lowering/target.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SEAM_LOWERING_TRANSFORMS_NCOREPASSES_H
@@ -22,8 +23,8 @@ namespace mlir::ncore {
 /// Set by ncore-allocate. On a program: the SBUF / PSUM bytes per partition
 /// it uses (offsets + sizes, its inlined kernel calls included), which a
 /// caller reserves when it inlines it. On an ncore.call_kernel: where in the
-/// caller's SBUF / PSUM the callee's bytes start (the emitter adds it to
-/// every on-chip access of the inlined callee).
+/// caller's SBUF / PSUM the callee's bytes start (ncore-inline-calls adds it
+/// to every on-chip alloc of the inlined callee).
 constexpr llvm::StringLiteral kSbufExtentAttr = "ncore.sbuf_extent";
 constexpr llvm::StringLiteral kPsumExtentAttr = "ncore.psum_extent";
 constexpr llvm::StringLiteral kSbufBaseAttr = "ncore.sbuf_base";

@@ -2,7 +2,8 @@
 //
 // Transforms of `ncore` programs before emission: double buffering,
 // allocation of on-chip memory, engine assignment and semaphores, DMA
-// splitting. Emission is in lowering/target (NcoreTargetPasses.td).
+// splitting, inlining of kernel calls. Emission is in lowering/target
+// (NcoreTargetPasses.td).
 // Counters go to PassCounters (passes/Statistics.h), printed by
 // `seam-opt -mlir-pass-statistics`.
 //
@@ -129,6 +130,43 @@ def NcoreSplitDma : Pass<"ncore-split-dma"> {
     Option<"minPieceBytes", "min-piece-bytes", "int64_t", "0",
            "Smallest piece in bytes (0: derived from the profile)">
   ];
+}
+
+def NcoreInlineCalls : Pass<"ncore-inline-calls"> {
+  let summary = "Inline kernel calls into their callers";
+  let description = [{
+    Last of the codegen passes (after ncore-split-dma of the caller and of
+    every callee; the emitter does not take `ncore.call_kernel`). Each
+    `ncore.call_kernel` in an `ncore.program` at or below the op the pass
+    runs on becomes an `ncore.inlined_call` holding a copy of the callee's
+    body (a callee's own calls are inlined first):
+
+    * the body's block arguments are bound to the call's operands, which
+      must be contiguous HBM windows (the kernel reads its arguments with
+      their own row-major layout);
+    * its SBUF / PSUM allocs move by the call's `ncore.sbuf_base` /
+      `ncore.psum_base` (set by ncore-allocate: where the callee's bytes sit
+      among the caller's tiles live across the call; 0 when absent);
+    * its HBM scratch allocs are named `<callee>.<name>` (unnamed ones
+      `<callee>.scratch<i>`), one set of bindings per call;
+    * its semaphores are renumbered 0, 1, ... in the order the emitter meets
+      them, engine by engine (see `ncore.inlined_call`).
+
+    A call inside an `ncore.loop`, of a declaration, recursive, or with an
+    operand that is not a contiguous HBM window is an error.
+
+    ```mlir
+    ncore.call_kernel @scale(%s, %y1) {ncore.psum_base = 0 : i64, ncore.sbuf_base = 32768 : i64}
+        : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+    // becomes
+    ncore.inlined_call @scale(%s, %y1) : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<hbm, 128x64xf32> {
+    ^bb0(%i: !ncore.tile<hbm, 128x64xf32>, %o: !ncore.tile<hbm, 128x64xf32>):
+      %t = ncore.alloc offset 32768 : !ncore.tile<sbuf, 128x64xf32>
+      %tmp = ncore.alloc offset 0 {name = "scale.tmp"} : !ncore.tile<hbm, 128x64xf32>
+      ...
+    }
+    ```
+  }];
 }
 
 #endif // SEAM_LOWERING_TRANSFORMS_NCOREPASSES_TD

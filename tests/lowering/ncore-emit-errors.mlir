@@ -1,9 +1,23 @@
 // RUN: seam-opt %s -split-input-file -verify-diagnostics -ncore-dump -o /dev/null
 
-ncore.program private @ext(!ncore.tile<hbm, 128x64xf32>)
-ncore.program @calls_declaration(%x: !ncore.tile<hbm, 128x64xf32>) {
-  // expected-error@+1 {{calls @ext, which is only a declaration: its program must be defined in the module to be inlined}}
-  ncore.call_kernel @ext(%x) : !ncore.tile<hbm, 128x64xf32>
+ncore.program private @k(%i: !ncore.tile<hbm, 128x64xf32>) {
+  %a = ncore.alloc offset 0 : !ncore.tile<sbuf, 128x64xf32>
+  ncore.dma_copy %a, %i : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+}
+ncore.program @not_inlined(%x: !ncore.tile<hbm, 128x64xf32>) {
+  // expected-error@+1 {{must be inlined before emission (run ncore-inline-calls)}}
+  ncore.call_kernel @k(%x) : !ncore.tile<hbm, 128x64xf32>
+}
+
+// -----
+
+ncore.program @inlined_in_loop(%x: !ncore.tile<hbm, 128x64xf32>) {
+  ncore.loop %i trips 2 {
+    // expected-error@+1 {{inside an ncore.loop cannot be emitted: a kernel call is a full barrier outside loops}}
+    ncore.inlined_call @k(%x) : !ncore.tile<hbm, 128x64xf32> {
+    ^bb0(%a: !ncore.tile<hbm, 128x64xf32>):
+    }
+  }
 }
 
 // -----
@@ -14,27 +28,3 @@ ncore.program @unallocated(%x: !ncore.tile<hbm, 128x64xf32>) {
   ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
 }
 
-// -----
-
-ncore.program private @k(%i: !ncore.tile<hbm, 128x64xf32>) {
-  %a = ncore.alloc offset 0 : !ncore.tile<sbuf, 128x64xf32>
-  ncore.dma_copy %a, %i : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
-}
-ncore.program @call_in_loop(%x: !ncore.tile<hbm, 128x64xf32>) {
-  ncore.loop %i trips 2 {
-    // expected-error@+1 {{inside an ncore.loop cannot be emitted: a kernel call is a full barrier outside loops}}
-    ncore.call_kernel @k(%x) : !ncore.tile<hbm, 128x64xf32>
-  }
-}
-
-// -----
-
-ncore.program private @k(%i: !ncore.tile<hbm, 64x64xf32>) {
-  %a = ncore.alloc offset 0 : !ncore.tile<sbuf, 64x64xf32>
-  ncore.dma_copy %a, %i : !ncore.tile<sbuf, 64x64xf32>, !ncore.tile<hbm, 64x64xf32>
-}
-ncore.program @strided_operand(%x: !ncore.tile<hbm, 128x128xf32>) {
-  %v = ncore.view %x offsets affine_map<() -> (0, 0)> : !ncore.tile<hbm, 128x128xf32> to !ncore.tile<hbm, 64x64xf32>
-  // expected-error@+1 {{operand 0 ([64, 64] x f32 in hbm) is not a contiguous HBM window: the kernel would read a different layout}}
-  ncore.call_kernel @k(%v) : !ncore.tile<hbm, 64x64xf32>
-}

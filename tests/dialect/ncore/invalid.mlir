@@ -656,3 +656,20 @@ ncore.program @call_sbuf() {
   // expected-error @+1 {{kernels take HBM tensors: operand #0 is [128, 64] x f32 in sbuf}}
   ncore.call_kernel @call_sbuf(%t) : !ncore.tile<sbuf, 128x64xf32>
 }
+
+// -----
+
+ncore.program @inlined_types(%x: !ncore.tile<hbm, 128x64xf32>) {
+  // expected-error @+1 {{operand #0 is [128, 64] x f32 in hbm but the body's argument is [64, 64] x f32 in hbm}}
+  ncore.inlined_call @k(%x) : !ncore.tile<hbm, 128x64xf32> {
+  ^bb0(%a: !ncore.tile<hbm, 64x64xf32>):
+  }
+}
+
+// -----
+
+ncore.program @inlined_arity(%x: !ncore.tile<hbm, 128x64xf32>) {
+  // expected-error @+1 {{body takes 0 tensors, got 1}}
+  ncore.inlined_call @k(%x) : !ncore.tile<hbm, 128x64xf32> {
+  }
+}

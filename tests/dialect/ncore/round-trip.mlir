@@ -61,6 +61,18 @@ ncore.program @mlp(%x: !ncore.tile<hbm, 512x768xbf16> {ncore.role = "input"},
   ncore.call_kernel @kernel_rmsnorm(%x0, %x1) : !ncore.tile<hbm, 128x768xbf16>, !ncore.tile<hbm, 128x768xbf16>
   // CHECK: ncore.sem_wait 4 ge 8
   ncore.sem_wait 4 ge 8
+  // CHECK: ncore.inlined_call @kernel_rmsnorm(%{{.+}}, %{{.+}}) : !ncore.tile<hbm, 128x768xbf16>, !ncore.tile<hbm, 128x768xbf16> {
+  // CHECK-NEXT: ^bb0(%[[A:.+]]: !ncore.tile<hbm, 128x768xbf16>, %{{.+}}: !ncore.tile<hbm, 128x768xbf16>):
+  // CHECK-NEXT: ncore.alloc offset 0 : <sbuf, 128x768xbf16>
+  // CHECK-NEXT: ncore.dma_copy %{{.+}}, %[[A]]
+  // CHECK-NEXT: ncore.sem_signal 0 on dma
+  // CHECK-NEXT: }
+  ncore.inlined_call @kernel_rmsnorm(%x0, %x1) : !ncore.tile<hbm, 128x768xbf16>, !ncore.tile<hbm, 128x768xbf16> {
+  ^bb0(%a: !ncore.tile<hbm, 128x768xbf16>, %b: !ncore.tile<hbm, 128x768xbf16>):
+    %t = ncore.alloc offset 0 : !ncore.tile<sbuf, 128x768xbf16>
+    ncore.dma_copy %t, %a : !ncore.tile<sbuf, 128x768xbf16>, !ncore.tile<hbm, 128x768xbf16>
+    ncore.sem_signal 0 on dma
+  }
 }
 
 // -----
