@@ -26,6 +26,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 using namespace mlir;
@@ -59,15 +60,34 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   return 0;
 }
 
+/// The context is shared by kMaxUses inputs, then made afresh: building one
+/// (registry, dialects) per input was most of an execution's cost, and a
+/// context that lives forever would keep every input's uniqued types and
+/// attributes. What an input leaves in the context is uniqued storage only,
+/// which does not change how the next input parses or lowers.
+MLIRContext &sharedContext() {
+  constexpr unsigned kMaxUses = 256;
+  static std::unique_ptr<MLIRContext> context;
+  static unsigned uses = 0;
+  if (!context || ++uses % kMaxUses == 0) {
+    DialectRegistry registry;
+    registry.insert<seam::SeamDialect, ncore::NcoreDialect,
+                    func::FuncDialect>();
+    seam::registerKernelRegistry(registry);
+    context.reset();
+    context = std::make_unique<MLIRContext>(registry,
+                                            MLIRContext::Threading::DISABLED);
+    context->allowUnregisteredDialects(false);
+    context->loadAllAvailableDialects();
+  }
+  return *context;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // Huge inputs only slow the fuzzer down; the interesting ones are small.
   if (size > 64 * 1024)
     return 0;
-  DialectRegistry registry;
-  registry.insert<seam::SeamDialect, ncore::NcoreDialect, func::FuncDialect>();
-  seam::registerKernelRegistry(registry);
-  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-  context.allowUnregisteredDialects(false);
+  MLIRContext &context = sharedContext();
   std::string diags;
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
     if (diags.size() < 4096)
