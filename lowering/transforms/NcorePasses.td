@@ -81,6 +81,16 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
       a loop-carried dependency on the previous iteration (write-after-read
       on a buffer the next iteration refills).
 
+    Two refinements keep loops from serialising: an access that moves to
+    new bytes in every iteration of its loop nest (the window strides and
+    loop steps form a one-to-one mixed-radix numbering) does not wait for
+    its own earlier iterations, nor for earlier iterations of the same
+    window read back; and a consumer loop that follows a producer loop over
+    the same tiles (equal trips, accesses moving by the same step, the
+    consumer's first window ending before the producer's second) waits in
+    iteration i for the producer's iteration i only, so the two loops run
+    as a pipeline.
+
     DMA transfers complete out of order across the queues, so DMA-to-DMA
     dependencies are synchronised too. `ncore.call_kernel` is a full barrier
     (implemented by the emitter): no dependency is tracked across it.
