@@ -243,10 +243,18 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
     // 2. Slabs of W, software pipelined over two buffers: the DMA of slab
     //    s + 1 (and its broadcast bias) is issued before the matmuls and
     //    stores of slab s.
-    Value bt[2];
+    // The bias row of slab s + 1 is DMA'd with it, but broadcast to the
+    // partitions (a ones matmul) when slab s + 1 is computed: a broadcast
+    // issued with the load would make the Tensor engine wait for the DMA
+    // before the matmuls of slab s.
+    Value bt[2], brow[2];
+    bool biasInHbm = bias && !bias->inSbuf();
     if (bias)
-      for (Value &t : bt)
-        t = pl.alloc(MemSpace::Sbuf, {p0, ns}, et);
+      for (unsigned i = 0; i < 2; ++i) {
+        bt[i] = pl.alloc(MemSpace::Sbuf, {p0, ns}, et);
+        if (biasInHbm)
+          brow[i] = pl.alloc(MemSpace::Sbuf, {1, ns}, bias->elementType);
+      }
     auto loadSlab = [&](Index s0, int64_t cols, unsigned par) {
       Value buffer = slabs[par];
       Value dst = pl.reshape(
@@ -255,11 +263,24 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
           {pk, kb, cols});
       Value src = pl.view(w3, {pk, kb, cols}, {pl.cst(0), pl.cst(0), s0});
       pl.create<ncore::DmaCopyOp>(dst, src, ncore::EngineAttr());
-      if (bias)
-        pl.broadcastRow(*bias, s0, cols, p0, bt[par]);
+      if (biasInHbm)
+        pl.create<ncore::DmaCopyOp>(
+            pl.view(brow[par], {1, cols}, {pl.cst(0), pl.cst(0)}),
+            pl.window(*bias, pl.cst(0), 1, s0, cols), ncore::EngineAttr());
     };
     auto computeSlab = [&](Index s0, int64_t cols, unsigned slabPar) {
       Value buffer = slabs[slabPar];
+      if (biasInHbm) {
+        Placement row = *bias;
+        row.root = brow[slabPar];
+        row.space = MemSpace::Sbuf;
+        row.rows = 1;
+        row.cols = row.pitch = ns;
+        row.rowOffset = row.colOffset = 0;
+        pl.broadcastRow(row, pl.cst(0), cols, p0, bt[slabPar]);
+      } else if (bias) {
+        pl.broadcastRow(*bias, s0, cols, p0, bt[slabPar]);
+      }
       // One output block: K accumulated in PSUM, then evacuated.
       auto block = [&](Index t0, int64_t p, Index c0, int64_t nc,
                        unsigned par) {
