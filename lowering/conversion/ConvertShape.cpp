@@ -52,6 +52,15 @@ static bool isHeadSwap(ArrayRef<int64_t> perm, ArrayRef<int64_t> in,
   return in[seqDim] % 128 == 0;
 }
 
+/// Whether rowTilesWindow can view `p`: in SBUF, its root [P, T * pitch].
+static bool rowTilesExpressible(const Placement &p) {
+  if (!p.inSbuf())
+    return false;
+  auto shape = cast<ncore::TileType>(p.root.getType()).getShape();
+  return shape.size() == 2 && p.pitch > 0 && shape[1] % p.pitch == 0 &&
+         p.rowOffset % 128 == 0;
+}
+
 /// The [P, tiles, n] window of an SBUF placement that takes columns
 /// [col, col + n) of `tiles` row tiles from tile `tile0` (P = the
 /// placement's partitions): one access pattern for many row tiles.
@@ -108,7 +117,7 @@ static LogicalResult lowerReshape(ProgramLowering &pl, Operation *o) {
   // result keeps x's rows x cols (its shape's last dim is then below
   // `cols`), and each transpose copies on chip (lowerTranspose).
   unsigned rank = shape.size();
-  if (x->inSbuf() && x->cols == x->shape.back() &&
+  if (rowTilesExpressible(*x) && x->cols == x->shape.back() &&
       rank == x->shape.size() + 1 && rank >= 3 &&
       shape[rank - 2] * shape[rank - 1] == x->cols &&
       !op.getResult().use_empty() &&
@@ -273,7 +282,7 @@ static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
     int64_t at = 0;
     for (auto [input, x] : llvm::zip(op.getInputs(), ins)) {
       int64_t n = shapeOf(input).back();
-      if (x.inSbuf()) {
+      if (rowTilesExpressible(x)) {
         int64_t tiles = out.rowTiles();
         pl.create<ncore::TensorCopyOp>(
             rowTilesWindow(pl, out, pl.cst(0), tiles, pl.cst(at), n),
@@ -376,7 +385,7 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
                     /*toHeads=*/true);
     return success();
   }
-  if (x->inSbuf() && !splitCols && isHeadSwap(perm, in, rank - 2) &&
+  if (rowTilesExpressible(*x) && !splitCols && isHeadSwap(perm, in, rank - 2) &&
       pl.fitsSbuf(op.getResult()) &&
       llvm::all_of(op.getResult().getUsers(), [&](Operation *user) {
         auto r = dyn_cast<ReshapeOp>(user);
