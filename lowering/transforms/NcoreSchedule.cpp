@@ -341,8 +341,15 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
           mult * estimateNs(inst, chosen, profile);
   });
 
-  // 2. Instructions in program order with their footprints.
+  // 2. Instructions in program order with their footprints. (Reserved:
+  // Inst holds SmallVectors, whose moves are not noexcept, so a growing
+  // vector would copy every Inst on each reallocation.)
   std::vector<Inst> insts;
+  {
+    size_t count = 0;
+    program.walk([&](InstructionOpInterface) { ++count; });
+    insts.reserve(count);
+  }
   // Footprints (instruction, footprint) in program order, per root and, on
   // chip, per window of kBucketBytes of a partition's bytes: placed SBUF and
   // PSUM tiles share one root, and a consumer only needs to look at the
