@@ -75,15 +75,9 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
            << " available); a flash-attention kernel is needed";
   Placement y = pl.placeResult(op.getResult());
   // Heads start at rows h * S: SBUF windows need S % 128 == 0.
-  auto aligned = [&](const Placement &p, int64_t seq) -> Placement {
-    if (ProgramLowering::rowAligned(p, seq))
-      return p;
-    ++pl.statistics().relayouts;
-    Placement h = pl.hbmScratch(p.shape, p.elementType, "relayout");
-    pl.copyInto(h, p);
-    return h;
-  };
-  Placement qa = aligned(*q, sq), ka = aligned(*k, sk), va = aligned(*v, sk);
+  Placement qa = pl.rowAlignedOrRelayout(*q, sq),
+            ka = pl.rowAlignedOrRelayout(*k, sk),
+            va = pl.rowAlignedOrRelayout(*v, sk);
   Placement ya = ProgramLowering::rowAligned(y, sq)
                      ? y
                      : pl.hbmScratch(y.shape, y.elementType, "relayout");

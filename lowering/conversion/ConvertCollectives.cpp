@@ -15,13 +15,6 @@ using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::seam::conversion;
 
-static SmallVector<int64_t> shapeOf(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  if (t.getRank() == 0)
-    return {1};
-  return SmallVector<int64_t>(t.getShape());
-}
-
 static LogicalResult lowerAllReduce(ProgramLowering &pl, Operation *o) {
   auto op = cast<AllReduceOp>(o);
   auto x = pl.get(op.getInput(), op);

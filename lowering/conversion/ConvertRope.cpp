@@ -50,15 +50,7 @@ static LogicalResult lowerRope(ProgramLowering &pl, Operation *o) {
                             << " must be even and at most 4096";
   Placement y = pl.placeResult(op.getResult());
   // Heads start at row h * S: SBUF windows need S % 128 == 0.
-  auto aligned = [&](const Placement &p) -> Placement {
-    if (ProgramLowering::rowAligned(p, seq))
-      return p;
-    Placement h = pl.hbmScratch(p.shape, p.elementType, "relayout");
-    ++pl.statistics().relayouts;
-    pl.copyInto(h, p);
-    return h;
-  };
-  Placement xa = aligned(*x);
+  Placement xa = pl.rowAlignedOrRelayout(*x, seq);
   Placement ya = ProgramLowering::rowAligned(y, seq)
                      ? y
                      : pl.hbmScratch(y.shape, y.elementType, "relayout");

@@ -26,6 +26,13 @@ using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::seam::conversion;
 
+SmallVector<int64_t> conversion::shapeOf(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getRank() == 0)
+    return {1};
+  return SmallVector<int64_t>(t.getShape());
+}
+
 std::pair<int64_t, int64_t> conversion::matrixOf(ArrayRef<int64_t> shape) {
   if (shape.empty())
     return {1, 1};
@@ -453,6 +460,16 @@ void ProgramLowering::copyInto(const Placement &dst, const Placement &src) {
     else
       create<ncore::DmaCopyOp>(d, s, ncore::EngineAttr());
   });
+}
+
+Placement ProgramLowering::rowAlignedOrRelayout(const Placement &t,
+                                                int64_t stride) {
+  if (rowAligned(t, stride))
+    return t;
+  ++stats.relayouts;
+  Placement h = hbmScratch(t.shape, t.elementType, "relayout");
+  copyInto(h, t);
+  return h;
 }
 
 Value ProgramLowering::contiguousHbm(const Placement &t, Operation *user) {

@@ -74,6 +74,9 @@ struct Placement {
   int64_t rowTiles() const { return (rows + 127) / 128; }
 };
 
+/// The shape of a ranked tensor value (rank 0 is [1]).
+SmallVector<int64_t> shapeOf(Value v);
+
 /// rows x cols of a shape (rank 0 is 1 x 1).
 std::pair<int64_t, int64_t> matrixOf(ArrayRef<int64_t> shape);
 
@@ -239,6 +242,9 @@ public:
   static bool rowAligned(const Placement &t, int64_t stride) {
     return !t.inSbuf() || stride % 128 == 0 || t.rows <= stride;
   }
+  /// `t` itself when rowAligned(t, stride), else a copy in an HBM scratch
+  /// (a relayout, counted in the statistics) where any row is expressible.
+  Placement rowAlignedOrRelayout(const Placement &t, int64_t stride);
   /// The window in SBUF: the placement itself, or a DMA into a working tile.
   Value load(const Placement &t, Index row0, int64_t p, Index col, int64_t n);
   /// Where to compute the window of a result: the SBUF placement itself or a

@@ -18,13 +18,6 @@ using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::seam::conversion;
 
-static SmallVector<int64_t> shapeOf(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  if (t.getRank() == 0)
-    return {1};
-  return SmallVector<int64_t>(t.getShape());
-}
-
 /// A contiguous HBM N-d tile for the result of `op` (output or scratch).
 static Value resultHbm(ProgramLowering &pl, Value result, Placement &out) {
   out = pl.placeResultInHbm(result, "layout");
@@ -328,15 +321,7 @@ static LogicalResult lowerSwapLastTwo(ProgramLowering &pl, TransposeOp op,
   for (unsigned d = 0; d + 2 < rank; ++d)
     batch *= in[d];
   // Batches start at rows k * A (source) and k * B (result).
-  auto aligned = [&](const Placement &p, int64_t stride) -> Placement {
-    if (ProgramLowering::rowAligned(p, stride))
-      return p;
-    ++pl.statistics().relayouts;
-    Placement h = pl.hbmScratch(p.shape, p.elementType, "relayout");
-    pl.copyInto(h, p);
-    return h;
-  };
-  Placement src = aligned(x, a);
+  Placement src = pl.rowAlignedOrRelayout(x, a);
   Placement y = pl.placeResult(op.getResult());
   Placement ya = ProgramLowering::rowAligned(y, b)
                      ? y
