@@ -706,7 +706,10 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
           int64_t rLast = r.value;
           if (r.alignStep)
             rLast += r.alignStep * (insts[c].loops.front().getTrips() - 1);
-          return o.shared == 0 && r.shared == 0 && o.value >= rLast && &o < &r;
+          // o's value (its first iteration's, when aligned) only grows.
+          // Equal bounds could cover each other: the first one stays.
+          return o.shared == 0 && r.shared == 0 &&
+                 (o.value > rLast || (o.value == rLast && &o < &r));
         }
         return o.shared > r.shared && o.value >= r.value;
       });
