@@ -44,8 +44,8 @@ constexpr int64_t kDmaTargetBytes = 16 * 1024;
 /// Rows [row0, row0 + parts x perPart) of the HBM matrix `rows2d` as one
 /// window [parts, perPart x rowElems]: partition p holds perPart
 /// consecutive rows (a contiguous run per partition).
-static Value rowBlock(KernelBuilder &kb, Value rows2d, Ix row0, int64_t parts,
-                      int64_t perPart) {
+static Value rowBlock(KernelBuilder &kb, Value rows2d, Index row0,
+                      int64_t parts, int64_t perPart) {
   int64_t rowElems = KernelBuilder::tile(rows2d).getShape()[1];
   Value v = kb.view(rows2d, {parts * perPart, rowElems}, {row0, 0});
   return kb.reshape(v, {parts, perPart * rowElems});
@@ -111,11 +111,11 @@ static void buildSingleDft(KernelBuilder &kb, const FftParams &p, Value in,
   for (int64_t i = 0; i < kRing; ++i)
     acc.push_back(kb.psum({kNumPartitions, outW}));
 
-  auto loadChunk = [&](Ix row0, int64_t parts, int64_t q, unsigned buf) {
+  auto loadChunk = [&](Index row0, int64_t parts, int64_t q, unsigned buf) {
     kb.dma(kb.view(xt[buf], {parts, q, n, inParts}, {0, 0, 0, 0}),
            rowBlock(kb, inH, row0, parts, q));
   };
-  auto computeChunk = [&](Ix row0, int64_t parts, int64_t q, unsigned buf) {
+  auto computeChunk = [&](Index row0, int64_t parts, int64_t q, unsigned buf) {
     // Transposes run kRing blocks ahead of the matmuls: the Tensor engine
     // runs on while the copies of the earlier blocks drain.
     auto transposeBlock = [&](int64_t s) {
@@ -144,12 +144,12 @@ static void buildSingleDft(KernelBuilder &kb, const FftParams &p, Value in,
   };
   int64_t chunkRows = kNumPartitions * kRowsPerPart;
   int64_t full = p.batch / chunkRows;
-  kb.pipelinedLoop(
+  kb.forRangePipelined(
       full,
-      [&](Ix i, unsigned b) {
+      [&](Index i, unsigned b) {
         loadChunk(i * chunkRows, kNumPartitions, kRowsPerPart, b);
       },
-      [&](Ix i, unsigned b) {
+      [&](Index i, unsigned b) {
         computeChunk(i * chunkRows, kNumPartitions, kRowsPerPart, b);
       });
   // The rest: whole 128-row blocks, then fewer partitions.
@@ -157,15 +157,15 @@ static void buildSingleDft(KernelBuilder &kb, const FftParams &p, Value in,
   unsigned buf = full % 2;
   if (rem >= kNumPartitions) {
     int64_t q = rem / kNumPartitions;
-    loadChunk(Ix(row), kNumPartitions, q, buf);
-    computeChunk(Ix(row), kNumPartitions, q, buf);
+    loadChunk(Index(row), kNumPartitions, q, buf);
+    computeChunk(Index(row), kNumPartitions, q, buf);
     row += q * kNumPartitions;
     rem -= q * kNumPartitions;
     buf ^= 1;
   }
   if (rem > 0) {
-    loadChunk(Ix(row), rem, 1, buf);
-    computeChunk(Ix(row), rem, 1, buf);
+    loadChunk(Index(row), rem, 1, buf);
+    computeChunk(Index(row), rem, 1, buf);
   }
 }
 
@@ -257,9 +257,9 @@ static void buildRadix2(KernelBuilder &kb, const FftParams &p, Value in,
       if (p.complexInput)
         kb.memset(kb.view(xi[q], {128 - start, chunk}, {start, 0}), 0.0f);
     }
-  kb.loop(p.batch / chunk, [&](Ix c) {
-    kb.loop(chunk, [&](Ix r) {
-      Ix row = c * chunk + r;
+  kb.loop(p.batch / chunk, [&](Index c) {
+    kb.loop(chunk, [&](Index r) {
+      Index row = c * chunk + r;
       for (int64_t q = 0; q < radix; ++q) {
         // x[R m + q] for the m < mq that are input points (the rest of
         // the 128 partitions are the zero padding, set once).
@@ -322,8 +322,8 @@ static void buildRadix2(KernelBuilder &kb, const FftParams &p, Value in,
       kb.copy(kb.view(o, {128, chunk, 1}, {0, 0, 0}), x.re);
       if (!p.realOutput)
         kb.copy(kb.view(o, {128, chunk, 1}, {0, 0, 1}), x.im);
-      kb.loop(chunk, [&](Ix r) {
-        Ix row = c * chunk + r;
+      kb.loop(chunk, [&](Index r) {
+        Index row = c * chunk + r;
         if (p.realOutput)
           kb.dma(kb.view(out, {1, kw}, {row, k0}),
                  kb.view(o, {kw, 1, 1}, {0, r, 0}));
@@ -367,7 +367,7 @@ static void buildThreeFactor(KernelBuilder &kb, const FftParams &p, int64_t n1,
   Value a2ic = p.dtype == f32 ? a2i : kb.sbuf({n2, n3}, p.dtype);
   int64_t parts = p.realOutput ? 1 : 2;
   Value o = kb.sbuf({n3, n2, parts}, f32);
-  kb.loop(p.batch, [&](Ix b) {
+  kb.loop(p.batch, [&](Index b) {
     if (p.complexInput) {
       kb.dma(ar, kb.view(in, {1, n, 1}, {b, 0, 0}));
       kb.dma(ai, kb.view(in, {1, n, 1}, {b, 0, 1}));
@@ -397,7 +397,7 @@ static void buildThreeFactor(KernelBuilder &kb, const FftParams &p, int64_t n1,
       kb.tensorTensor(AluOp::Add, ci, u1, u2);
     }
     kb.dma(scratch, c);
-    kb.loop(n1, [&](Ix k1) {
+    kb.loop(n1, [&](Index k1) {
       kb.dma(a2r, kb.view(scratch, {1, mm, 1}, {k1, 0, 0}));
       kb.dma(a2i, kb.view(scratch, {1, mm, 1}, {k1, 0, 1}));
       if (a2rc != a2r) {
@@ -456,15 +456,15 @@ static void buildBatchedFourStep(KernelBuilder &kb, const FftParams &p,
   Value inH = kb.reshape(in, {p.batch, n * parts});
   Value outH = kb.reshape(out, {p.batch * n2, n1 * outParts});
 
-  auto loadChunk = [&](Ix seq0, int64_t count, unsigned buf) {
-    auto loadRow = [&](Ix c) {
+  auto loadChunk = [&](Index seq0, int64_t count, unsigned buf) {
+    auto loadRow = [&](Index c) {
       Value row = kb.view(inH, {1, n * parts}, {seq0 + c, 0});
       kb.dma(kb.view(a[buf], {n1, 1, n2, parts}, {0, c, 0, 0}),
              kb.reshape(row, {n1, n2 * parts}));
     };
     kb.dmaLoop(count, loadRow);
   };
-  auto computeTile = [&](Ix seq0, Ix local0, Ix group0, int64_t seqs,
+  auto computeTile = [&](Index seq0, Index local0, Index group0, int64_t seqs,
                          unsigned buf) {
     auto lanes = dft.lanes(local0, group0, seqs);
     for (auto &l : lanes)
@@ -481,31 +481,31 @@ static void buildBatchedFourStep(KernelBuilder &kb, const FftParams &p,
         kb.copy(kb.view(o, {m, w, 1}, {0, col, 1}), dft.spectrumIm(l));
       for (int64_t j = 0; j < l.groups; ++j) {
         int64_t s = j + 1 == l.groups ? l.lastSeqs : g;
-        Ix first = seq0 + (l.index * BatchedDft::kGroupsPerLane + j) * g;
+        Index first = seq0 + (l.index * BatchedDft::kGroupsPerLane + j) * g;
         kb.dma(kb.view(outH, {s * n2, n1 * outParts}, {first * n2, 0}),
                kb.view(o, {s * n2, n1, outParts}, {0, col + j * n1, 0}));
       }
     }
   };
-  auto computeChunk = [&](Ix seq0, int64_t count, unsigned buf) {
+  auto computeChunk = [&](Index seq0, int64_t count, unsigned buf) {
     int64_t tiles = count / tileSeqs, groupsPerTile = tileSeqs / g;
     if (tiles > 0)
-      kb.loop(tiles, [&](Ix t) {
+      kb.loop(tiles, [&](Index t) {
         computeTile(seq0 + t * tileSeqs, t * tileSeqs, t * groupsPerTile,
                     tileSeqs, buf);
       });
     if (int64_t rest = count - tiles * tileSeqs)
-      computeTile(seq0 + tiles * tileSeqs, Ix(tiles * tileSeqs),
-                  Ix(tiles * groupsPerTile), rest, buf);
+      computeTile(seq0 + tiles * tileSeqs, Index(tiles * tileSeqs),
+                  Index(tiles * groupsPerTile), rest, buf);
   };
   int64_t full = p.batch / chunk;
-  kb.pipelinedLoop(
-      full, [&](Ix i, unsigned b) { loadChunk(i * chunk, chunk, b); },
-      [&](Ix i, unsigned b) { computeChunk(i * chunk, chunk, b); });
+  kb.forRangePipelined(
+      full, [&](Index i, unsigned b) { loadChunk(i * chunk, chunk, b); },
+      [&](Index i, unsigned b) { computeChunk(i * chunk, chunk, b); });
   if (int64_t rest = p.batch - full * chunk) {
     unsigned b = full % 2;
-    loadChunk(Ix(full * chunk), rest, b);
-    computeChunk(Ix(full * chunk), rest, b);
+    loadChunk(Index(full * chunk), rest, b);
+    computeChunk(Index(full * chunk), rest, b);
   }
 }
 
@@ -600,7 +600,8 @@ static void transposeThroughSbuf(KernelBuilder &kb, Value src, Value dst,
     u[i] = kb.sbuf({kNumPartitions, kNumPartitions, parts}, dtype);
     ps[i] = kb.psum({kNumPartitions, kNumPartitions});
   }
-  auto block = [&](Ix o, Ix i0, int64_t ai, Ix j0, int64_t bj, unsigned r) {
+  auto block = [&](Index o, Index i0, int64_t ai, Index j0, int64_t bj,
+                   unsigned r) {
     kb.dma(kb.view(t[r], {ai, bj, parts}, {0, 0, 0}),
            kb.view(src, {1, ai, bj * parts}, {o, i0, j0 * parts}));
     for (int64_t part = 0; part < parts; ++part) {
@@ -613,18 +614,18 @@ static void transposeThroughSbuf(KernelBuilder &kb, Value src, Value dst,
   };
   // Full 128-blocks in ring loops, then the partial block of each dim.
   auto blocks = [&](int64_t total,
-                    llvm::function_ref<void(Ix, int64_t, unsigned)> fn) {
+                    llvm::function_ref<void(Index, int64_t, unsigned)> fn) {
     int64_t full = total / kNumPartitions, rem = total % kNumPartitions;
     if (full > 0)
-      kb.loopRing(full, 2, [&](Ix k, unsigned r) {
+      kb.forRangeUnrolled(full, 2, [&](Index k, unsigned r) {
         fn(k * kNumPartitions, kNumPartitions, r);
       });
     if (rem)
-      fn(Ix(full * kNumPartitions), rem, unsigned(full % 2));
+      fn(Index(full * kNumPartitions), rem, unsigned(full % 2));
   };
-  kb.loop(outer, [&](Ix o) {
-    blocks(a, [&](Ix i0, int64_t ai, unsigned) {
-      blocks(bb, [&](Ix j0, int64_t bj, unsigned r) {
+  kb.loop(outer, [&](Index o) {
+    blocks(a, [&](Index i0, int64_t ai, unsigned) {
+      blocks(bb, [&](Index j0, int64_t bj, unsigned r) {
         block(o, i0, ai, j0, bj, r);
       });
     });

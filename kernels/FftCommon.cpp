@@ -27,8 +27,8 @@ DftMatrices DftMatrices::load(KernelBuilder &kb, int64_t n, bool inverse,
 
 Value BatchedDft::load(ArrayRef<int64_t> shape, const ConstantSpec &spec,
                        Type type) {
-  Attribute key =
-      ArrayAttr::get(kb.ctx(), {spec.toAttr(kb.ctx()), TypeAttr::get(type)});
+  Attribute key = ArrayAttr::get(
+      kb.context(), {spec.toAttr(kb.context()), TypeAttr::get(type)});
   Value &t = loaded[key];
   if (!t) {
     t = kb.sbuf(shape, type);
@@ -93,7 +93,7 @@ BatchedDft::BatchedDft(KernelBuilder &kb, const Config &config)
   y = kb.psum({kNumPartitions, kMatmulMaxN});
 }
 
-SmallVector<BatchedDft::Lane, 2> BatchedDft::lanes(Ix seq0, Ix group0,
+SmallVector<BatchedDft::Lane, 2> BatchedDft::lanes(Index seq0, Index group0,
                                                    int64_t seqs) const {
   SmallVector<Lane, 2> out;
   int64_t groups = (seqs + seqsPerGroup - 1) / seqsPerGroup;
@@ -127,7 +127,7 @@ void BatchedDft::stage1(const Lane &l, Value a, int64_t rows) {
     int64_t col = colB(l) + j * n1;
     Value pr = kb.view(br, {m, n1}, {0, col});
     Value pi = kb.view(bi, {m, n1}, {0, col});
-    Ix s = l.seq0 + j * seqsPerGroup;
+    Index s = l.seq0 + j * seqsPerGroup;
     Value re = kb.view(a, {k, seqs, n2, 1}, {0, s, 0, 0});
     kb.matmul(pr, re, cv);
     if (cfg.complexInput) {

@@ -78,8 +78,8 @@ public:
   /// tiles (and of the PSUM banks) the lane uses.
   struct Lane {
     unsigned index = 0;
-    Ix seq0;              ///< First sequence (column seq0 n2 of A).
-    Ix group0;            ///< Its group number (seq0 / G).
+    Index seq0;           ///< First sequence (column seq0 n2 of A).
+    Index group0;         ///< Its group number (seq0 / G).
     int64_t groups = 0;   ///< 1 or 2.
     int64_t lastSeqs = 0; ///< Sequences in the last group (<= G).
   };
@@ -95,7 +95,7 @@ public:
   int64_t seqsPerTile() const { return kLanes * kGroupsPerLane * seqsPerGroup; }
   /// The lanes of the `seqs` (<= seqsPerTile) sequences from `seq0` (a
   /// multiple of G; `group0` = seq0 / G).
-  SmallVector<Lane, 2> lanes(Ix seq0, Ix group0, int64_t seqs) const;
+  SmallVector<Lane, 2> lanes(Index seq0, Index group0, int64_t seqs) const;
 
   /// Stage 1 of the lane's groups from A ([n1, seqs, n2, parts] SBUF in
   /// `dtype`: parts = 2, re/im interleaved, for complex input), contracting

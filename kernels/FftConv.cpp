@@ -51,18 +51,20 @@ struct ConvOperands {
 /// so that the transfers of a loop never overlap each other (ncore-schedule
 /// then keeps them in flight together).
 void moveSequences(KernelBuilder &kb, Value flat, int64_t count,
-                   llvm::function_ref<Ix(Ix)> start, int64_t len, int64_t cols,
-                   llvm::function_ref<Value(Ix, int64_t)> rowsAt,
-                   llvm::function_ref<Value(Ix, int64_t)> lastAt, bool toHbm) {
+                   llvm::function_ref<Index(Index)> start, int64_t len,
+                   int64_t cols,
+                   llvm::function_ref<Value(Index, int64_t)> rowsAt,
+                   llvm::function_ref<Value(Index, int64_t)> lastAt,
+                   bool toHbm) {
   int64_t full = len / cols, rem = len % cols;
   auto mv = [&](Value t, Value hv) { toHbm ? kb.dma(hv, t) : kb.dma(t, hv); };
   if (full > 0)
-    kb.dmaLoop(count, [&](Ix c) {
+    kb.dmaLoop(count, [&](Index c) {
       mv(rowsAt(c, full),
          kb.reshape(kb.view(flat, {full * cols}, {start(c)}), {full, cols}));
     });
   if (rem > 0)
-    kb.dmaLoop(count, [&](Ix c) {
+    kb.dmaLoop(count, [&](Index c) {
       mv(lastAt(c, rem),
          kb.reshape(kb.view(flat, {rem}, {start(c) + full * cols}), {1, rem}));
     });
@@ -135,16 +137,16 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
 
   // Moves sequences (b, h0 + c), c < count (of the filter when b is null),
   // between their flat HBM tensor and columns c of an A tile.
-  auto moveChannels = [&](Value flat, Value a, std::optional<Ix> b, Ix h0,
+  auto moveChannels = [&](Value flat, Value a, std::optional<Index> b, Index h0,
                           int64_t count, int64_t len, bool toHbm) {
     moveSequences(
         kb, flat, count,
-        [&](Ix c) { return (b ? *b * o.channels + h0 + c : h0 + c) * len; },
+        [&](Index c) { return (b ? *b * o.channels + h0 + c : h0 + c) * len; },
         len, n2,
-        [&](Ix c, int64_t r) {
+        [&](Index c, int64_t r) {
           return kb.view(a, {r, 1, n2, 1}, {0, c, 0, 0});
         },
-        [&](Ix c, int64_t e) {
+        [&](Index c, int64_t e) {
           return kb.view(a, {1, 1, e, 1}, {len / n2, c, 0, 0});
         },
         toHbm);
@@ -174,15 +176,16 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
     }
   };
 
-  auto runChunk = [&](Ix h0, int64_t count) {
+  auto runChunk = [&](Index h0, int64_t count) {
     int64_t tiles = count / tileSeqs, rest = count - tiles * tileSeqs;
-    auto forEachTile = [&](llvm::function_ref<void(Ix, Ix, int64_t)> body) {
-      kb.loopUnrolled(tiles, 1, [&](Ix t) {
-        body(t * tileSeqs, t * groupsPerTile, tileSeqs);
-      });
-      if (rest > 0)
-        body(Ix(tiles * tileSeqs), Ix(tiles * groupsPerTile), rest);
-    };
+    auto forEachTile =
+        [&](llvm::function_ref<void(Index, Index, int64_t)> body) {
+          kb.forRange(tiles, [&](Index t) {
+            body(t * tileSeqs, t * groupsPerTile, tileSeqs);
+          });
+          if (rest > 0)
+            body(Index(tiles * tileSeqs), Index(tiles * groupsPerTile), rest);
+        };
     // Filter: k'[0] = k[0] + D[h].
     kb.memset(ak, 0.0f);
     moveChannels(kF, ak, std::nullopt, h0, count, o.filterLen, false);
@@ -191,11 +194,11 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
     Value k0 = kb.view(ak, {1, count, 1, 1}, {0, 0, 0, 0});
     kb.tensorTensor(AluOp::Add, k0, k0, kb.view(drow, {1, count}, {0, 0}));
     if (!spectraPerTile)
-      forEachTile([&](Ix c0, Ix grp0, int64_t seqs) {
+      forEachTile([&](Index c0, Index grp0, int64_t seqs) {
         filterSpectra(dft.lanes(c0, grp0, seqs));
       });
 
-    kb.loopUnrolled(o.batch, 1, [&](Ix b) {
+    kb.forRange(o.batch, [&](Index b) {
       // u' = gelu(u v) in A's layout.
       moveChannels(uF, au, b, h0, count, o.len, false);
       if (av)
@@ -220,7 +223,7 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
           kb.copy(kb.view(maskAll, {ru, w, 1}, {0, c, 0}), acc);
         }
       }
-      forEachTile([&](Ix c0, Ix grp0, int64_t seqs) {
+      forEachTile([&](Index c0, Index grp0, int64_t seqs) {
         auto lanes = dft.lanes(c0, grp0, seqs);
         if (spectraPerTile)
           filterSpectra(lanes);
@@ -265,9 +268,9 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
     });
   };
   int64_t chunks = o.channels / chunk;
-  kb.loopUnrolled(chunks, 1, [&](Ix i) { runChunk(i * chunk, chunk); });
+  kb.forRange(chunks, [&](Index i) { runChunk(i * chunk, chunk); });
   if (int64_t rest = o.channels - chunks * chunk)
-    runChunk(Ix(chunks * chunk), rest);
+    runChunk(Index(chunks * chunk), rest);
 }
 
 //===----------------------------------------------------------------------===//
@@ -312,7 +315,7 @@ void buildSingleConv(KernelBuilder &kb, const ConvOperands &o) {
   Value uR = rows2d(o.u), vR = rows2d(o.v), qR = rows2d(o.q);
   Value outR = rows2d(o.out);
   Value maskF = o.mask ? flatten(kb, o.mask) : Value();
-  auto runChunk = [&](Ix h0, int64_t count) {
+  auto runChunk = [&](Index h0, int64_t count) {
     int64_t nblk = ceilDiv(count, kBlock);
     auto blockRows = [&](int64_t s) {
       return std::min<int64_t>(kBlock, count - s * kBlock);
@@ -338,12 +341,12 @@ void buildSingleConv(KernelBuilder &kb, const ConvOperands &o) {
     kb.copy(kb.view(ksr, {n, count}, {0, 0}), kb.view(xr, {n, count}, {0, 0}));
     kb.copy(kb.view(ksi, {n, count}, {0, 0}), kb.view(xi, {n, count}, {0, 0}));
 
-    kb.loop(o.batch, [&](Ix b) {
+    kb.loop(o.batch, [&](Index b) {
       for (int64_t s = 0; s < nblk; ++s) {
         int64_t r = blockRows(s);
-        Ix h = h0 + s * kBlock;
+        Index h = h0 + s * kBlock;
         Value uv = kb.view(un, {r, l}, {0, 0});
-        Ix row = b * o.channels + h;
+        Index row = b * o.channels + h;
         kb.dma(uv, kb.view(uR, {r, l}, {row, 0}));
         if (vn) {
           Value vv = kb.view(vn, {r, l}, {0, 0});
@@ -375,7 +378,7 @@ void buildSingleConv(KernelBuilder &kb, const ConvOperands &o) {
       kb.copy(kb.view(ys, {l, count}, {0, 0}), y);
       for (int64_t s = 0; s < nblk; ++s) {
         int64_t r = blockRows(s);
-        Ix h = h0 + s * kBlock;
+        Index h = h0 + s * kBlock;
         Value t = kb.view(tp, {r, l}, {0, 0});
         kb.transpose(t, kb.view(ys, {l, r}, {0, s * kBlock}));
         Value yv = kb.view(yn, {r, l}, {0, 0});
@@ -402,11 +405,11 @@ void buildSingleConv(KernelBuilder &kb, const ConvOperands &o) {
   };
   int64_t chunks = o.channels / chunk;
   if (chunks == 1)
-    runChunk(Ix(0), chunk);
+    runChunk(Index(0), chunk);
   else
-    kb.loop(chunks, [&](Ix i) { runChunk(i * chunk, chunk); });
+    kb.loop(chunks, [&](Index i) { runChunk(i * chunk, chunk); });
   if (int64_t rest = o.channels - chunks * chunk)
-    runChunk(Ix(chunks * chunk), rest);
+    runChunk(Index(chunks * chunk), rest);
 }
 
 } // namespace

@@ -86,12 +86,12 @@ static void buildFlashSource(KernelBuilder &kb, const FlashProgram &fp) {
   Value negm = kb.sbuf({blk, 1}, f32), corr = kb.sbuf({blk, 1}, f32);
   (void)acc, (void)m, (void)mnew, (void)negm, (void)corr;
 
-  auto block = [&](Ix bi, Ix h, Ix qi) {
+  auto block = [&](Index bi, Index h, Index qi) {
     kb.dma(qn, kb.view(qH, {1, 1, blk, dd}, {bi, h, qi * blk, 0}));
     kb.transpose(kb.view(tp, {dd, blk}, {0, 0}), qn);
     kb.copy(qT, kb.view(tp, {dd, blk}, {0, 0}));
     kb.memset(l, 0.0f);
-    kb.loop(sk / blk, [&](Ix kj) {
+    kb.loop(sk / blk, [&](Index kj) {
       kb.dma(kn, kb.view(kH, {1, 1, blk, dd}, {bi, h, kj * blk, 0}));
       kb.dma(vn, kb.view(vH, {1, 1, blk, dd}, {bi, h, kj * blk, 0}));
       kb.transpose(kb.view(tp, {dd, blk}, {0, 0}), kn);
@@ -109,9 +109,10 @@ static void buildFlashSource(KernelBuilder &kb, const FlashProgram &fp) {
     kb.dma(kb.view(oH, {1, 1, blk, dd}, {bi, h, qi * blk, 0}), ob);
   };
   // The source: heads looped sequentially inside one instance.
-  kb.loop(nb, [&](Ix bi) {
-    kb.loop(nh,
-            [&](Ix h) { kb.loop(sq / blk, [&](Ix qi) { block(bi, h, qi); }); });
+  kb.loop(nb, [&](Index bi) {
+    kb.loop(nh, [&](Index h) {
+      kb.loop(sq / blk, [&](Index qi) { block(bi, h, qi); });
+    });
   });
 }
 
@@ -190,7 +191,7 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
 
   // S = q K^T for the chunk and -scale * its row max (negmNew: the new
   // running -m with the online correction).
-  auto scores = [&](Lane &ln, Ix qi, Ix c0, int64_t cb) {
+  auto scores = [&](Lane &ln, Index qi, Index c0, int64_t cb) {
     int64_t nbk = ceilDivI(cb, blocksPerBank);
     for (int64_t bk = 0; bk < nbk; ++bk) {
       int64_t n = bankBlocks(cb, bk);
@@ -209,7 +210,7 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
     kb.tensorTensor(AluOp::Min, ln.negmNew, ln.negm, ln.t);
   };
   // P = exp(scale S - m), its row sums, P^T through the score banks, P V.
-  auto softmaxPv = [&](Lane &ln, Value vHead, Ix c0, int64_t cb) {
+  auto softmaxPv = [&](Lane &ln, Value vHead, Index c0, int64_t cb) {
     int64_t nbk = ceilDivI(cb, blocksPerBank);
     for (int64_t bk = 0; bk < nbk; ++bk) {
       int64_t n = bankBlocks(cb, bk);
@@ -247,23 +248,23 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
       kb.tensorTensor(AluOp::Add, ln.acc, ln.acc, ln.pv);
   };
   // Query blocks qi0 .. qi0 + used - 1, one per lane, stage by stage.
-  auto queryBlocks = [&](Ix qi0, unsigned used, unsigned buf) {
+  auto queryBlocks = [&](Index qi0, unsigned used, unsigned buf) {
     if (online)
       for (unsigned i = 0; i < used; ++i) {
         kb.memset(lanes[i].l, 0.0f);
         kb.memset(lanes[i].acc, 0.0f);
         kb.memset(lanes[i].negm, 3.0e38f);
       }
-    auto chunk = [&](Ix c0, int64_t cb) {
+    auto chunk = [&](Index c0, int64_t cb) {
       for (unsigned i = 0; i < used; ++i)
         scores(lanes[i], qi0 + int64_t(i), c0, cb);
       for (unsigned i = 0; i < used; ++i)
         softmaxPv(lanes[i], vn[buf], c0, cb);
     };
-    kb.loopUnrolled(fullChunks, 1,
-                    [&](Ix c) { chunk(c * chunkBlocks, chunkBlocks); });
+    kb.forRange(fullChunks,
+                [&](Index c) { chunk(c * chunkBlocks, chunkBlocks); });
     if (restBlocks)
-      chunk(Ix(fullChunks * chunkBlocks), restBlocks);
+      chunk(Index(fullChunks * chunkBlocks), restBlocks);
     for (unsigned i = 0; i < used; ++i) {
       Lane &ln = lanes[i];
       kb.reciprocal(ln.rl, ln.l);
@@ -272,9 +273,9 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
                       online ? ln.acc : ln.pv, ln.rl);
     }
   };
-  kb.pipelinedLoop(
+  kb.forRangePipelined(
       heads,
-      [&](Ix h, unsigned buf) {
+      [&](Index h, unsigned buf) {
         kb.dma(kb.reshape(qn[buf], {blk, nqb * dd}),
                kb.view(qH, {blk, nqb * dd}, {h * blk, 0}));
         kb.dma(kb.reshape(kn[buf], {blk, nkb * dd}),
@@ -282,13 +283,13 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
         kb.dma(kb.reshape(vn[buf], {blk, nkb * dd}),
                kb.view(vH, {blk, nkb * dd}, {h * blk, 0}));
       },
-      [&](Ix h, unsigned buf) {
+      [&](Index h, unsigned buf) {
         transposeBlocks(kn[buf], kT, nkb);
         transposeBlocks(qn[buf], qT, nqb);
-        kb.loopUnrolled(nqb / kLanes, 1,
-                        [&](Ix i) { queryBlocks(i * kLanes, kLanes, buf); });
+        kb.forRange(nqb / kLanes,
+                    [&](Index i) { queryBlocks(i * kLanes, kLanes, buf); });
         if (int64_t rest = nqb % kLanes)
-          queryBlocks(Ix(nqb - rest), unsigned(rest), buf);
+          queryBlocks(Index(nqb - rest), unsigned(rest), buf);
         kb.dma(kb.view(oH, {blk, nqb * dd}, {h * blk, 0}),
                kb.reshape(on[buf], {blk, nqb * dd}));
       });

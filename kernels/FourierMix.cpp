@@ -77,14 +77,14 @@ void buildStrided(KernelBuilder &kb, int64_t nb, int64_t s, int64_t d,
     z[i] = kb.psum({128, kMatmulMaxN});
   }
   int64_t dBlocks = ceilDiv(d, kMatmulMaxN);
-  auto compute = [&](Ix bi, unsigned buf) {
+  auto compute = [&](Index bi, unsigned buf) {
     // Stage 1: P[d, s'] = sum_s X[s, d] C_S[s, s'] (and S_S), d = p ndk + dc.
-    kb.loopRing(ndk, 2, [&](Ix dc, unsigned r) {
+    kb.forRangeUnrolled(ndk, 2, [&](Index dc, unsigned r) {
       for (int64_t s0 = 0; s0 < s; s0 += kMatmulMaxN) {
         int64_t sw = std::min<int64_t>(kMatmulMaxN, s - s0);
         Value a1 = kb.view(p1[r], {pd, sw}, {0, 0});
         Value a2 = kb.view(p2[r], {pd, sw}, {0, 0});
-        kb.loopUnrolled(nsk, 1, [&](Ix kc) {
+        kb.forRange(nsk, [&](Index kc) {
           Value st = kb.view(xt[buf], {ps, 1, pd}, {0, kc, dc}, {1, 1, ndk});
           kb.matmulAccumulateOver(a1, st, kb.view(cs, {ps, 1, sw}, {0, kc, s0}),
                                   kc);
@@ -98,12 +98,12 @@ void buildStrided(KernelBuilder &kb, int64_t nb, int64_t s, int64_t d,
     // Stage 2: Z[s', e] = sum_d P1[d, s'] C_D[d, e] - P2[d, s'] S_D[d, e],
     // s' = p nsk + sc; PSUM banks alternate between e-blocks (or between
     // row chunks when D fits one bank).
-    kb.loopRing(nsk, 2, [&](Ix sc, unsigned r) {
+    kb.forRangeUnrolled(nsk, 2, [&](Index sc, unsigned r) {
       for (int64_t eb = 0; eb < dBlocks; ++eb) {
         int64_t e0 = eb * kMatmulMaxN, ew = std::min(kMatmulMaxN, d - e0);
         unsigned slot = dBlocks == 1 ? r : unsigned(eb % 2);
         Value acc = kb.view(z[slot], {ps, ew}, {0, 0});
-        kb.loopUnrolled(ndk, 1, [&](Ix dc) {
+        kb.forRange(ndk, [&](Index dc) {
           kb.matmulAccumulateOver(
               acc, kb.view(q1, {pd, 1, ps}, {0, dc, sc}, {1, 1, nsk}),
               kb.view(cd, {pd, 1, ew}, {0, dc, e0}), dc);
@@ -117,9 +117,9 @@ void buildStrided(KernelBuilder &kb, int64_t nb, int64_t s, int64_t d,
     kb.dma(kb.view(outH, {ps, nsk * d}, {bi * ps, 0}),
            kb.reshape(yt[buf], {ps, nsk * d}));
   };
-  kb.pipelinedLoop(
+  kb.forRangePipelined(
       nb,
-      [&](Ix bi, unsigned buf) {
+      [&](Index bi, unsigned buf) {
         kb.dma(kb.reshape(xt[buf], {ps, nsk * d}),
                kb.view(inH, {ps, nsk * d}, {bi * ps, 0}));
         for (auto &[dst, src] : pending)
@@ -206,7 +206,7 @@ FailureOr<ProgramOp> seam::buildFourierMixKernel(OpBuilder &b, ModuleOp module,
   Value z = kb.psum({128, 512});
   Value zo = kb.sbuf({std::min<int64_t>(s, 128), d}, dtype);
 
-  kb.loop(nb, [&](Ix bi) {
+  kb.loop(nb, [&](Index bi) {
     for (int64_t kc = 0; kc < nsk; ++kc) {
       int64_t kw = std::min<int64_t>(128, s - kc * 128);
       kb.dma(kb.view(xs, {kw, 1, d}, {0, kc, 0}),

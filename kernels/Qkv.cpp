@@ -154,9 +154,9 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
 
   // x^T of `rows` rows (a block or the tail) from `stage` into xT columns
   // [col, col + rows): chunk c is the transpose of columns c, c + nk, ...
-  auto transposeRows = [&](Value st, int64_t rows, Ix col) {
+  auto transposeRows = [&](Value st, int64_t rows, Index col) {
     int64_t groups = nk / kChunksPerBank, rest = nk % kChunksPerBank;
-    auto chunkGroup = [&](Ix c0, int64_t count, unsigned t) {
+    auto chunkGroup = [&](Index c0, int64_t count, unsigned t) {
       for (int64_t j = 0; j < count; ++j)
         kb.transpose(kb.view(tp[t], {kNumPartitions, rows}, {0, j * rows}),
                      kb.view(st, {rows, kNumPartitions}, {0, c0 + j}, {1, nk}));
@@ -164,23 +164,23 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
               kb.view(tp[t], {kNumPartitions, count * rows}, {0, 0}));
     };
     if (groups >= 2)
-      kb.loopUnrolled(groups / 2, 1, [&](Ix i) {
+      kb.forRange(groups / 2, [&](Index i) {
         chunkGroup(i * (2 * kChunksPerBank), kChunksPerBank, 0);
         chunkGroup(i * (2 * kChunksPerBank) + kChunksPerBank, kChunksPerBank,
                    1);
       });
     if (groups % 2)
-      chunkGroup(Ix((groups - 1) * kChunksPerBank), kChunksPerBank, 0);
+      chunkGroup(Index((groups - 1) * kChunksPerBank), kChunksPerBank, 0);
     if (rest)
-      chunkGroup(Ix(groups * kChunksPerBank), rest, 1);
+      chunkGroup(Index(groups * kChunksPerBank), rest, 1);
   };
 
   // y rows of `rows` partitions = x^T columns [col, col + rows) times the
   // slab, into ys[buf] block `blk`.
-  auto multiply = [&](Ix col, int64_t rows, Ix blk, unsigned buf, Ix n0,
-                      int64_t nw, unsigned a) {
+  auto multiply = [&](Index col, int64_t rows, Index blk, unsigned buf,
+                      Index n0, int64_t nw, unsigned a) {
     Value out = kb.view(acc[a], {rows, nw}, {0, 0});
-    kb.loopUnrolled(nk, 1, [&](Ix c) {
+    kb.forRange(nk, [&](Index c) {
       kb.matmulAccumulateOver(
           out, kb.view(xT, {kNumPartitions, 1, rows}, {0, c, col}),
           kb.view(slab[buf], {kNumPartitions, 1, nw}, {0, c, 0}), c);
@@ -192,38 +192,38 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
       kb.copy(yv, out);
   };
 
-  auto runGroup = [&](Ix block0, int64_t blocks, bool withTail) {
+  auto runGroup = [&](Index block0, int64_t blocks, bool withTail) {
     // x^T of the group: blocks through two staging buffers, then the tail.
     Value x3 =
         full > 0
             ? kb.reshape(kb.view(xH, {full * kNumPartitions, kdim}, {0, 0}),
                          {kNumPartitions, full, kdim})
             : Value();
-    kb.pipelinedLoop(
+    kb.forRangePipelined(
         blocks,
-        [&](Ix i, unsigned s) {
+        [&](Index i, unsigned s) {
           kb.dma(stage[s],
                  kb.view(x3, {kNumPartitions, 1, kdim}, {0, block0 + i, 0}));
         },
-        [&](Ix i, unsigned s) {
+        [&](Index i, unsigned s) {
           transposeRows(stage[s], kNumPartitions, i * kNumPartitions);
         });
     if (withTail) {
       Value st = kb.view(stage[blocks % 2], {tail, kdim}, {0, 0});
       kb.dma(st, kb.view(xH, {tail, kdim}, {full * kNumPartitions, 0}));
-      transposeRows(st, tail, Ix(tailCol));
+      transposeRows(st, tail, Index(tailCol));
     }
     // The slabs of W, pipelined; each against every row block of the group.
-    auto runSlab = [&](unsigned buf, int64_t nw, Ix n0) {
-      kb.loopUnrolled(blocks / 2, 1, [&](Ix i) {
+    auto runSlab = [&](unsigned buf, int64_t nw, Index n0) {
+      kb.forRange(blocks / 2, [&](Index i) {
         multiply((i * 2) * kNumPartitions, kNumPartitions, i * 2, buf, n0, nw,
                  0);
         multiply((i * 2 + 1) * kNumPartitions, kNumPartitions, i * 2 + 1, buf,
                  n0, nw, 1);
       });
       if (blocks % 2)
-        multiply(Ix((blocks - 1) * kNumPartitions), kNumPartitions,
-                 Ix(blocks - 1), buf, n0, nw, 0);
+        multiply(Index((blocks - 1) * kNumPartitions), kNumPartitions,
+                 Index(blocks - 1), buf, n0, nw, 0);
       if (blocks > 0) {
         Value y3 =
             kb.reshape(kb.view(yH, {full * kNumPartitions, ndim}, {0, 0}),
@@ -232,34 +232,34 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
                kb.view(ys[buf], {kNumPartitions, blocks, nw}, {0, 0, 0}));
       }
       if (withTail) {
-        multiply(Ix(tailCol), tail, Ix(gb), buf, n0, nw, 1);
+        multiply(Index(tailCol), tail, Index(gb), buf, n0, nw, 1);
         kb.dma(kb.view(yH, {tail, nw}, {full * kNumPartitions, n0}),
                kb.view(ys[buf], {tail, 1, nw}, {0, gb, 0}));
       }
     };
     int64_t slabs = ndim / ns, restCols = ndim % ns;
-    kb.pipelinedLoop(
+    kb.forRangePipelined(
         slabs,
-        [&](Ix s, unsigned buf) {
+        [&](Index s, unsigned buf) {
           kb.dma(slab[buf],
                  kb.view(wH, {kNumPartitions, nk, ns}, {0, 0, s * ns}));
         },
-        [&](Ix s, unsigned buf) { runSlab(buf, ns, s * ns); });
+        [&](Index s, unsigned buf) { runSlab(buf, ns, s * ns); });
     if (restCols) {
       unsigned buf = slabs % 2;
       int64_t n0 = slabs * ns;
       kb.dma(kb.view(slab[buf], {kNumPartitions, nk, restCols}, {0, 0, 0}),
              kb.view(wH, {kNumPartitions, nk, restCols}, {0, 0, n0}));
-      runSlab(buf, restCols, Ix(n0));
+      runSlab(buf, restCols, Index(n0));
     }
   };
   if (plan.groups == 1) {
-    runGroup(Ix(0), full, tail > 0);
+    runGroup(Index(0), full, tail > 0);
   } else {
     int64_t whole = full / gb, last = full - whole * gb;
-    kb.loopUnrolled(whole, 1, [&](Ix gi) { runGroup(gi * gb, gb, false); });
+    kb.forRange(whole, [&](Index gi) { runGroup(gi * gb, gb, false); });
     if (last || tail)
-      runGroup(Ix(whole * gb), last, tail > 0);
+      runGroup(Index(whole * gb), last, tail > 0);
   }
   return prog;
 }

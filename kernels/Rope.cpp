@@ -39,8 +39,8 @@ FailureOr<ProgramOp> seam::buildRopeKernel(OpBuilder &b, ModuleOp module,
   }
   Value xt = kb.sbuf({rows, d}, dtype), yt = kb.sbuf({rows, d}, dtype);
   Value t1 = kb.sbuf({rows, d}, f32), t2 = kb.sbuf({rows, d}, f32);
-  kb.loop(nb, [&](Ix bi) {
-    kb.loop(nh, [&](Ix h) {
+  kb.loop(nb, [&](Index bi) {
+    kb.loop(nh, [&](Index h) {
       for (int64_t c = 0; c < nsc; ++c) {
         int64_t w = std::min<int64_t>(128, s - c * 128);
         auto v = [&](Value t, int64_t col, int64_t width) {

@@ -346,6 +346,29 @@ void ViewOp::build(OpBuilder &builder, OperationState &state,
         AffineMapAttr::get(map), DenseI64ArrayAttr());
 }
 
+void ViewOp::build(OpBuilder &builder, OperationState &state, Value source,
+                   ArrayRef<int64_t> shape, ValueRange ivs, AffineMap offsets,
+                   ArrayRef<int64_t> strides) {
+  auto src = cast<TileType>(source.getType());
+  int64_t start = 0;
+  if (src.isOnChip()) {
+    start = src.getStartPartition();
+    // The constant part of the partition offset (the verifier requires the
+    // whole of it to be constant on chip).
+    AffineExpr e = offsets.getResult(0);
+    if (auto c = dyn_cast<AffineConstantExpr>(e))
+      start += c.getValue();
+    else if (e.getKind() == AffineExprKind::Add)
+      if (auto c = dyn_cast<AffineConstantExpr>(
+              cast<AffineBinaryOpExpr>(e).getRHS()))
+        start += c.getValue();
+  }
+  auto type = TileType::get(src.getSpace(), shape, src.getElementType(), start);
+  build(builder, state, type, source, ivs, AffineMapAttr::get(offsets),
+        strides.empty() ? DenseI64ArrayAttr()
+                        : builder.getDenseI64ArrayAttr(strides));
+}
+
 int64_t ViewOp::getStride(unsigned d) {
   if (auto strides = getStrides())
     return (*strides)[d];

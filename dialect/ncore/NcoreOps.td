@@ -316,7 +316,13 @@ def Ncore_ViewOp : Ncore_Op<"view", [Pure]> {
   let builders = [
     /// A loop-invariant view at constant `offsets` (unit strides).
     OpBuilder<(ins "::mlir::ncore::TileType":$resultType, "::mlir::Value":$source,
-                   "::llvm::ArrayRef<int64_t>":$offsets)>
+                   "::llvm::ArrayRef<int64_t>":$offsets)>,
+    /// The window `shape` of `source` at `offsets` (a map over `ivs`) with
+    /// `strides` (empty: unit); the result type follows from them (on chip,
+    /// the start partition moves by the constant partition offset).
+    OpBuilder<(ins "::mlir::Value":$source, "::llvm::ArrayRef<int64_t>":$shape,
+                   "::mlir::ValueRange":$ivs, "::mlir::AffineMap":$offsets,
+                   CArg<"::llvm::ArrayRef<int64_t>", "{}">:$strides)>
   ];
   let extraClassDeclaration = [{
     /// Stride of dimension d (1 when `strides` is absent).

@@ -83,7 +83,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
                      : pl.hbmScratch(y.shape, y.elementType, "relayout");
   int64_t group = heads / kvHeads;
   Type f32 = pl.builder().getF32Type();
-  auto zero = pl.cst(0);
+  auto zero = Index(0);
   int64_t dp = d; // partitions of Q^T / K^T
   int64_t qTiles = (sq + 127) / 128;
 
@@ -93,13 +93,9 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     mask = pl.memset(
         pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(sq, 128), width}, f32),
         0.0);
-    OpBuilder &b = pl.builder();
     // keep where (qTiles - 1) * 128 + p - j >= 0.
-    pl.create<ncore::AffineSelectOp>(
-        mask, mask, ncore::AluOpAttr::get(pl.context(), ncore::AluOp::IsGe),
-        b.getF32FloatAttr((qTiles - 1) * 128), b.getF32FloatAttr(1.0f),
-        b.getF32FloatAttr(-1.0f), b.getF32FloatAttr(kMaskedScore),
-        ncore::EngineAttr());
+    pl.affineSelect(ncore::AluOp::IsGe, mask, mask, (qTiles - 1) * 128, 1.0,
+                    -1.0, kMaskedScore);
   }
   Value kt = pl.alloc(MemSpace::Sbuf, {dp, sk}, et);
   Value tpsum = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
@@ -133,9 +129,8 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     r.rowOffset = r.colOffset = 0;
     r.pitch = t.cols;
     pl.forEachRowTile(rows, [&](Index r0, int64_t p) {
-      pl.create<ncore::DmaCopyOp>(pl.window(r, r0, p, zero, t.cols),
-                                  pl.window(t, r0, p, zero, t.cols),
-                                  ncore::EngineAttr());
+      pl.dma(pl.window(r, r0, p, zero, t.cols),
+             pl.window(t, r0, p, zero, t.cols));
     });
     t = r;
   };
@@ -211,17 +206,15 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   pl.forRange(batch * kvHeads, [&](Index bk) {
     if (vResident) {
       Value rows = pl.view(va.root, {sk, d}, {bk * sk, zero});
-      pl.create<ncore::DmaCopyOp>(pl.reshape(vAll, {128, kTiles, d}),
-                                  pl.reshape(rows, {128, kTiles, d}),
-                                  ncore::EngineAttr());
+      pl.dma(pl.reshape(vAll, {128, kTiles, d}),
+             pl.reshape(rows, {128, kTiles, d}));
     }
     // K^T of this kv head.
     pl.forEachChunk(sk, 128, [&](Index k0, int64_t nk, bool) {
       Value kr = loadRoped(ka, bk * sk + k0, k0, nk);
       Value tp = pl.view(tpsum, {d, nk}, {zero, zero});
-      pl.create<ncore::TransposeOp>(tp, kr, ncore::EngineAttr());
-      pl.create<ncore::TensorCopyOp>(pl.view(kt, {d, nk}, {zero, k0}), tp,
-                                     ncore::EngineAttr());
+      pl.transpose(tp, kr);
+      pl.copy(pl.view(kt, {d, nk}, {zero, k0}), tp);
     });
     pl.forRange(group, [&](Index g) {
       Index head = bk * group + g;
@@ -229,35 +222,32 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
         int64_t p = s.p;
         Value qr = loadRoped(qa, head * sq + q0, q0, p);
         Value qtp = pl.view(s.qtp, {dp, p}, {zero, zero});
-        pl.create<ncore::TransposeOp>(qtp, qr, ncore::EngineAttr());
-        pl.create<ncore::TensorCopyOp>(s.qt, qtp, ncore::EngineAttr());
+        pl.transpose(qtp, qr);
+        pl.copy(s.qt, qtp);
         // Scores, scaled, fp32.
         // Two PSUM banks alternate, so the next chunk's matmul does not
         // wait for this chunk's evacuation.
-        pl.forEachChunkAlternating(sk, s.chunk, [&](Index c0, int64_t nc,
-                                                    unsigned parity) {
-          Value acc = pl.view(s.sps[parity], {p, nc}, {zero, zero});
-          pl.create<ncore::MatmulOp>(acc, s.qt,
-                                     pl.view(kt, {dp, nc}, {zero, c0}),
-                                     /*accumulate=*/false, ncore::EngineAttr());
-          pl.activation(ncore::ActFunc::Identity,
-                        pl.view(s.scores, {p, nc}, {zero, c0}), acc, Value(),
-                        Value(), op.getScale().convertToDouble());
-        });
+        pl.forEachChunkAlternating(
+            sk, s.chunk, [&](Index c0, int64_t nc, unsigned parity) {
+              Value acc = pl.view(s.sps[parity], {p, nc}, {zero, zero});
+              pl.matmul(acc, s.qt, pl.view(kt, {dp, nc}, {zero, c0}));
+              pl.activation(ncore::ActFunc::Identity,
+                            pl.view(s.scores, {p, nc}, {zero, c0}), acc,
+                            op.getScale().convertToDouble());
+            });
         if (causal) {
           Value m =
-              pl.view(mask, {p, sk}, {zero, pl.cst((qTiles - 1) * 128) - q0});
-          pl.create<ncore::TensorTensorOp>(
-              s.scores, s.scores, m, ncore::AluOp::Add, ncore::EngineAttr());
+              pl.view(mask, {p, sk}, {zero, Index((qTiles - 1) * 128) - q0});
+          pl.tensorTensor(ncore::AluOp::Add, s.scores, s.scores, m);
         }
       };
       auto softmaxPhase = [&](Slot &s) {
         // Stable softmax (unnormalised P; 1 / sum applied to O).
-        pl.create<ncore::TensorReduceOp>(s.mx, s.scores, ncore::AluOp::Max,
-                                         ncore::EngineAttr());
-        pl.tensorScalar(ncore::AluOp::Multiply, s.mx, s.mx, Value(), -1.0);
-        pl.activation(ncore::ActFunc::Exp, s.probs, s.scores, s.mx, s.sum);
-        pl.create<ncore::ReciprocalOp>(s.rcp, s.sum, ncore::EngineAttr());
+        pl.reduce(ncore::AluOp::Max, s.mx, s.scores);
+        pl.tensorScalar(ncore::AluOp::Multiply, s.mx, s.mx, -1.0);
+        pl.activation(ncore::ActFunc::Exp, s.probs, s.scores, 1.0, 0.0, s.mx,
+                      s.sum);
+        pl.reciprocal(s.rcp, s.sum);
       };
       auto outputPhase = [&](Slot &s, Index q0) {
         // O = P V over 128-key blocks. With whole blocks, up to four blocks
@@ -268,46 +258,46 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
         auto pvBlock = [&](Index k0, int64_t nk, Value ptpv, Value ptv,
                            bool first, bool transposeOnly) {
           // Keys k0 .. k0 + nk, or (resident V) t, t + kTiles, ...
-          Value pBlock =
-              vResident ? pl.view(s.probs, {p, nk}, {zero, k0.floorDiv(128)},
-                                  {1, kTiles})
-                        : pl.view(s.probs, {p, nk}, {zero, k0});
+          Value pBlock = vResident
+                             ? pl.view(s.probs, {p, nk},
+                                       {zero, k0.floorDiv(128)}, {1, kTiles})
+                             : pl.view(s.probs, {p, nk}, {zero, k0});
           if (transposeOnly) {
-            pl.create<ncore::TransposeOp>(ptpv, pBlock, ncore::EngineAttr());
+            pl.transpose(ptpv, pBlock);
             return;
           }
           Value vt = vResident
                          ? pl.view(vAll, {nk, d}, {zero, k0.floorDiv(128) * d})
                          : pl.load(va, bk * sk + k0, nk, zero, d);
-          pl.create<ncore::MatmulOp>(s.ops, ptv, vt, /*accumulate=*/!first,
-                                     ncore::EngineAttr());
+          pl.matmul(s.ops, ptv, vt, /*accumulate=*/!first);
         };
         if (sk % 128 == 0) {
           auto group = [&](Index g0, int64_t n, unsigned parity, bool first) {
             int64_t blocks = n / 128;
             for (int64_t j = 0; j < blocks; ++j)
-              pvBlock(g0 + j * 128, 128,
-                      pl.view(s.ptpGroup[parity], {128, p}, {zero, pl.cst(j * p)}),
-                      Value(), false, /*transposeOnly=*/true);
-            Value ptv = pl.view(s.ptGroup[parity], {128, blocks * p},
-                                {zero, zero});
-            pl.create<ncore::TensorCopyOp>(
-                ptv, pl.view(s.ptpGroup[parity], {128, blocks * p}, {zero, zero}),
-                ncore::EngineAttr());
+              pvBlock(
+                  g0 + j * 128, 128,
+                  pl.view(s.ptpGroup[parity], {128, p}, {zero, Index(j * p)}),
+                  Value(), false, /*transposeOnly=*/true);
+            Value ptv =
+                pl.view(s.ptGroup[parity], {128, blocks * p}, {zero, zero});
+            pl.copy(ptv, pl.view(s.ptpGroup[parity], {128, blocks * p},
+                                 {zero, zero}));
             for (int64_t j = 0; j < blocks; ++j)
-              pvBlock(g0 + j * 128, 128, Value(),
-                      pl.view(s.ptGroup[parity], {128, p}, {zero, pl.cst(j * p)}),
-                      first && j == 0, /*transposeOnly=*/false);
+              pvBlock(
+                  g0 + j * 128, 128, Value(),
+                  pl.view(s.ptGroup[parity], {128, p}, {zero, Index(j * p)}),
+                  first && j == 0, /*transposeOnly=*/false);
           };
           int64_t gk = kPvGroup * 128, first = std::min(gk, sk);
           group(zero, first, 0, true);
           if (sk > first) {
             int64_t rest = sk - first, full = rest / gk, tail = rest % gk;
             pl.forRangeAlternating(full, [&](Index i, unsigned parity) {
-              group(pl.cst(first) + i * gk, gk, 1 - parity, false);
+              group(Index(first) + i * gk, gk, 1 - parity, false);
             });
             if (tail)
-              group(pl.cst(first + full * gk), tail, (full + 1) % 2, false);
+              group(Index(first + full * gk), tail, (full + 1) % 2, false);
           }
         } else {
           pl.forEachChunk(
@@ -316,7 +306,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
                 Value ptpv = pl.view(s.ptp, {nk, p}, {zero, zero});
                 pvBlock(k0, nk, ptpv, Value(), first, /*transposeOnly=*/true);
                 Value ptv = pl.view(s.pt, {nk, p}, {zero, zero});
-                pl.create<ncore::TensorCopyOp>(ptv, ptpv, ncore::EngineAttr());
+                pl.copy(ptv, ptpv);
                 pvBlock(k0, nk, Value(), ptv, first, /*transposeOnly=*/false);
               },
               /*peelFirst=*/true);
@@ -341,7 +331,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
           outputPhase(slots[0], tileStart(t));
         });
       } else if (full) {
-        scoresPhase(slots[0], pl.cst(0));
+        scoresPhase(slots[0], Index(0));
         softmaxPhase(slots[0]);
         pl.forRangeAlternating(full - 1, [&](Index t, unsigned parity) {
           Slot &cur = slots[parity], &next = slots[1 - parity];
@@ -349,10 +339,10 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
           outputPhase(cur, tileStart(t));
           softmaxPhase(next);
         });
-        outputPhase(slots[(full - 1) % 2], pl.cst((full - 1) * 128));
+        outputPhase(slots[(full - 1) % 2], Index((full - 1) * 128));
       }
       if (rem) {
-        Index q0 = pl.cst(full * 128);
+        Index q0 = Index(full * 128);
         scoresPhase(*last, q0);
         softmaxPhase(*last);
         outputPhase(*last, q0);

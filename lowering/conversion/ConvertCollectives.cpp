@@ -23,8 +23,7 @@ static LogicalResult lowerAllReduce(ProgramLowering &pl, Operation *o) {
   Value src = pl.contiguousHbm(*x, op);
   Placement out = pl.placeResultInHbm(op.getResult(), "cc");
   Value dst = pl.reshape(out.root, shapeOf(op.getResult()));
-  pl.create<ncore::AllReduceOp>(dst, src, ncore::AluOp::Add,
-                                uint64_t(op.getRanks()), ncore::EngineAttr());
+  pl.allReduce(ncore::AluOp::Add, dst, src, op.getRanks());
   return success();
 }
 
@@ -45,10 +44,7 @@ static LogicalResult lowerAllGather(ProgramLowering &pl, Operation *o) {
   Value dst = pl.reshape(out.root, res);
   bool flat = llvm::all_of(ArrayRef<int64_t>(in).take_front(dim),
                            [](int64_t s) { return s == 1; });
-  auto gather = [&](Value into) {
-    pl.create<ncore::AllGatherOp>(into, src, uint64_t(ranks),
-                                  ncore::EngineAttr());
-  };
+  auto gather = [&](Value into) { pl.allGather(into, src, ranks); };
   if (flat) {
     gather(dst);
     return success();
@@ -61,13 +57,12 @@ static LogicalResult lowerAllGather(ProgramLowering &pl, Operation *o) {
   for (int64_t r = 0; r < ranks; ++r) {
     SmallVector<int64_t> one{1};
     one.append(in.begin(), in.end());
-    SmallVector<Index> offs(stacked.size(), pl.cst(0));
-    offs[0] = pl.cst(r);
+    SmallVector<Index> offs(stacked.size(), Index(0));
+    offs[0] = Index(r);
     Value part = pl.reshape(pl.view(all, one, offs), in);
-    SmallVector<Index> at(res.size(), pl.cst(0));
-    at[dim] = pl.cst(r * in[dim]);
-    pl.create<ncore::DmaCopyOp>(pl.view(dst, in, at), part,
-                                ncore::EngineAttr());
+    SmallVector<Index> at(res.size(), Index(0));
+    at[dim] = Index(r * in[dim]);
+    pl.dma(pl.view(dst, in, at), part);
   }
   return success();
 }

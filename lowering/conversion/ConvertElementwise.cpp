@@ -88,14 +88,14 @@ static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
   if (br == Broadcast::Rows) {
     // Replicate the vector once; [128, cols] stays live for the op.
     int64_t p = std::min<int64_t>(y.rows, 128);
-    Value vec = pl.broadcastRow(*rhs, pl.cst(0), cols, p);
+    Value vec = pl.broadcastRow(*rhs, Index(0), cols, p);
     int64_t chunk = chunkFor({*lhs, y});
     pl.forEachRowTile(y.rows, [&](Index r0, int64_t pp) {
       pl.forEachChunk(cols, chunk, [&](Index c0, int64_t n, bool) {
         Value a = pl.load(*lhs, r0, pp, c0, n);
-        Value v = pl.view(vec, {pp, n}, {pl.cst(0), c0});
+        Value v = pl.view(vec, {pp, n}, {Index(0), c0});
         Value out = pl.outTile(y, r0, pp, c0, n);
-        pl.create<ncore::TensorTensorOp>(out, a, v, Alu, ncore::EngineAttr());
+        pl.tensorTensor(Alu, out, a, v);
         pl.storeOut(y, r0, pp, c0, n, out);
       });
     });
@@ -107,7 +107,7 @@ static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
       Value a = pl.load(*lhs, r0, p, c0, n);
       Value c = pl.load(*rhs, r0, p, c0, n);
       Value out = pl.outTile(y, r0, p, c0, n);
-      pl.create<ncore::TensorTensorOp>(out, a, c, Alu, ncore::EngineAttr());
+      pl.tensorTensor(Alu, out, a, c);
       pl.storeOut(y, r0, p, c0, n, out);
     });
   });

@@ -37,9 +37,10 @@ static LogicalResult lowerKernelCall(ProgramLowering &pl, Operation *o) {
     return failure();
   // Constants the kernel ships with become constant arguments of the caller.
   for (unsigned i = operands.size(); i < callee->getNumArguments(); ++i)
-    operands.push_back(pl.constantArg(callee->getArgumentTypes()[i],
-                                      callee->getArgAttrDict(i)));
-  pl.create<ncore::CallKernelOp>(callee->getSymName(), operands);
+    operands.push_back(
+        pl.constantArg(cast<TileType>(callee->getArgumentTypes()[i]),
+                       callee->getArgAttrDict(i)));
+  pl.callKernel(callee->getSymName(), operands);
   ++pl.statistics().kernelCalls;
   return success();
 }

@@ -46,10 +46,10 @@ namespace {
 
 /// How one linear is lowered: the K split, the slab width, the row group.
 struct LinearPlan {
-  int64_t pk = 0, kb = 0;  ///< K = pk * kb
-  int64_t slabCols = 0;    ///< ns: columns of W per slab DMA
-  int64_t groupTiles = 0;  ///< row tiles whose X^T is resident together
-  int64_t groups = 0;      ///< passes over W
+  int64_t pk = 0, kb = 0;   ///< K = pk * kb
+  int64_t slabCols = 0;     ///< ns: columns of W per slab DMA
+  int64_t groupTiles = 0;   ///< row tiles whose X^T is resident together
+  int64_t groups = 0;       ///< passes over W
   int64_t workingBytes = 0; ///< per partition, at once
   int64_t slabBytes = 0;    ///< one slab DMA, all partitions
   double teNs = 0, dmaNs = 0, fillNs = 0;
@@ -108,15 +108,17 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
     int64_t p = std::min<int64_t>(128, rows - t * 128);
     for (int64_t c = 0; c < n; c += 512) {
       int64_t nc = std::min<int64_t>(512, n - c);
-      teCycles += kb * std::max<double>(
-                           std::min<double>(prof->matmulStationaryIssueCap, p),
+      teCycles +=
+          kb *
+          std::max<double>(std::min<double>(prof->matmulStationaryIssueCap, p),
                            double(nc)) *
-                  fp32;
+          fp32;
     }
-    teCycles += kb * std::max<double>(
-                         std::min<double>(prof->matmulStationaryIssueCap, pk),
+    teCycles +=
+        kb *
+        std::max<double>(std::min<double>(prof->matmulStationaryIssueCap, pk),
                          double(p)) *
-                fp32;
+        fp32;
   }
   double teNs = teCycles / teGhz;
 
@@ -153,8 +155,7 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
                    (x.inSbuf() ? 0 : double(rows) * k * eb) +
                    (y.inSbuf() ? 0 : double(rows) * n * eb);
     double transfers =
-        double(plan.groups * slabs) *
-        piecesOf(slabTotal, pk, queues, minPiece);
+        double(plan.groups * slabs) * piecesOf(slabTotal, pk, queues, minPiece);
     plan.teNs = teNs;
     plan.dmaNs = bytes / (queueBw * queues) + transfers * fixed / queues;
     plan.fillNs =
@@ -192,10 +193,9 @@ void evacuate(ProgramLowering &pl, const Placement &y, Value acc, Value bt,
               Index r0, int64_t p, Index col, int64_t nc) {
   Value out = pl.outTile(y, r0, p, col, nc);
   if (bt)
-    pl.create<ncore::TensorTensorOp>(out, acc, bt, ncore::AluOp::Add,
-                                     ncore::EngineAttr());
+    pl.tensorTensor(ncore::AluOp::Add, out, acc, bt);
   else
-    pl.create<ncore::TensorCopyOp>(out, acc, ncore::EngineAttr());
+    pl.copy(out, acc);
   pl.storeOut(y, r0, p, col, nc, out);
 }
 
@@ -230,14 +230,14 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
     // 1. X^T of the group: block j of tile t at free offset
     //    j * groupRowsMax + t * 128, holding X[rows of t, j::kb]^T.
     pl.forEachChunkAlternating(gRows, 128, [&](Index t0, int64_t p, unsigned) {
-      Value xs = pl.load(x, t0 + gRow0, p, pl.cst(0), k);
+      Value xs = pl.load(x, t0 + gRow0, p, Index(0), k);
       pl.forEachChunkAlternating(kb, 1, [&](Index j, int64_t, unsigned par) {
-        Value src = kb == 1 ? pl.view(xs, {p, pk}, {pl.cst(0), j})
-                            : pl.view(xs, {p, pk}, {pl.cst(0), j}, {1, kb});
-        Value tpv = pl.view(tp[par], {pk, p}, {pl.cst(0), pl.cst(0)});
-        pl.create<ncore::TransposeOp>(tpv, src, ncore::EngineAttr());
-        Value dst = pl.view(xt, {pk, p}, {pl.cst(0), j * groupRowsMax + t0});
-        pl.create<ncore::TensorCopyOp>(dst, tpv, ncore::EngineAttr());
+        Value src = kb == 1 ? pl.view(xs, {p, pk}, {Index(0), j})
+                            : pl.view(xs, {p, pk}, {Index(0), j}, {1, kb});
+        Value tpv = pl.view(tp[par], {pk, p}, {Index(0), Index(0)});
+        pl.transpose(tpv, src);
+        Value dst = pl.view(xt, {pk, p}, {Index(0), j * groupRowsMax + t0});
+        pl.copy(dst, tpv);
       });
     });
     // 2. Slabs of W, software pipelined over two buffers: the DMA of slab
@@ -259,14 +259,13 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
       Value buffer = slabs[par];
       Value dst = pl.reshape(
           cols == ns ? buffer
-                     : pl.view(buffer, {pk, kb * cols}, {pl.cst(0), pl.cst(0)}),
+                     : pl.view(buffer, {pk, kb * cols}, {Index(0), Index(0)}),
           {pk, kb, cols});
-      Value src = pl.view(w3, {pk, kb, cols}, {pl.cst(0), pl.cst(0), s0});
-      pl.create<ncore::DmaCopyOp>(dst, src, ncore::EngineAttr());
+      Value src = pl.view(w3, {pk, kb, cols}, {Index(0), Index(0), s0});
+      pl.dma(dst, src);
       if (biasInHbm)
-        pl.create<ncore::DmaCopyOp>(
-            pl.view(brow[par], {1, cols}, {pl.cst(0), pl.cst(0)}),
-            pl.window(*bias, pl.cst(0), 1, s0, cols), ncore::EngineAttr());
+        pl.dma(pl.view(brow[par], {1, cols}, {Index(0), Index(0)}),
+               pl.window(*bias, Index(0), 1, s0, cols));
     };
     auto computeSlab = [&](Index s0, int64_t cols, unsigned slabPar) {
       Value buffer = slabs[slabPar];
@@ -277,44 +276,42 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
         row.rows = 1;
         row.cols = row.pitch = ns;
         row.rowOffset = row.colOffset = 0;
-        pl.broadcastRow(row, pl.cst(0), cols, p0, bt[slabPar]);
+        pl.broadcastRow(row, Index(0), cols, p0, bt[slabPar]);
       } else if (bias) {
         pl.broadcastRow(*bias, s0, cols, p0, bt[slabPar]);
       }
       // One output block: K accumulated in PSUM, then evacuated.
       auto block = [&](Index t0, int64_t p, Index c0, int64_t nc,
                        unsigned par) {
-        Value accv = pl.view(acc[par], {p, nc}, {pl.cst(0), pl.cst(0)});
+        Value accv = pl.view(acc[par], {p, nc}, {Index(0), Index(0)});
         pl.forEachChunk(
             kb, 1,
             [&](Index j, int64_t, bool first) {
               Value st =
-                  pl.view(xt, {pk, p}, {pl.cst(0), j * groupRowsMax + t0});
-              Value mv = pl.view(buffer, {pk, nc}, {pl.cst(0), j * cols + c0});
-              pl.create<ncore::MatmulOp>(accv, st, mv, /*accumulate=*/!first,
-                                         ncore::EngineAttr());
+                  pl.view(xt, {pk, p}, {Index(0), j * groupRowsMax + t0});
+              Value mv = pl.view(buffer, {pk, nc}, {Index(0), j * cols + c0});
+              pl.matmul(accv, st, mv, /*accumulate=*/!first);
             },
             /*peelFirst=*/true);
         Value btv;
         if (bias)
-          btv = pl.view(bt[slabPar], {p, nc}, {pl.cst(0), c0});
+          btv = pl.view(bt[slabPar], {p, nc}, {Index(0), c0});
         evacuate(pl, y, accv, btv, t0 + gRow0, p, s0 + c0, nc);
       };
       // Alternate accumulators over the blocks of a row tile, or over the
       // row tiles when the slab is one block wide.
       if (cols > ncore::kMatmulMaxN)
         pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
-          pl.forEachChunkAlternating(
-              cols, ncore::kMatmulMaxN,
-              [&](Index c0, int64_t nc, unsigned par) {
-                block(t0, p, c0, nc, par);
-              });
+          pl.forEachChunkAlternating(cols, ncore::kMatmulMaxN,
+                                     [&](Index c0, int64_t nc, unsigned par) {
+                                       block(t0, p, c0, nc, par);
+                                     });
         });
       else
-        pl.forEachChunkAlternating(
-            gRows, 128, [&](Index t0, int64_t p, unsigned par) {
-              block(t0, p, pl.cst(0), cols, par);
-            });
+        pl.forEachChunkAlternating(gRows, 128,
+                                   [&](Index t0, int64_t p, unsigned par) {
+                                     block(t0, p, Index(0), cols, par);
+                                   });
     };
     pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
   }
@@ -346,21 +343,20 @@ LogicalResult lowerBlocked(ProgramLowering &pl, LinearOp op, const Placement &x,
     Value tp = pl.alloc(MemSpace::Psum, {std::min<int64_t>(k, 128), p}, f32);
     pl.forEachChunk(k, 128, [&](Index k0, int64_t kc, bool) {
       Value xs = pl.load(x, r0, p, k0, kc);
-      Value tpv = pl.view(tp, {kc, p}, {pl.cst(0), pl.cst(0)});
-      pl.create<ncore::TransposeOp>(tpv, xs, ncore::EngineAttr());
-      Value dst = pl.view(xt, {kc, p}, {pl.cst(0), k0.floorDiv(128) * p});
-      pl.create<ncore::TensorCopyOp>(dst, tpv, ncore::EngineAttr());
+      Value tpv = pl.view(tp, {kc, p}, {Index(0), Index(0)});
+      pl.transpose(tpv, xs);
+      Value dst = pl.view(xt, {kc, p}, {Index(0), k0.floorDiv(128) * p});
+      pl.copy(dst, tpv);
     });
     Value acc = pl.alloc(MemSpace::Psum, {p, nChunk}, f32);
     pl.forEachChunk(n, nChunk, [&](Index n0, int64_t nc, bool) {
-      Value accv = pl.view(acc, {p, nc}, {pl.cst(0), pl.cst(0)});
+      Value accv = pl.view(acc, {p, nc}, {Index(0), Index(0)});
       pl.forEachChunk(
           k, 128,
           [&](Index k0, int64_t kc, bool first) {
-            Value st = pl.view(xt, {kc, p}, {pl.cst(0), k0.floorDiv(128) * p});
+            Value st = pl.view(xt, {kc, p}, {Index(0), k0.floorDiv(128) * p});
             Value mv = pl.load(w, k0, kc, n0, nc);
-            pl.create<ncore::MatmulOp>(accv, st, mv, /*accumulate=*/!first,
-                                       ncore::EngineAttr());
+            pl.matmul(accv, st, mv, /*accumulate=*/!first);
           },
           /*peelFirst=*/true);
       Value bt;

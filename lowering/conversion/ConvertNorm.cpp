@@ -49,14 +49,14 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   int64_t pmax = std::min<int64_t>(x->rows, 128);
   Value gamma, beta;
   if (scale)
-    gamma = pl.broadcastRow(*g, pl.cst(0), d, pmax);
+    gamma = pl.broadcastRow(*g, Index(0), d, pmax);
   if (bias)
-    beta = pl.broadcastRow(*bt, pl.cst(0), d, pmax);
+    beta = pl.broadcastRow(*bt, Index(0), d, pmax);
   Value work = pl.alloc(MemSpace::Sbuf, {pmax, d}, f32);
   Value s1 = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
   Value s2 = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
   Value rstd = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
-  auto zero = pl.cst(0);
+  auto zero = Index(0);
   pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
     Value in = pl.load(*x, r0, p, zero, d);
     Value out = pl.outTile(y, r0, p, zero, d);
@@ -66,33 +66,28 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     Value r = pl.view(rstd, {p, 1}, {zero, zero});
     Value src = in;
     if (centre) {
-      pl.create<ncore::TensorReduceOp>(a, in, ncore::AluOp::Add,
-                                       ncore::EngineAttr());
-      pl.tensorScalar(ncore::AluOp::Multiply, a, a, Value(), -1.0 / d);
-      pl.activation(ncore::ActFunc::Identity, w, in, a);
+      pl.reduce(ncore::AluOp::Add, a, in);
+      pl.tensorScalar(ncore::AluOp::Multiply, a, a, -1.0 / d);
+      pl.activation(ncore::ActFunc::Identity, w, in, 1.0, 0.0, a);
       src = w;
     }
     // Sum of squares; the squared row itself is not needed (written to out).
-    pl.activation(ncore::ActFunc::Square, out, src, Value(), s);
-    pl.activation(ncore::ActFunc::Rsqrt, r, s, Value(), Value(), 1.0 / d, eps);
+    pl.activation(ncore::ActFunc::Square, out, src, 1.0, 0.0, Value(), s);
+    pl.activation(ncore::ActFunc::Rsqrt, r, s, 1.0 / d, eps);
     bool affine = scale || bias;
     Value normed = affine ? w : out;
     pl.tensorScalar(ncore::AluOp::Multiply, normed, src, r);
     if (scale && bias) {
-      pl.create<ncore::TensorTensorOp>(
-          w, w, pl.view(gamma, {p, d}, {zero, zero}), ncore::AluOp::Multiply,
-          ncore::EngineAttr());
-      pl.create<ncore::TensorTensorOp>(out, w,
-                                       pl.view(beta, {p, d}, {zero, zero}),
-                                       ncore::AluOp::Add, ncore::EngineAttr());
+      pl.tensorTensor(ncore::AluOp::Multiply, w, w,
+                      pl.view(gamma, {p, d}, {zero, zero}));
+      pl.tensorTensor(ncore::AluOp::Add, out, w,
+                      pl.view(beta, {p, d}, {zero, zero}));
     } else if (scale) {
-      pl.create<ncore::TensorTensorOp>(
-          out, w, pl.view(gamma, {p, d}, {zero, zero}), ncore::AluOp::Multiply,
-          ncore::EngineAttr());
+      pl.tensorTensor(ncore::AluOp::Multiply, out, w,
+                      pl.view(gamma, {p, d}, {zero, zero}));
     } else if (bias) {
-      pl.create<ncore::TensorTensorOp>(out, w,
-                                       pl.view(beta, {p, d}, {zero, zero}),
-                                       ncore::AluOp::Add, ncore::EngineAttr());
+      pl.tensorTensor(ncore::AluOp::Add, out, w,
+                      pl.view(beta, {p, d}, {zero, zero}));
     }
     pl.storeOut(y, r0, p, zero, d, out);
   });

@@ -63,10 +63,9 @@ ProgramLowering::ProgramLowering(ncore::ProgramOp program,
                                  const TargetInfo &target,
                                  ConversionStats &stats,
                                  KernelDeclarations &kernels)
-    : program(program), b(program.getContext()), currentLoc(program.getLoc()),
-      tgt(target), stats(stats), kernels(kernels) {
-  b.setInsertionPointToEnd(&program.getBody().front());
-}
+    : NcoreBuilder(OpBuilder::atBlockEnd(&program.getBody().front()), program,
+                   program.getLoc()),
+      tgt(target), stats(stats), kernels(kernels) {}
 
 std::pair<SmallVector<int64_t>, Type>
 conversion::deviceLayout(RankedTensorType t) {
@@ -112,16 +111,8 @@ FailureOr<Placement> ProgramLowering::get(Value v, Operation *user) {
 Placement ProgramLowering::hbmScratch(ArrayRef<int64_t> shape, Type et,
                                       StringRef prefix) {
   auto [rows, cols] = matrixOf(shape);
-  auto type = TileType::get(MemSpace::Hbm, {rows, cols}, et);
-  Value root;
-  {
-    OpBuilder::InsertionGuard g(b);
-    if (!loops.empty())
-      b.setInsertionPoint(loops.front());
-    root = b.create<ncore::AllocOp>(
-        currentLoc, type, IntegerAttr(),
-        b.getStringAttr((prefix + Twine(scratchCount++)).str()));
-  }
+  Value root = alloc(MemSpace::Hbm, {rows, cols}, et,
+                     (prefix + Twine(scratchCount++)).str());
   Placement p;
   p.root = root;
   p.space = MemSpace::Hbm;
@@ -224,138 +215,14 @@ void ProgramLowering::release(Value owner) {
 }
 
 //===----------------------------------------------------------------------===//
-// ProgramLowering: loops
-//===----------------------------------------------------------------------===//
-
-void ProgramLowering::forRange(int64_t trips, function_ref<void(Index)> body) {
-  if (trips <= 0)
-    return;
-  if (trips == 1) {
-    body(cst(0));
-    return;
-  }
-  auto loop = b.create<ncore::LoopOp>(currentLoc, trips);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPoint(loop.getBodyBlock()->getTerminator());
-  loops.push_back(loop);
-  ivs.push_back(loop.getInductionVar());
-  body(getAffineDimExpr(ivs.size() - 1, context()));
-  ivs.pop_back();
-  loops.pop_back();
-}
-
-void ProgramLowering::forEachChunk(
-    int64_t n, int64_t chunk,
-    function_ref<void(Index start, int64_t size, bool first)> body,
-    bool peelFirst) {
-  int64_t full = n / chunk, rem = n % chunk;
-  int64_t first = 0;
-  if (peelFirst && full > 0) {
-    body(cst(0), chunk, true);
-    first = 1;
-  }
-  if (full > first)
-    forRange(full - first, [&](Index i) {
-      body((i + first) * chunk, chunk, /*first=*/false);
-    });
-  if (rem)
-    body(cst(full * chunk), rem, /*first=*/peelFirst && full == 0);
-}
-
-void ProgramLowering::forRangeAlternating(
-    int64_t trips, function_ref<void(Index, unsigned)> body) {
-  forRange(trips / 2, [&](Index i) {
-    body(i * 2, 0);
-    body(i * 2 + 1, 1);
-  });
-  if (trips % 2)
-    body(cst(trips - 1), 0);
-}
-
-void ProgramLowering::forEachChunkAlternating(
-    int64_t n, int64_t chunk,
-    function_ref<void(Index start, int64_t size, unsigned parity)> body) {
-  int64_t full = n / chunk, rem = n % chunk;
-  forRangeAlternating(
-      full, [&](Index i, unsigned parity) { body(i * chunk, chunk, parity); });
-  if (rem)
-    body(cst(full * chunk), rem, full % 2);
-}
-
-void ProgramLowering::forEachChunkPipelined(
-    int64_t n, int64_t chunk,
-    function_ref<void(Index, int64_t, unsigned)> load,
-    function_ref<void(Index, int64_t, unsigned)> compute) {
-  int64_t full = n / chunk, rem = n % chunk;
-  int64_t count = full + (rem ? 1 : 0);
-  if (count == 0)
-    return;
-  auto sizeOf = [&](int64_t i) { return i < full ? chunk : rem; };
-  load(cst(0), sizeOf(0), 0);
-  // Steps i = 0 .. count-2: load(i + 1), compute(i). Those whose chunks are
-  // both full go in a loop over pairs of steps (buffers 1, 0 then 0, 1).
-  int64_t steady = full >= 1 ? full - 1 : 0;
-  forRange(steady / 2, [&](Index j) {
-    load(j * (2 * chunk) + chunk, chunk, 1);
-    compute(j * (2 * chunk), chunk, 0);
-    load(j * (2 * chunk) + 2 * chunk, chunk, 0);
-    compute(j * (2 * chunk) + chunk, chunk, 1);
-  });
-  for (int64_t i = steady / 2 * 2; i + 1 < count; ++i) {
-    load(cst((i + 1) * chunk), sizeOf(i + 1), (i + 1) % 2);
-    compute(cst(i * chunk), sizeOf(i), i % 2);
-  }
-  compute(cst((count - 1) * chunk), sizeOf(count - 1), (count - 1) % 2);
-}
-
-//===----------------------------------------------------------------------===//
 // ProgramLowering: tiles
 //===----------------------------------------------------------------------===//
-
-Value ProgramLowering::alloc(MemSpace space, ArrayRef<int64_t> shape, Type et) {
-  OpBuilder::InsertionGuard g(b);
-  if (!loops.empty())
-    b.setInsertionPoint(loops.front());
-  return b.create<ncore::AllocOp>(currentLoc, TileType::get(space, shape, et));
-}
-
-Value ProgramLowering::view(Value source, ArrayRef<int64_t> shape,
-                            ArrayRef<Index> offsets,
-                            ArrayRef<int64_t> strides) {
-  auto src = cast<TileType>(source.getType());
-  bool identity = shape == src.getShape() && strides.empty() &&
-                  llvm::all_of(offsets, [](Index e) {
-                    auto c = dyn_cast<AffineConstantExpr>(e);
-                    return c && c.getValue() == 0;
-                  });
-  if (identity)
-    return source;
-  int64_t start = src.getStartPartition();
-  if (src.isOnChip())
-    if (auto c = dyn_cast<AffineConstantExpr>(offsets.front()))
-      start += c.getValue();
-  auto type = TileType::get(src.getSpace(), shape, src.getElementType(),
-                            src.isOnChip() ? start : 0);
-  auto map = AffineMap::get(ivs.size(), 0, offsets, context());
-  DenseI64ArrayAttr strideAttr;
-  if (!strides.empty())
-    strideAttr = b.getDenseI64ArrayAttr(strides);
-  return b.create<ncore::ViewOp>(currentLoc, type, source, ValueRange(ivs),
-                                 AffineMapAttr::get(map), strideAttr);
-}
-
-Value ProgramLowering::reshape(Value source, ArrayRef<int64_t> shape) {
-  auto src = cast<TileType>(source.getType());
-  if (src.getShape() == shape)
-    return source;
-  return b.create<ncore::ReshapeOp>(currentLoc, src.withShape(shape), source);
-}
 
 Value ProgramLowering::window(const Placement &t, Index row0, int64_t p,
                               Index col, int64_t n) {
   if (t.inSbuf()) {
     Index tile = (row0 + t.rowOffset).floorDiv(128);
-    return view(t.root, {p, n}, {cst(0), tile * t.pitch + t.colOffset + col});
+    return view(t.root, {p, n}, {0, tile * t.pitch + t.colOffset + col});
   }
   return view(t.root, {p, n}, {row0 + t.rowOffset, col + t.colOffset});
 }
@@ -366,7 +233,7 @@ Value ProgramLowering::load(const Placement &t, Index row0, int64_t p,
   if (t.inSbuf())
     return w;
   Value tile = alloc(MemSpace::Sbuf, {p, n}, t.elementType);
-  create<ncore::DmaCopyOp>(tile, w, ncore::EngineAttr());
+  dma(tile, w);
   return tile;
 }
 
@@ -381,84 +248,31 @@ void ProgramLowering::storeOut(const Placement &t, Index row0, int64_t p,
                                Index col, int64_t n, Value tile) {
   if (t.inSbuf())
     return;
-  create<ncore::DmaCopyOp>(window(t, row0, p, col, n), tile,
-                           ncore::EngineAttr());
-}
-
-Value ProgramLowering::constantArg(Type type, DictionaryAttr argAttrs) {
-  Attribute key = ArrayAttr::get(
-      context(),
-      {TypeAttr::get(type), argAttrs ? Attribute(argAttrs) : b.getUnitAttr()});
-  auto it = constants.find(key);
-  if (it != constants.end())
-    return it->second;
-  unsigned index = program.getNumArguments();
-  program.insertArgument(index, type, argAttrs, currentLoc);
-  program.setArgRole(index, "constant");
-  Value arg = program.getArgument(index);
-  constants[key] = arg;
-  return arg;
-}
-
-Value ProgramLowering::memset(Value tile, double value) {
-  create<ncore::MemsetOp>(tile, b.getF32FloatAttr(value), ncore::EngineAttr());
-  return tile;
-}
-
-void ProgramLowering::activation(ncore::ActFunc func, Value dst, Value src,
-                                 Value biasTile, Value reduce, double scale,
-                                 double bias) {
-  create<ncore::ActivationOp>(
-      dst, src, biasTile, reduce, ncore::ActFuncAttr::get(context(), func),
-      b.getF32FloatAttr(scale), b.getF32FloatAttr(bias), ncore::EngineAttr());
-}
-
-void ProgramLowering::tensorScalar(ncore::AluOp alu, Value dst, Value src,
-                                   Value scalarTile,
-                                   std::optional<double> imm) {
-  create<ncore::TensorScalarOp>(dst, src, scalarTile,
-                                ncore::AluOpAttr::get(context(), alu),
-                                imm ? b.getF32FloatAttr(*imm) : FloatAttr(),
-                                UnitAttr(), ncore::EngineAttr());
+  dma(window(t, row0, p, col, n), tile);
 }
 
 Value ProgramLowering::broadcastRow(const Placement &vec, Index col, int64_t n,
                                     int64_t p, Value into) {
-  Type et = vec.elementType;
-  Value tile = into ? view(into, {p, n}, {cst(0), cst(0)})
-                    : alloc(MemSpace::Sbuf, {p, n}, et);
+  Value tile = into ? view(into, {p, n}, {0, 0})
+                    : alloc(MemSpace::Sbuf, {p, n}, vec.elementType);
   // The row in SBUF (one partition): the placement itself, or one DMA.
-  Value row = load(vec, cst(0), 1, col, n);
-  // ones[1, p]^T x row[1, n] = row on every partition (exact). (A stride-0
-  // DMA from HBM would also do, but the runtime's access patterns have no
-  // row stride 0.)
-  Value ones = memset(alloc(MemSpace::Sbuf, {1, p}, et), 1.0);
-  int64_t chunk = std::min<int64_t>(n, ncore::kMatmulMaxN);
-  Value acc = alloc(MemSpace::Psum, {p, chunk}, b.getF32Type());
-  forEachChunk(n, chunk, [&](Index c0, int64_t nc, bool) {
-    Value accv = view(acc, {p, nc}, {cst(0), cst(0)});
-    create<ncore::MatmulOp>(accv, ones, view(row, {1, nc}, {cst(0), c0}),
-                            /*accumulate=*/false, ncore::EngineAttr());
-    create<ncore::TensorCopyOp>(view(tile, {p, nc}, {cst(0), c0}), accv,
-                                ncore::EngineAttr());
-  });
+  broadcastPartitions(tile, load(vec, 0, 1, col, n));
   return tile;
 }
 
 void ProgramLowering::copyInto(const Placement &dst, const Placement &src) {
   if (!dst.inSbuf() && !src.inSbuf()) {
-    create<ncore::DmaCopyOp>(window(dst, cst(0), dst.rows, cst(0), dst.cols),
-                             window(src, cst(0), src.rows, cst(0), src.cols),
-                             ncore::EngineAttr());
+    dma(window(dst, 0, dst.rows, 0, dst.cols),
+        window(src, 0, src.rows, 0, src.cols));
     return;
   }
   forEachRowTile(src.rows, [&](Index r, int64_t p) {
-    Value s = window(src, r, p, cst(0), src.cols);
-    Value d = window(dst, r, p, cst(0), dst.cols);
+    Value s = window(src, r, p, 0, src.cols);
+    Value d = window(dst, r, p, 0, dst.cols);
     if (dst.inSbuf() && src.inSbuf())
-      create<ncore::TensorCopyOp>(d, s, ncore::EngineAttr());
+      copy(d, s);
     else
-      create<ncore::DmaCopyOp>(d, s, ncore::EngineAttr());
+      dma(d, s);
   });
 }
 
@@ -478,7 +292,7 @@ Value ProgramLowering::contiguousHbm(const Placement &t, Operation *user) {
     Value rowsView = t.root;
     auto rootType = cast<TileType>(t.root.getType());
     if (t.rowOffset != 0 || rootType.getShape()[0] != t.rows)
-      rowsView = view(t.root, {t.rows, t.cols}, {cst(t.rowOffset), cst(0)});
+      rowsView = view(t.root, {t.rows, t.cols}, {t.rowOffset, 0});
     return reshape(rowsView, shape);
   }
   ++stats.relayouts;

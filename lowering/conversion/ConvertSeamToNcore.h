@@ -17,8 +17,7 @@
 #ifndef SEAM_LOWERING_CONVERTSEAMTONCORE_H
 #define SEAM_LOWERING_CONVERTSEAMTONCORE_H
 
-#include "dialect/ncore/NcoreOps.h"
-#include "mlir/IR/AffineExpr.h"
+#include "dialect/ncore/NcoreBuilder.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -44,10 +43,9 @@ namespace conversion {
 using ncore::MemSpace;
 using ncore::TileType;
 
-/// An index that may move with the enclosing ncore.loops: an affine
-/// expression over the induction variables of the current loop nest
-/// (dim i = the i-th open loop, outermost first).
-using Index = AffineExpr;
+/// An index that may move with the enclosing ncore.loops: affine in the
+/// induction variables of the loops the lowering opened.
+using ncore::Index;
 
 /// Where one seam tensor lives, seen as a rows x cols matrix.
 /// The shape and element type a tensor has on the device: its own, and a
@@ -151,22 +149,18 @@ private:
   llvm::StringMap<int64_t> countByName;
 };
 
-/// The state of lowering one program: builder, loop nest, placements and
-/// the SBUF budget.
-class ProgramLowering {
+/// The state of lowering one program: the ncore builder (loops, tiles,
+/// instructions; dialect/ncore/NcoreBuilder.h, shared with the kernels),
+/// where each seam tensor lives and the SBUF budget.
+class ProgramLowering : public ncore::NcoreBuilder {
 public:
   ProgramLowering(ncore::ProgramOp program, const TargetInfo &target,
                   ConversionStats &stats, KernelDeclarations &kernels);
 
-  OpBuilder &builder() { return b; }
-  Location loc() const { return currentLoc; }
-  void setLoc(Location l) { currentLoc = l; }
-  MLIRContext *context() { return b.getContext(); }
   KernelDeclarations &kernelDecls() { return kernels; }
   ConversionStats &statistics() { return stats; }
 
-  //===--- values
-  //----------------------------------------------------------===//
+  // Values.
   void bind(Value v, const Placement &p) { placements[v] = p; }
   /// The placement of an operand (error at `user` when it has none).
   FailureOr<Placement> get(Value v, Operation *user);
@@ -187,54 +181,14 @@ public:
   /// return to the budget (after the last use of `owner` and its views).
   void release(Value owner);
 
-  //===--- loops
-  //-----------------------------------------------------------===//
-  Index cst(int64_t c) { return getAffineConstantExpr(c, context()); }
-  /// body(i) for i in [0, trips): an ncore.loop unless trips == 1.
-  void forRange(int64_t trips, function_ref<void(Index)> body);
-  /// Chunks of `chunk` over [0, n): body(start, size); full chunks in one
-  /// loop, the remainder peeled. With `peelFirst`, chunk 0 is emitted on its
-  /// own first (`first` = true), e.g. the non-accumulating matmul of a K loop.
-  void
-  forEachChunk(int64_t n, int64_t chunk,
-               function_ref<void(Index start, int64_t size, bool first)> body,
-               bool peelFirst = false);
-  /// body(i, parity) for i in [0, trips), where iterations alternate
-  /// between two sets of buffers (the body picks them by `parity`): a loop
-  /// over pairs with the body twice, and the odd last iteration after it.
-  /// The refill of one set then overlaps the work on the other (the
-  /// scheduler only makes an iteration wait for the one two before it).
-  void forRangeAlternating(int64_t trips,
-                           function_ref<void(Index, unsigned parity)> body);
-  /// forEachChunk with alternating buffers: full chunks alternate parity,
-  /// the remainder gets the parity that follows the last full chunk.
-  void forEachChunkAlternating(
-      int64_t n, int64_t chunk,
-      function_ref<void(Index start, int64_t size, unsigned parity)> body);
-  /// Streams chunks of `chunk` over [0, n) through two buffers, software
-  /// pipelined: load(chunk c + 1) is emitted before compute(chunk c), so
-  /// that in program order (and so in the in-order DMA stream) the refill of
-  /// the other buffer comes before anything chunk c issues after its compute
-  /// (stores of results), and overlaps that compute. `parity` names the
-  /// buffer of the chunk (load and compute of one chunk get the same one).
-  void forEachChunkPipelined(
-      int64_t n, int64_t chunk,
-      function_ref<void(Index start, int64_t size, unsigned parity)> load,
-      function_ref<void(Index start, int64_t size, unsigned parity)> compute);
+  // Loops: NcoreBuilder's, and row tiles.
   /// Row tiles of 128 rows: body(row0, p).
   void forEachRowTile(int64_t rows,
                       function_ref<void(Index row0, int64_t p)> body) {
     forEachChunk(rows, 128, [&](Index r, int64_t p, bool) { body(r, p); });
   }
 
-  //===--- tiles
-  //-----------------------------------------------------------===//
-  /// A working tile, allocated outside the open loops.
-  Value alloc(MemSpace space, ArrayRef<int64_t> shape, Type elementType);
-  /// ncore.view at `offsets` (affine in the open loops' ivs).
-  Value view(Value source, ArrayRef<int64_t> shape, ArrayRef<Index> offsets,
-             ArrayRef<int64_t> strides = {});
-  Value reshape(Value source, ArrayRef<int64_t> shape);
+  // Tiles.
   /// The [p, n] window of rows [row0, row0 + p) and cols [col, col + n).
   /// In SBUF row0 must be a multiple of 128 (see rowAligned).
   Value window(const Placement &t, Index row0, int64_t p, Index col, int64_t n);
@@ -267,23 +221,6 @@ public:
   /// when `t` is in SBUF or not contiguous).
   static Placement withShape(Placement t, ArrayRef<int64_t> shape);
 
-  Value memset(Value tile, double value);
-  /// A program argument for a constant a called kernel needs (role
-  /// "constant", same `seam.constant` description), shared by equal ones.
-  Value constantArg(Type type, DictionaryAttr argAttrs);
-  /// dst = func(src * scale + bias) (bias: immediate, or a [P, 1] tile),
-  /// with the row sums of dst into `reduce` when given.
-  void activation(ncore::ActFunc func, Value dst, Value src,
-                  Value biasTile = {}, Value reduce = {}, double scale = 1.0,
-                  double bias = 0.0);
-  /// dst = src <alu> scalar (a [P, 1] tile or the immediate).
-  void tensorScalar(ncore::AluOp alu, Value dst, Value src, Value scalarTile,
-                    std::optional<double> imm = std::nullopt);
-
-  template <typename OpTy, typename... Args> OpTy create(Args &&...args) {
-    return b.create<OpTy>(currentLoc, std::forward<Args>(args)...);
-  }
-
   /// Checks that an element type is f32 or bf16 (diagnostic at `op`).
   /// f32 and bf16 anywhere; complex<f32> only in HBM at a boundary: a
   /// program's arguments and results (`op` the func) and a kernel call's.
@@ -302,18 +239,12 @@ public:
   void noteWorkingBytes(int64_t bytes) { peak = std::max(peak, used + bytes); }
 
 private:
-  ncore::ProgramOp program;
-  OpBuilder b;
-  Location currentLoc;
   const TargetInfo &tgt;
   ConversionStats &stats;
   KernelDeclarations &kernels;
   DenseMap<Value, Placement> placements;
   DenseMap<Value, SmallVector<Value, 1>> outputs;
   DenseMap<Value, int64_t> ownedBytes;
-  SmallVector<ncore::LoopOp> loops;
-  DenseMap<Attribute, Value> constants;
-  SmallVector<Value> ivs;
   int64_t used = 0, peak = 0, scratchCount = 0;
 };
 

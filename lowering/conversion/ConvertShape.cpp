@@ -62,7 +62,7 @@ static Value rowTilesWindow(ProgramLowering &pl, const Placement &p,
   auto rootShape = cast<ncore::TileType>(p.root.getType()).getShape();
   Value r = pl.reshape(p.root, {rootShape[0], rootShape[1] / p.pitch, p.pitch});
   return pl.view(r, {p.partitions(), tiles, n},
-                 {pl.cst(0), tile0 + p.rowOffset / 128, col + p.colOffset});
+                 {Index(0), tile0 + p.rowOffset / 128, col + p.colOffset});
 }
 
 /// The copies of a head swap in SBUF, one per head: [128, S / 128, D]
@@ -74,12 +74,12 @@ static void copyHeadsOnChip(ProgramLowering &pl, const Placement &seqMajor,
                             int64_t seq, int64_t d, bool toHeads) {
   int64_t t = seq / 128;
   pl.forRange(heads, [&](Index h) {
-    Value a = rowTilesWindow(pl, seqMajor, pl.cst(0), t, h * d, d);
-    Value b = rowTilesWindow(pl, headMajor, h * t, t, pl.cst(0), d);
+    Value a = rowTilesWindow(pl, seqMajor, Index(0), t, h * d, d);
+    Value b = rowTilesWindow(pl, headMajor, h * t, t, Index(0), d);
     if (toHeads)
-      pl.create<ncore::TensorCopyOp>(b, a, ncore::EngineAttr());
+      pl.copy(b, a);
     else
-      pl.create<ncore::TensorCopyOp>(a, b, ncore::EngineAttr());
+      pl.copy(a, b);
   });
 }
 
@@ -97,7 +97,7 @@ static LogicalResult lowerReshape(ProgramLowering &pl, Operation *o) {
   if (!x->inSbuf() && x->isContiguous()) {
     Placement p = *x;
     Value rowsView =
-        pl.view(x->root, {x->rows, x->cols}, {pl.cst(x->rowOffset), pl.cst(0)});
+        pl.view(x->root, {x->rows, x->cols}, {Index(x->rowOffset), Index(0)});
     p.root = pl.reshape(rowsView, {rows, cols});
     p.rowOffset = 0;
     p.rows = rows;
@@ -185,9 +185,8 @@ static LogicalResult lowerSlice(ProgramLowering &pl, Operation *o) {
   Value src = pl.contiguousHbm(*x, op);
   SmallVector<Index> offsets;
   for (int64_t off : offs)
-    offsets.push_back(pl.cst(off));
-  pl.create<ncore::DmaCopyOp>(dst, pl.view(src, res, offsets),
-                              ncore::EngineAttr());
+    offsets.push_back(Index(off));
+  pl.dma(dst, pl.view(src, res, offsets));
   return success();
 }
 
@@ -195,12 +194,12 @@ static LogicalResult lowerSlice(ProgramLowering &pl, Operation *o) {
 /// (whole rows of equal width): tensor_copy on chip, else one DMA.
 static void copyRows(ProgramLowering &pl, const Placement &dst, Index dstRow0,
                      const Placement &src, Index srcRow0, int64_t p) {
-  Value d = pl.window(dst, dstRow0, p, pl.cst(0), dst.cols);
-  Value s = pl.window(src, srcRow0, p, pl.cst(0), src.cols);
+  Value d = pl.window(dst, dstRow0, p, Index(0), dst.cols);
+  Value s = pl.window(src, srcRow0, p, Index(0), src.cols);
   if (dst.inSbuf() && src.inSbuf())
-    pl.create<ncore::TensorCopyOp>(d, s, ncore::EngineAttr());
+    pl.copy(d, s);
   else
-    pl.create<ncore::DmaCopyOp>(d, s, ncore::EngineAttr());
+    pl.dma(d, s);
 }
 
 /// Concatenation along the row dim (dim rank - 2) into SBUF: per outer
@@ -277,15 +276,12 @@ static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
       int64_t n = shapeOf(input).back();
       if (rowTilesExpressible(x)) {
         int64_t tiles = out.rowTiles();
-        pl.create<ncore::TensorCopyOp>(
-            rowTilesWindow(pl, out, pl.cst(0), tiles, pl.cst(at), n),
-            rowTilesWindow(pl, x, pl.cst(0), tiles, pl.cst(0), n),
-            ncore::EngineAttr());
+        pl.copy(rowTilesWindow(pl, out, Index(0), tiles, Index(at), n),
+                rowTilesWindow(pl, x, Index(0), tiles, Index(0), n));
       } else {
         pl.forEachRowTile(rows, [&](Index r0, int64_t p) {
-          pl.create<ncore::DmaCopyOp>(pl.window(out, r0, p, pl.cst(at), n),
-                                      pl.window(x, r0, p, pl.cst(0), n),
-                                      ncore::EngineAttr());
+          pl.dma(pl.window(out, r0, p, Index(at), n),
+                 pl.window(x, r0, p, Index(0), n));
         });
       }
       at += n;
@@ -301,10 +297,9 @@ static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
       return failure();
     SmallVector<int64_t> in = shapeOf(input);
     Value src = pl.contiguousHbm(*x, op);
-    SmallVector<Index> offsets(res.size(), pl.cst(0));
-    offsets[dim] = pl.cst(at);
-    pl.create<ncore::DmaCopyOp>(pl.view(dst, in, offsets), src,
-                                ncore::EngineAttr());
+    SmallVector<Index> offsets(res.size(), Index(0));
+    offsets[dim] = Index(at);
+    pl.dma(pl.view(dst, in, offsets), src);
     at += in[dim];
   }
   return success();
@@ -329,15 +324,15 @@ static LogicalResult lowerSwapLastTwo(ProgramLowering &pl, TransposeOp op,
   Value tp = pl.alloc(MemSpace::Psum,
                       {std::min<int64_t>(b, 128), std::min<int64_t>(a, 128)},
                       pl.builder().getF32Type());
-  auto zero = pl.cst(0);
+  auto zero = Index(0);
   pl.forRange(batch, [&](Index k) {
     pl.forEachChunk(a, 128, [&](Index a0, int64_t pa, bool) {
       pl.forEachChunk(b, 128, [&](Index b0, int64_t pb, bool) {
         Value blk = pl.load(src, k * a + a0, pa, b0, pb);
         Value t = pl.view(tp, {pb, pa}, {zero, zero});
-        pl.create<ncore::TransposeOp>(t, blk, ncore::EngineAttr());
+        pl.transpose(t, blk);
         Value out = pl.outTile(ya, k * b + b0, pb, a0, pa);
-        pl.create<ncore::TensorCopyOp>(out, t, ncore::EngineAttr());
+        pl.copy(out, t);
         pl.storeOut(ya, k * b + b0, pb, a0, pa, out);
       });
     });
@@ -451,7 +446,7 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     for (unsigned d = 0; d + 2 < rank; ++d)
       if (in[d] > 1)
         inLoops.push_back(d);
-    SmallVector<Index> at(rank, pl.cst(0));
+    SmallVector<Index> at(rank, Index(0));
     std::function<void(unsigned)> emitIn = [&](unsigned level) {
       if (level < inLoops.size()) {
         pl.forRange(in[inLoops[level]], [&](Index i) {
@@ -465,17 +460,15 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
       srcSizes[rank - 1] = cols;
       dstSizes[inv[rank - 2]] = in[rank - 2];
       dstSizes[rank - 1] = cols;
-      SmallVector<Index> dstOff(rank, pl.cst(0));
+      SmallVector<Index> dstOff(rank, Index(0));
       for (unsigned d = 0; d + 2 < rank; ++d)
         dstOff[inv[d]] = at[d];
-      pl.create<ncore::DmaCopyOp>(pl.view(dst, dstSizes, dstOff),
-                                  pl.view(src, srcSizes, at),
-                                  ncore::EngineAttr());
+      pl.dma(pl.view(dst, dstSizes, dstOff), pl.view(src, srcSizes, at));
     };
     emitIn(0);
     return success();
   }
-  SmallVector<Index> idx(rank, pl.cst(0));
+  SmallVector<Index> idx(rank, Index(0));
   std::function<void(unsigned)> emit = [&](unsigned level) {
     if (level < loopDims.size()) {
       pl.forRange(res[loopDims[level]], [&](Index i) {
@@ -484,11 +477,11 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
       });
       return;
     }
-    SmallVector<Index> srcOff(rank, pl.cst(0));
+    SmallVector<Index> srcOff(rank, Index(0));
     for (unsigned d = 0; d + 2 < rank; ++d)
       srcOff[perm[d]] = idx[d];
     if (toSbuf) {
-      Index flat = pl.cst(0);
+      Index flat = Index(0);
       for (unsigned d = 0; d + 2 < rank; ++d)
         flat = flat * res[d] + idx[d];
       pl.forEachRowTile(n, [&](Index r0, int64_t p) {
@@ -497,9 +490,8 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
         srcSizes[rank - 1] = cols;
         SmallVector<Index> off = srcOff;
         off[perm[rank - 2]] = r0;
-        pl.create<ncore::DmaCopyOp>(
-            pl.window(out, flat * n + r0, p, pl.cst(0), cols),
-            pl.view(src, srcSizes, off), ncore::EngineAttr());
+        pl.dma(pl.window(out, flat * n + r0, p, Index(0), cols),
+               pl.view(src, srcSizes, off));
       });
       return;
     }
@@ -508,12 +500,10 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     dstSizes[rank - 1] = cols;
     srcSizes[perm[rank - 2]] = n;
     srcSizes[rank - 1] = cols;
-    SmallVector<Index> dstOff(rank, pl.cst(0));
+    SmallVector<Index> dstOff(rank, Index(0));
     for (unsigned d = 0; d + 2 < rank; ++d)
       dstOff[d] = idx[d];
-    pl.create<ncore::DmaCopyOp>(pl.view(dst, dstSizes, dstOff),
-                                pl.view(src, srcSizes, srcOff),
-                                ncore::EngineAttr());
+    pl.dma(pl.view(dst, dstSizes, dstOff), pl.view(src, srcSizes, srcOff));
   };
   emit(0);
   return success();
