@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
 #include "lowering/conversion/ConvertSeamToNcore.h"
+#include "passes/Remarks.h"
 #include "runtime/Profile.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -397,27 +398,30 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
   std::optional<LinearPlan> plan = planLinear(pl, *x, *w, y, bias.has_value());
   if (!plan) {
     ++pl.statistics().linearsBlocked;
-    op.emitRemark() << "convert-seam-to-ncore: linear [" << x->rows << " x "
-                    << k << "] x [" << k << " x " << n
-                    << "]: blocked order (W read once per token tile): no "
-                       "weight-streaming plan fits";
+    decisionRemark(pl.target().remarks, op.getLoc())
+        << "convert-seam-to-ncore: linear [" << x->rows << " x " << k << "] x ["
+        << k << " x " << n
+        << "]: blocked order (W read once per token tile): no "
+           "weight-streaming plan fits";
     return lowerBlocked(pl, op, *x, *w, y, bias);
   }
   ++pl.statistics().linearsStreamed;
   pl.statistics().weightPasses += plan->groups;
-  int64_t eb = x->elementType.isBF16() ? 2 : 4;
-  int64_t slabs = (n + plan->slabCols - 1) / plan->slabCols;
-  op.emitRemark() << llvm::formatv(
-      "convert-seam-to-ncore: linear [{0} x {1}] x [{1} x {2}]: weight "
-      "streamed {3} in {4} slab(s) of {5} columns ({6} per DMA, two "
-      "buffers), K = {7} x {8}, X^T of {9} row tile(s) resident; estimated "
-      "TE {10:F1} us, DMA {11:F1} us, fill {12:F1} us ({13}-bound)",
-      x->rows, k, n,
-      plan->groups == 1 ? std::string("once")
-                        : llvm::formatv("{0} times", plan->groups).str(),
-      slabs, plan->slabCols, mib(double(k) * plan->slabCols * eb), plan->pk,
-      plan->kb, plan->groupTiles, plan->teNs * 1e-3, plan->dmaNs * 1e-3,
-      plan->fillNs * 1e-3, plan->teNs >= plan->dmaNs ? "TE" : "DMA");
+  if (pl.target().remarks) {
+    int64_t eb = x->elementType.isBF16() ? 2 : 4;
+    int64_t slabs = (n + plan->slabCols - 1) / plan->slabCols;
+    op.emitRemark() << llvm::formatv(
+        "convert-seam-to-ncore: linear [{0} x {1}] x [{1} x {2}]: weight "
+        "streamed {3} in {4} slab(s) of {5} columns ({6} per DMA, two "
+        "buffers), K = {7} x {8}, X^T of {9} row tile(s) resident; estimated "
+        "TE {10:F1} us, DMA {11:F1} us, fill {12:F1} us ({13}-bound)",
+        x->rows, k, n,
+        plan->groups == 1 ? std::string("once")
+                          : llvm::formatv("{0} times", plan->groups).str(),
+        slabs, plan->slabCols, mib(double(k) * plan->slabCols * eb), plan->pk,
+        plan->kb, plan->groupTiles, plan->teNs * 1e-3, plan->dmaNs * 1e-3,
+        plan->fillNs * 1e-3, plan->teNs >= plan->dmaNs ? "TE" : "DMA");
+  }
   lowerStreamed(pl, *plan, *x, *w, y, bias);
   return success();
 }

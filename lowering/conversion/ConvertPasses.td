@@ -40,7 +40,10 @@ def ConvertSeamToNcore : Pass<"convert-seam-to-ncore", "ModuleOp"> {
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"trn1\"",
-           "Target profile: trn1 or trn2 (SBUF capacity)">
+           "Target profile: trn1 or trn2 (SBUF capacity)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"true",
+           "Explain each tiling decision with a remark (seam-run turns them "
+           "off: it shows warnings and errors only)">
   ];
   let dependentDialects = ["ncore::NcoreDialect"];
 }

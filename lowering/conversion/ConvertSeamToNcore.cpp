@@ -565,6 +565,7 @@ void ConvertSeamToNcorePass::runOnOperation() {
   const ::seam::rt::Profile &profile = ::seam::rt::Profile::builtin(*parsed);
   TargetInfo info;
   info.name = target;
+  info.remarks = remarks;
   info.sbufPartitionBytes = int64_t(profile.sbufPartitionBytes);
   // Working tiles of the widest op (a linear's transposed row block, an
   // attention row of scores, a norm's f32 row) stay below a third of SBUF.

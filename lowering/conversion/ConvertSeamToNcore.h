@@ -87,6 +87,8 @@ struct TargetInfo {
   /// The hardware profile, for the cost models that choose loop orders and
   /// tile sizes (engine clocks, DMA queues, bandwidth and fixed cost).
   const ::seam::rt::Profile *profile = nullptr;
+  /// Explain decisions with remarks (the pass's `remarks` option).
+  bool remarks = true;
 };
 
 /// The counters of a conversion, declared once: X(field, counter name,

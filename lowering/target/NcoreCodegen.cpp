@@ -3,6 +3,7 @@
 #include "lowering/transforms/NcorePasses.h"
 
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -58,7 +59,7 @@ private:
 
 static LogicalResult prepareOne(ProgramOp program, rt::Target target,
                                 llvm::SmallPtrSetImpl<Operation *> &seen,
-                                CodegenTimings *timings) {
+                                CodegenTimings *timings, bool verifyEach) {
   if (!seen.insert(program).second || program.isDeclaration())
     return success();
   // Callees first: ncore-allocate places each kernel call by the on-chip
@@ -66,7 +67,7 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
   WalkResult r = program.walk([&](CallKernelOp call) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
         call, call.getCalleeAttr());
-    if (callee && failed(prepareOne(callee, target, seen, timings)))
+    if (callee && failed(prepareOne(callee, target, seen, timings, verifyEach)))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -90,21 +91,26 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
     return success();
   if (timings)
     pm.addInstrumentation(std::make_unique<PhaseClock>(*timings));
-  return pm.run(program);
+  pm.enableVerifier(verifyEach);
+  if (failed(pm.run(program)))
+    return failure();
+  return verifyEach ? success() : mlir::verify(program);
 }
 
 LogicalResult mlir::ncore::prepareNcoreProgram(ProgramOp program,
                                                rt::Target target,
-                                               CodegenTimings *timings) {
+                                               CodegenTimings *timings,
+                                               bool verifyEachPass) {
   llvm::SmallPtrSet<Operation *, 8> seen;
-  return prepareOne(program, target, seen, timings);
+  return prepareOne(program, target, seen, timings, verifyEachPass);
 }
 
 FailureOr<rt::Program>
 mlir::ncore::compileNcoreProgram(ProgramOp program, rt::Target target,
                                  const EmitOptions &options,
                                  CodegenTimings *timings) {
-  if (failed(prepareNcoreProgram(program, target, timings)))
+  if (failed(prepareNcoreProgram(program, target, timings,
+                                 options.verifyEachPass)))
     return failure();
   double t0 = timings ? nowNs() : 0;
   FailureOr<rt::Program> out = emitProgram(program, target, options);

@@ -49,6 +49,11 @@ struct EmitOptions {
   /// (kernels/Constants.h).
   std::function<std::vector<float>(ProgramOp program, unsigned arg)>
       constantValues;
+  /// compileNcoreProgram: verify the IR after every ncore pass (the
+  /// debugging default, as seam-opt does), or only once after the last one
+  /// (seam-run: verifying each pass was a fifth of a cold compile; the
+  /// runtime verifies every emitted program again when it loads it).
+  bool verifyEachPass = true;
 };
 
 /// Argument attribute naming the binding of a program argument.

@@ -425,6 +425,24 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   llvm::DenseMap<Operation *, unsigned> indexOf;
   for (auto [i, inst] : llvm::enumerate(insts))
     indexOf[inst.op] = i;
+  // The engines of each access list's first i entries (bit per engine): a
+  // scan back stops when no earlier entry is of an engine it still looks
+  // for, rather than walking every same-engine access back to the epoch's
+  // start (a weight tile read by hundreds of matmuls).
+  static_assert(kEngines <= 8, "engine masks are 8 bits");
+  llvm::DenseMap<const std::vector<Entry> *, std::vector<uint8_t>>
+      enginesBefore;
+  auto addMasks = [&](const std::vector<Entry> &list) {
+    std::vector<uint8_t> &m = enginesBefore[&list];
+    m.assign(list.size() + 1, 0);
+    for (size_t i = 0; i < list.size(); ++i)
+      m[i + 1] = m[i] | uint8_t(1u << insts[list[i].first].engine);
+  };
+  for (auto &kv : byBucket)
+    addMasks(kv.second);
+  for (auto &kv : byTile)
+    addMasks(kv.second);
+  auto engineBit = [](unsigned engine) { return uint8_t(1u << engine); };
 
   // 3. Dependencies: for each consumer, the producers it must wait for.
   // Candidates are scanned latest first. Before the consumer in program
@@ -480,7 +498,13 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
                       l.begin())});
     }
     SmallVector<unsigned, 4> &out = before[tile];
-    while (!llvm::all_of(found, [](bool f) { return f; })) {
+    uint8_t want = uint8_t((1u << kEngines) - 1);
+    while (want) {
+      uint8_t remaining = 0;
+      for (auto &[l, at] : heads)
+        remaining |= enginesBefore.find(l)->second[at];
+      if (!(remaining & want))
+        break;
       int best = -1;
       for (unsigned i = 0; i < heads.size(); ++i)
         if (heads[i].second > 0 &&
@@ -496,6 +520,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       if (found[P.engine] || !conflicts(region, P.footprints[e.second]))
         continue;
       found[P.engine] = true;
+      want &= uint8_t(~engineBit(P.engine));
       out.push_back(e.first);
     }
   }
@@ -578,7 +603,20 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       SmallVector<size_t, 8> at(splits);
       std::optional<Entry> last;
       std::array<bool, kEngines> found{};
+      // Engines whose accesses can still add a producer (not C's own unless
+      // it is DMA: the consider() rule).
+      uint8_t want = uint8_t((1u << kEngines) - 1);
+      if (C.engine != static_cast<unsigned>(Engine::Dma))
+        want &= uint8_t(~engineBit(C.engine));
+      SmallVector<const std::vector<uint8_t> *, 8> masks;
+      for (std::vector<Entry> *l : lists)
+        masks.push_back(&enginesBefore.find(l)->second);
       while (true) {
+        uint8_t remaining = 0;
+        for (unsigned i = 0; i < lists.size(); ++i)
+          remaining |= (*masks[i])[at[i]];
+        if (!(remaining & want))
+          break;
         int best = -1;
         for (unsigned i = 0; i < lists.size(); ++i)
           if (at[i] > 0 && (best < 0 || (*lists[best])[at[best] - 1] <
@@ -599,8 +637,10 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
           consider(p, k);
           continue;
         }
-        if (!found[P.engine] && consider(p, k))
+        if (!found[P.engine] && consider(p, k)) {
           found[P.engine] = true;
+          want &= uint8_t(~engineBit(P.engine));
+        }
         if (fp.write && P.loops == C.loops && fp.pLo <= fc.pLo &&
             fp.pHi >= fc.pHi && fp.lo <= fc.lo && fp.hi >= fc.hi)
           break;

@@ -250,7 +250,8 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   PassManager lpm(&ctx);
   // `lpm` is anchored on the module already: the text names its contents.
   std::string lowerPipeline =
-      "convert-seam-to-ncore{target=" + std::string(rt::name(target)) + "}";
+      "convert-seam-to-ncore{target=" + std::string(rt::name(target)) +
+      " remarks=false}";
   if (failed(parsePassPipeline(lowerPipeline, lpm)))
     return Result::failure("bad lowering pipeline: " + lowerPipeline);
   if (failed(lpm.run(*lowered)))
@@ -281,7 +282,9 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
       return Result::failure("no ncore.program for '" + p.unit +
                              "' after lowering");
     ncore::CodegenTimings phases;
-    auto program = compileNcoreProgram(prog, target, {}, &phases);
+    ncore::EmitOptions emitOptions;
+    emitOptions.verifyEachPass = false; // once, after the last pass
+    auto program = compileNcoreProgram(prog, target, emitOptions, &phases);
     cm.breakdown.doubleBufferNs += phases.doubleBufferNs;
     cm.breakdown.allocateNs += phases.allocateNs;
     cm.breakdown.scheduleNs += phases.scheduleNs;
