@@ -43,7 +43,9 @@ std::string checkPermissions(const Instruction &inst) {
     if (!inst.has(Instruction::Slot(s)))
       continue;
     const AccessPattern &ap = inst.aps[s];
-    bool written = s == S::Dst || s == S::Aux;
+    // Aux is activation's reduce output; scalar_tensor_tensor reads it.
+    bool written =
+        s == S::Dst || (s == S::Aux && inst.op == Opcode::Activation);
     std::string who = std::string(name(inst.engine));
     if (ap.space == MemSpace::Hbm && compute)
       return who + " cannot access HBM (operand " + slotName(s) +
@@ -266,6 +268,32 @@ std::string execTensorScalar(Exec &x) {
       x.out[p * f + i] =
           inst.reverse ? applyAlu(inst.alu, s, v) : applyAlu(inst.alu, v, s);
     }
+  }
+  x.m.store(x.dst, x.out.data());
+  return "";
+}
+
+std::string execScalarTensorTensor(Exec &x) {
+  const Instruction &inst = x.inst;
+  size_t f = x.f();
+  if (auto e = x.sameShape(S::Src0); !e.empty())
+    return e;
+  if (auto e = x.sameShape(S::Src1); !e.empty())
+    return e;
+  if (inst.has(S::Aux))
+    if (auto e = x.perPartition(S::Aux); !e.empty())
+      return e;
+  std::vector<float> scalars;
+  if (inst.has(S::Aux))
+    x.m.load(x.res[S::Aux], scalars);
+  x.m.load(x.src, x.in);
+  x.m.load(x.res[S::Src1], x.in2);
+  x.out.resize(x.in.size());
+  for (unsigned p = 0; p < x.dst.partitions; ++p) {
+    float s = inst.has(S::Aux) ? scalars[p] : inst.scalar;
+    for (size_t i = 0; i < f; ++i)
+      x.out[p * f + i] =
+          applyAlu(inst.alu, x.in[p * f + i] * s, x.in2[p * f + i]);
   }
   x.m.store(x.dst, x.out.data());
   return "";

@@ -74,6 +74,13 @@ double cyclesTensorTensor(const Instruction &inst, const Profile &p) {
   return std::max(p.minIiCycles, p.tensorTensorCyclesPerElement * n);
 }
 
+double cyclesScalarTensorTensor(const Instruction &inst, const Profile &p) {
+  // scalar_tensor_tensor: hardware.md has no row for it. Estimated as
+  // tensor_tensor's formula: it streams the same two tensor inputs per
+  // element, the scalar product riding along in the same pass.
+  return cyclesTensorTensor(inst, p);
+}
+
 double cyclesTensorReduce(const Instruction &inst, const Profile &) {
   // tensor_reduce: N (N/2 for bf16 add/max).
   double n = freeN(inst, S::Src0);

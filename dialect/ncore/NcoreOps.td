@@ -536,6 +536,53 @@ def Ncore_TensorScalarOp : Ncore_InstOp<"tensor_scalar"> {
   }];
 }
 
+def Ncore_ScalarTensorTensorOp : Ncore_InstOp<"scalar_tensor_tensor"> {
+  let summary = "dst = (data * scalar) <op> tensor, elementwise, in one pass";
+  let description = [{
+    NKI's `scalar_tensor_tensor` with `op0` = multiply: `data` scaled by a
+    per-partition scalar (a [P, 1] tile, or the `imm` immediate: exactly one
+    of them), then combined with `tensor` by `op`. One pass over the data
+    where tensor_scalar + tensor_tensor take two (a normalisation's
+    `x * rstd * gamma`). Same partitions and free element count for dst,
+    data and tensor. Vector by default, GpSimd legal (not on PSUM).
+
+    ```mlir
+    ncore.scalar_tensor_tensor multiply %o, %x, %gamma, %rstd
+        : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
+    ncore.scalar_tensor_tensor add %o, %x, %y imm 2.0
+        : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+    ```
+  }];
+  let arguments = (ins Dst:$dst, Src:$data, Src:$tensor, OptSrc:$scalar_tile,
+                       Ncore_AluOp:$alu, OptionalAttr<F32Attr>:$imm,
+                       OptionalAttr<Ncore_Engine>:$engine);
+  let assemblyFormat = [{
+    $alu $dst `,` $data `,` $tensor (`,` $scalar_tile^)? (`imm` $imm^)?
+    (`on` $engine^)? attr-dict `:` type(operands)
+  }];
+  let translation = [{
+    t.operands({getDst(), getData(), getTensor(), getScalarTile()});
+    t.inst.alu = t.convert(getAlu());
+    t.inst.scalar = getImm() ? getImm()->convertToFloat() : 0.0f;
+  }];
+  let verification = [{
+    if (failed(verifySameLayout(*this, getDst(), "dst", getData(), "data")) ||
+        failed(verifySameLayout(*this, getDst(), "dst", getTensor(),
+                                "tensor")))
+      return failure();
+    if (tileOf(getData()).getSpace() == MemSpace::Psum &&
+        tileOf(getTensor()).getSpace() == MemSpace::Psum)
+      return emitOpError("reads at most one operand from PSUM (data and "
+                         "tensor are both in psum)");
+    if (bool(getScalarTile()) == bool(getImm()))
+      return emitOpError("takes one scalar: an immediate (imm) or a [P, 1] "
+                         "tile");
+    if (getScalarTile())
+      return verifyColumn(*this, getScalarTile(), "scalar", getDst());
+    return success();
+  }];
+}
+
 def Ncore_TensorReduceOp : Ncore_InstOp<"tensor_reduce"> {
   let summary = "reduce along the last free dimension";
   let description = [{

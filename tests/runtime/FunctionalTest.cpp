@@ -48,8 +48,8 @@ TEST(Functional, EveryActivationFunctionWithScaleBiasAndReduce) {
     if (!func)
       continue;
     bool positive = *func == ActFunc::Rsqrt || *func == ActFunc::Sqrt;
-    std::vector<float> x = randomValues(P * F, code, positive ? 0.1f : -2.0f,
-                                        2.0f);
+    std::vector<float> x =
+        randomValues(P * F, code, positive ? 0.1f : -2.0f, 2.0f);
     std::vector<float> bias = randomValues(P, 100 + code, 0.0f, 0.5f);
     TileProgram t;
     AccessPattern in = t.input("x", P, F, x);
@@ -106,7 +106,8 @@ TEST(Functional, TensorTensorScalarReduceCopyReciprocal) {
   AccessPattern o5 = sbufTile(DType::F32, 0, P, 7168, F);
   t.add(isa::tensorTensor(o1, ia, ib, AluOp::Subtract));
   t.add(isa::tensorScalar(o2, ia, AluOp::Divide, 4.0f, /*reverse=*/true));
-  t.add(isa::tensorScalar(o3, ia, AluOp::Multiply, 0).withScalarAp(is)
+  t.add(isa::tensorScalar(o3, ia, AluOp::Multiply, 0)
+            .withScalarAp(is)
             .onEngine(Engine::GpSimd));
   t.add(isa::tensorReduce(o4, ia, AluOp::Max));
   t.add(isa::reciprocal(o5, ib));
@@ -132,6 +133,40 @@ TEST(Functional, TensorTensorScalarReduceCopyReciprocal) {
   EXPECT_LT(relL2(out(r, "mul"), mul), 1e-6);
   EXPECT_LT(relL2(out(r, "max"), mx), 1e-7);
   EXPECT_LT(relL2(out(r, "recip"), recip), 1e-6);
+}
+
+TEST(Functional, ScalarTensorTensor) {
+  std::vector<float> a = randomValues(P * F, 1, -2.0f, 2.0f);
+  std::vector<float> b = randomValues(P * F, 2, 0.5f, 2.0f);
+  std::vector<float> s = randomValues(P, 3, 0.5f, 2.0f);
+  TileProgram t;
+  AccessPattern ia = t.input("a", P, F, a, DType::F32, 0);
+  AccessPattern ib = t.input("b", P, F, b, DType::F32, 1024);
+  AccessPattern is = t.input("s", P, 1, s, DType::F32, 2048);
+  AccessPattern o1 = sbufTile(DType::F32, 0, P, 3072, F);
+  AccessPattern o2 = sbufTile(DType::BF16, 0, P, 4096, F);
+  // (a * s[p]) * b with a per-partition scalar; (a * 0.5) + b on GpSimd
+  // into bf16.
+  Instruction mul = isa::make(Opcode::ScalarTensorTensor, {o1, ia, ib, is});
+  mul.alu = AluOp::Multiply;
+  Instruction add = isa::make(Opcode::ScalarTensorTensor, {o2, ia, ib});
+  add.alu = AluOp::Add;
+  add.scalar = 0.5f;
+  t.add(mul);
+  t.add(add.onEngine(Engine::GpSimd));
+  t.output("mul", o1);
+  t.output("add", o2);
+  LaunchResult r = t.run();
+  std::vector<double> wantMul(P * F), wantAdd(P * F);
+  for (uint32_t p = 0; p < P; ++p)
+    for (uint32_t i = 0; i < F; ++i) {
+      double x = a[p * F + i], y = b[p * F + i];
+      wantMul[p * F + i] = x * s[p] * y;
+      wantAdd[p * F + i] = x * 0.5 + y;
+    }
+  EXPECT_LT(relL2(out(r, "mul"), wantMul), 1e-6);
+  EXPECT_LT(relL2(out(r, "add"), wantAdd), 1e-2); // bf16 destination
+  EXPECT_GT(relL2(out(r, "add"), wantAdd), 0.0);  // and it did round
 }
 
 TEST(Functional, IotaAffineSelectMemset) {
@@ -164,13 +199,13 @@ TEST(Functional, DmaStridedAccessPatterns) {
   for (int i = 0; i < 24; ++i)
     x[i] = float(i);
   TileProgram t;
-  uint32_t xb = t.builder.addBinding("x", {4, 6}, DType::F32,
-                                     BindingRole::Input);
+  uint32_t xb =
+      t.builder.addBinding("x", {4, 6}, DType::F32, BindingRole::Input);
   t.inputs["x"] = HostTensor{{4, 6}, x};
   AccessPattern tile = sbufTile(DType::F32, 0, 6, 0, 4);
   t.add(isa::dmaCopy(tile, t.builder.hbm(xb, 0, 6, 1, {{4, 6}})));
-  uint32_t yb = t.builder.addBinding("y", {6, 2}, DType::F32,
-                                     BindingRole::Output);
+  uint32_t yb =
+      t.builder.addBinding("y", {6, 2}, DType::F32, BindingRole::Output);
   t.add(isa::dmaCopy(t.builder.hbm(yb, 0, 6, 2, {{2, 1}}),
                      sbuf(DType::F32, 0, 6, 0, {{2, 2}})));
   LaunchResult r = t.run();
@@ -243,8 +278,10 @@ TEST(Functional, CollectivesAcrossRanks) {
   uint32_t x = b.addBinding("x", {4}, DType::F32, BindingRole::Input);
   uint32_t s = b.addBinding("sum", {4}, DType::F32, BindingRole::Output);
   uint32_t g = b.addBinding("gather", {8}, DType::F32, BindingRole::Output);
-  b.emit(isa::allReduce(b.hbm(s, 0, 1, 4, {{4, 1}}), b.hbm(x, 0, 1, 4, {{4, 1}})));
-  b.emit(isa::allGather(b.hbm(g, 0, 1, 8, {{8, 1}}), b.hbm(x, 0, 1, 4, {{4, 1}})));
+  b.emit(
+      isa::allReduce(b.hbm(s, 0, 1, 4, {{4, 1}}), b.hbm(x, 0, 1, 4, {{4, 1}})));
+  b.emit(
+      isa::allGather(b.hbm(g, 0, 1, 8, {{8, 1}}), b.hbm(x, 0, 1, 4, {{4, 1}})));
   DeviceOptions opts;
   Device dev(Profile::builtin(Target::Trn1), opts);
   auto id = dev.loadProgram(b.take(), 2);
@@ -310,8 +347,7 @@ TEST(Faults, PartitionsBeyond128) {
   EXPECT_NE(f.find("'parts' core 0 engine VE instruction 0 (tensor_copy)"),
             std::string::npos)
       << f;
-  EXPECT_NE(f.find("spans partitions [100, 140) beyond 128"),
-            std::string::npos)
+  EXPECT_NE(f.find("spans partitions [100, 140) beyond 128"), std::string::npos)
       << f;
 }
 

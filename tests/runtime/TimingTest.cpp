@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TestUtil.h"
 #include "runtime/Timing.h"
+#include "TestUtil.h"
 
 using namespace seam::rt;
 using namespace seam::rt::test;
@@ -32,8 +32,8 @@ TEST(TimingCost, FormulasPerInstruction) {
     EXPECT_EQ(cycles(isa::memset(tile(n), 0)), std::max(64.0, N));
     EXPECT_EQ(cycles(isa::tensorTensor(tile(n), tile(n), tile(n), AluOp::Max)),
               std::max(64.0, 2 * N));
-    EXPECT_EQ(cycles(isa::tensorTensor(tile(n), tile(n),
-                                       psumTile(0, 128, 0, n), AluOp::Max)),
+    EXPECT_EQ(cycles(isa::tensorTensor(tile(n), tile(n), psumTile(0, 128, 0, n),
+                                       AluOp::Max)),
               std::max(64.0, N));
     auto bf = tile(n, DType::BF16);
     EXPECT_EQ(cycles(isa::tensorTensor(bf, bf, bf, AluOp::Add)),
@@ -43,23 +43,28 @@ TEST(TimingCost, FormulasPerInstruction) {
     EXPECT_EQ(cycles(isa::tensorReduce(tile(1), tile(n), AluOp::Add)), N);
     EXPECT_EQ(cycles(isa::tensorReduce(tile(1), bf, AluOp::Max)), N / 2);
     EXPECT_EQ(cycles(isa::reciprocal(tile(n), tile(n))), std::max(64.0, 8 * N));
+    // scalar_tensor_tensor: estimated as tensor_tensor (TimingCost.cpp).
+    auto stt =
+        isa::make(Opcode::ScalarTensorTensor, {tile(n), tile(n), tile(n)});
+    stt.alu = AluOp::Multiply;
+    EXPECT_EQ(cycles(stt), std::max(64.0, 2 * N));
+    EXPECT_EQ(cycles(isa::make(Opcode::ScalarTensorTensor, {bf, bf, bf})),
+              std::max(64.0, N));
     EXPECT_EQ(cycles(isa::iota(tile(n), 0, 0, 1)), 150 + N);
-    EXPECT_EQ(cycles(isa::affineSelect(tile(n), tile(n), AluOp::IsGe, 0, 0, 0,
-                                       0)),
-              150 + N);
+    EXPECT_EQ(
+        cycles(isa::affineSelect(tile(n), tile(n), AluOp::IsGe, 0, 0, 0, 0)),
+        150 + N);
   }
 }
 
 TEST(TimingCost, MatmulIssueRateAndLatency) {
   for (uint32_t m : {16u, 64u, 128u})
     for (uint32_t n : {1u, 32u, 128u, 512u}) {
-      auto mmBf16 = isa::matmul(psumTile(0, m, 0, n),
-                                tile(m, DType::BF16), tile(n, DType::BF16),
-                                false);
+      auto mmBf16 = isa::matmul(psumTile(0, m, 0, n), tile(m, DType::BF16),
+                                tile(n, DType::BF16), false);
       double issue = std::max(std::min(64.0, double(m)), double(n));
       EXPECT_EQ(cycles(mmBf16), issue);
-      auto mmF32 =
-          isa::matmul(psumTile(0, m, 0, n), tile(m), tile(n), false);
+      auto mmF32 = isa::matmul(psumTile(0, m, 0, n), tile(m), tile(n), false);
       EXPECT_EQ(cycles(mmF32), 4 * issue);
       InstructionCost c = instructionCost(mmBf16, trn1());
       EXPECT_DOUBLE_EQ(c.busyNs, issue / 2.8);
@@ -74,9 +79,8 @@ TEST(TimingCost, MatmulIssueRateAndLatency) {
 TEST(TimingCost, EngineClocksFromProfiles) {
   auto act = isa::activation(tile(1000), tile(1000), ActFunc::Exp);
   EXPECT_DOUBLE_EQ(instructionCost(act, trn1()).busyNs, 1000 / 1.4);
-  EXPECT_DOUBLE_EQ(
-      instructionCost(act, Profile::builtin(Target::Trn2)).busyNs,
-      1000 / 1.2);
+  EXPECT_DOUBLE_EQ(instructionCost(act, Profile::builtin(Target::Trn2)).busyNs,
+                   1000 / 1.2);
   auto tt = isa::tensorTensor(tile(1000), tile(1000), tile(1000), AluOp::Add);
   EXPECT_DOUBLE_EQ(instructionCost(tt, trn1()).busyNs, 2000 / 1.12);
   EXPECT_DOUBLE_EQ(dmaDurationNs(17000, 17, trn1()), 1300 + 1000);
@@ -102,8 +106,9 @@ Program actProgram(uint32_t n, uint32_t loops = 1) {
 TEST(Timeline, SemaphoresSerialiseDmaComputeDma) {
   const uint32_t n = 256;
   Device dev(trn1());
-  auto r = dev.launch(*dev.loadProgram(actProgram(n)),
-                      TensorMap{{"x", {{128, n}, std::vector<float>(128 * n)}}});
+  auto r =
+      dev.launch(*dev.loadProgram(actProgram(n)),
+                 TensorMap{{"x", {{128, n}, std::vector<float>(128 * n)}}});
   ASSERT_TRUE(r->ok());
   double dma = 1300 + 128.0 * n * 4 / 17;
   double act = std::max(64.0, double(n)) / 1.4;

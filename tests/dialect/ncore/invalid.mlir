@@ -673,3 +673,28 @@ ncore.program @inlined_arity(%x: !ncore.tile<hbm, 128x64xf32>) {
   ncore.inlined_call @k(%x) : !ncore.tile<hbm, 128x64xf32> {
   }
 }
+
+// -----
+
+ncore.program @scalar_tensor_tensor_scalar() {
+  %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  // expected-error @+1 {{takes one scalar: an immediate (imm) or a [P, 1] tile}}
+  ncore.scalar_tensor_tensor multiply %d, %d, %d : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+}
+
+// -----
+
+ncore.program @scalar_tensor_tensor_shape() {
+  %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  // expected-error @+1 {{dst and tensor must have the same partitions and free size}}
+  ncore.scalar_tensor_tensor add %d, %d, %t imm 1.0 : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x256xf32>
+}
+
+// -----
+
+ncore.program @scalar_tensor_tensor_engine() {
+  %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  // expected-error @+1 {{cannot run on the scalar engine (legal: vector, gpsimd)}}
+  ncore.scalar_tensor_tensor add %d, %d, %d imm 1.0 on scalar : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+}

@@ -95,6 +95,10 @@ ncore.program @softmax(%x: !ncore.tile<hbm, 128x512xf32>) {
   ncore.activation gelu_tanh %e, %e {bias = 1.0 : f32} : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
   // CHECK: ncore.reciprocal %{{.+}}, %{{.+}} on gpsimd : <sbuf, 128x1xf32>, <sbuf, 128x1xf32>
   ncore.reciprocal %r, %sum on gpsimd : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
+  // CHECK: ncore.scalar_tensor_tensor multiply %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
+  ncore.scalar_tensor_tensor multiply %r, %sum, %m, %r : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
+  // CHECK: ncore.scalar_tensor_tensor add %{{.+}}, %{{.+}}, %{{.+}} imm 2.000000e+00 on gpsimd :
+  ncore.scalar_tensor_tensor add %r, %sum, %m imm 2.0 on gpsimd : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
   // CHECK: ncore.tensor_scalar multiply %{{.+}}, %{{.+}}, %{{.+}} :
   ncore.tensor_scalar multiply %e, %e, %r : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
   // CHECK: ncore.tensor_scalar subtract %{{.+}}, %{{.+}} imm 1.000000e+00 reverse on scalar :
