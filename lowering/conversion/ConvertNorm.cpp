@@ -74,20 +74,24 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     // Sum of squares; the squared row itself is not needed (written to out).
     pl.activation(ncore::ActFunc::Square, out, src, 1.0, 0.0, Value(), s);
     pl.activation(ncore::ActFunc::Rsqrt, r, s, 1.0 / d, eps);
-    bool affine = scale || bias;
-    Value normed = affine ? w : out;
-    pl.tensorScalar(ncore::AluOp::Multiply, normed, src, r);
+    // The scaling by rstd rides in the affine step: (src * rstd) * gamma or
+    // (src * rstd) + beta in one scalar_tensor_tensor pass.
+    auto scaledThen = [&](ncore::AluOp alu, Value dst, Value row) {
+      pl.create<ncore::ScalarTensorTensorOp>(
+          dst, src, pl.view(row, {p, d}, {zero, zero}), r,
+          ncore::AluOpAttr::get(pl.context(), alu), FloatAttr(),
+          ncore::EngineAttr());
+    };
     if (scale && bias) {
-      pl.tensorTensor(ncore::AluOp::Multiply, w, w,
-                      pl.view(gamma, {p, d}, {zero, zero}));
+      scaledThen(ncore::AluOp::Multiply, w, gamma);
       pl.tensorTensor(ncore::AluOp::Add, out, w,
                       pl.view(beta, {p, d}, {zero, zero}));
     } else if (scale) {
-      pl.tensorTensor(ncore::AluOp::Multiply, out, w,
-                      pl.view(gamma, {p, d}, {zero, zero}));
+      scaledThen(ncore::AluOp::Multiply, out, gamma);
     } else if (bias) {
-      pl.tensorTensor(ncore::AluOp::Add, out, w,
-                      pl.view(beta, {p, d}, {zero, zero}));
+      scaledThen(ncore::AluOp::Add, out, beta);
+    } else {
+      pl.tensorScalar(ncore::AluOp::Multiply, out, src, r);
     }
     pl.storeOut(y, r0, p, zero, d, out);
   });

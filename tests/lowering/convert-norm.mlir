@@ -15,8 +15,8 @@
 // CHECK:   ncore.activation identity %[[C:.+]], %[[X]] bias %[[S1]]
 // CHECK:   ncore.activation square %{{.+}}, %[[C]] reduce %[[S2:[^ ]+]] :
 // CHECK:   ncore.activation rsqrt %[[R:.+]], %[[S2]] {bias = 9.99999974E-6 : f32, scale = 0.010416
-// CHECK:   ncore.tensor_scalar multiply %[[C]], %[[C]], %[[R]]
-// CHECK:   ncore.tensor_tensor multiply %[[C]], %[[C]]
+// (c * rstd) * gamma in one pass, then + beta.
+// CHECK:   ncore.scalar_tensor_tensor multiply %[[C]], %[[C]], %{{.+}}, %[[R]] :
 // CHECK:   ncore.tensor_tensor add
 // CHECK:   ncore.dma_copy
 // CHECK: }
@@ -41,8 +41,8 @@ func.func @forward(%x: tensor<3x100x96xf32>) -> tensor<3x100x96xf32> {
 // CHECK-NOT: tensor_reduce
 // CHECK:   ncore.activation square %{{.+}}, %[[X:.+]] reduce %[[S:[^ ]+]] :
 // CHECK:   ncore.activation rsqrt %[[R:.+]], %[[S]] {bias = 9.99999997E-7 : f32, scale = 7.812500e-03 : f32}
-// CHECK:   ncore.tensor_scalar multiply %[[W:.+]], %[[X]], %[[R]] : !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x128xbf16>
-// CHECK:   ncore.tensor_tensor multiply %{{.+}}, %[[W]], %{{.+}} : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x128xbf16>
+// CHECK:   ncore.scalar_tensor_tensor multiply %{{.+}}, %[[X]], %{{.+}}, %[[R]] : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x1xf32>
+// CHECK-NOT: ncore.tensor_tensor
 func.func private @prog_rms(%x: tensor<1x6x256x128xbf16>, %g: tensor<128xbf16>) -> tensor<1x6x256x128xbf16> attributes {seam.program} {
   %y = seam.rms_norm %x scale %g : (tensor<1x6x256x128xbf16>, tensor<128xbf16>) -> tensor<1x6x256x128xbf16>
   return %y : tensor<1x6x256x128xbf16>
