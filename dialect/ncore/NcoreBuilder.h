@@ -5,7 +5,8 @@
 // It builds inside one `ncore.program`: tiles, views whose offsets are affine
 // in the induction variables of the loops it opened, loops that stay loops
 // (chunked, unrolled, alternating between buffer sets, software pipelined)
-// and one method per instruction, destination first as in nki.isa:
+// and a method per common instruction, destination first as in nki.isa
+// (any other instruction op through create<OpTy>):
 //
 //   NcoreBuilder nb(b, program, loc);
 //   Value x = nb.sbuf({128, 512}, f32);
