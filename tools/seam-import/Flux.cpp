@@ -42,11 +42,15 @@ public:
   }
 
   /// The adaLN chunks of `<prefix>.linear` applied to silu(vec) (given):
-  /// `count` tensors [B, 1, hidden].
+  /// `count` tensors [B, 1, hidden]. Column parallel under --tp: each rank
+  /// reads 1/tp of the weight (a [hidden, count * hidden] matrix-vector
+  /// product is bound by reading it) and the [B, count * hidden] result is
+  /// all-gathered.
   SmallVector<Value> modulation(Value siluVec, const std::string &prefix,
                                 int64_t count) {
-    Value m = g.linear(siluVec, prefix + ".linear", count * d,
-                       /*bias=*/false);
+    Value m = g.allGather(
+        g.columnLinear(siluVec, prefix + ".linear", count * d, /*bias=*/false),
+        1);
     SmallVector<Value> chunks;
     for (int64_t i = 0; i < count; ++i)
       chunks.push_back(g.reshape(g.slice(m, {0, i * d}, {b, d}), {b, 1, d}));

@@ -408,6 +408,15 @@ Value GraphBuilder::allReduce(Value x) {
   return b.create<mlir::seam::AllReduceOp>(loc, x.getType(), x, uint64_t(tp));
 }
 
+Value GraphBuilder::allGather(Value x, int64_t dim) {
+  if (tp == 1)
+    return x;
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape[dim] *= tp;
+  return b.create<mlir::seam::AllGatherOp>(loc, tensor(shape), x, uint64_t(dim),
+                                           uint64_t(tp));
+}
+
 SmallVector<Value>
 GraphBuilder::block(llvm::StringRef kind, int64_t index, llvm::StringRef name,
                     llvm::function_ref<SmallVector<Value>()> body) {

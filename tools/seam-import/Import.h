@@ -184,6 +184,8 @@ public:
                       int64_t fftSize);
   /// seam.all_reduce over the tp ranks (identity when tp == 1).
   mlir::Value allReduce(mlir::Value x);
+  /// The ranks' shards of `x` concatenated along `dim` (x when tp == 1).
+  mlir::Value allGather(mlir::Value x, int64_t dim);
 
   /// A seam.block of `kind` and `index` whose region is filled by `body`
   /// (which returns the values to yield). Returns the block's results.
