@@ -225,48 +225,53 @@ std::string humanBytes(double b) {
   return llvm::formatv("{0:F2} {1}", b, units[i]).str();
 }
 
-/// Empty when `path` can be created or overwritten as a file: its directory
+/// Whether `path` can be created or overwritten as a file: its directory
 /// exists and is writable, and it is not itself a directory.
-std::string checkOutputFile(llvm::StringRef option, const std::string &path) {
+rt::Status checkOutputFile(llvm::StringRef option, const std::string &path) {
   namespace fs = llvm::sys::fs;
   std::string what = option.str() + " '" + path + "'";
   if (fs::is_directory(path))
-    return what + " is a directory";
+    return rt::Status::failure(what + " is a directory");
   llvm::StringRef parent = llvm::sys::path::parent_path(path);
   if (parent.empty())
     parent = ".";
   if (!fs::exists(parent))
-    return what + ": directory '" + parent.str() + "' does not exist";
+    return rt::Status::failure(what + ": directory '" + parent.str() +
+                               "' does not exist");
   if (!fs::is_directory(parent))
-    return what + ": '" + parent.str() + "' is not a directory";
+    return rt::Status::failure(what + ": '" + parent.str() +
+                               "' is not a directory");
   if (fs::access(parent, fs::AccessMode::Write))
-    return what + ": directory '" + parent.str() + "' is not writable";
+    return rt::Status::failure(what + ": directory '" + parent.str() +
+                               "' is not writable");
   if (fs::exists(path) && fs::access(path, fs::AccessMode::Write))
-    return what + " is not writable";
-  return "";
+    return rt::Status::failure(what + " is not writable");
+  return rt::Status::ok();
 }
 
-/// Empty when `path` is a writable directory or can be made one in an
-/// existing directory (only the last component is created).
-std::string checkOutputDir(llvm::StringRef option, const std::string &path) {
+/// Whether `path` is a writable directory or can be made one in an existing
+/// directory (only the last component is created).
+rt::Status checkOutputDir(llvm::StringRef option, const std::string &path) {
   namespace fs = llvm::sys::fs;
   std::string what = option.str() + " '" + path + "'";
   if (fs::exists(path)) {
     if (!fs::is_directory(path))
-      return what + " exists and is not a directory";
+      return rt::Status::failure(what + " exists and is not a directory");
     if (fs::access(path, fs::AccessMode::Write))
-      return what + " is not writable";
-    return "";
+      return rt::Status::failure(what + " is not writable");
+    return rt::Status::ok();
   }
   llvm::StringRef parent =
       llvm::sys::path::parent_path(llvm::StringRef(path).rtrim('/'));
   if (parent.empty())
     parent = ".";
   if (!fs::is_directory(parent))
-    return what + ": parent directory '" + parent.str() + "' does not exist";
+    return rt::Status::failure(what + ": parent directory '" + parent.str() +
+                               "' does not exist");
   if (fs::access(parent, fs::AccessMode::Write))
-    return what + ": parent directory '" + parent.str() + "' is not writable";
-  return "";
+    return rt::Status::failure(what + ": parent directory '" + parent.str() +
+                               "' is not writable");
+  return rt::Status::ok();
 }
 
 /// Removes seam-run's own temporary cache when the run ends, however it
@@ -319,105 +324,124 @@ std::string SessionResult::warmStepBasis() const {
              : "mean of " + n + " step(s) after each run's first";
 }
 
-std::string seamrun::validate(SessionOptions &o) {
+rt::Status seamrun::validate(SessionOptions &o) {
   int sources = !o.model.empty() + !o.config.empty() + !o.input.empty() +
                 !o.irText.empty();
   if (sources != 1)
-    return "give exactly one of --model NAME, --config FILE or a model .mlir "
-           "file";
+    return rt::Status::failure(
+        "give exactly one of --model NAME, --config FILE or a model .mlir "
+        "file");
   if (!o.importArgs.empty())
-    return "--import-args is gone: give --layers, --seq, --txt-seq, --batch "
-           "and --dtype to seam-run itself";
+    return rt::Status::failure(
+        "--import-args is gone: give --layers, --seq, --txt-seq, --batch "
+        "and --dtype to seam-run itself");
   bool shapesImport = o.layers || o.seq || o.txtSeq || o.batch ||
                       !o.dtype.empty() || !o.fourier.empty();
   if (!o.input.empty() && shapesImport)
-    return "--layers, --seq, --txt-seq, --batch, --dtype and --fourier shape "
-           "an import "
-           "(--model or --config); '" +
-           o.input + "' is already imported (re-import it with seam-import)";
+    return rt::Status::failure(
+        "--layers, --seq, --txt-seq, --batch, --dtype and --fourier shape "
+        "an import "
+        "(--model or --config); '" +
+        o.input + "' is already imported (re-import it with seam-import)");
   if (llvm::Error e = seamimport::checkOptions(importOptions(o)))
-    return llvm::toString(std::move(e));
+    return rt::Status::failure(llvm::toString(std::move(e)));
   if (o.mode != "eager" && o.mode != "compile")
-    return "--mode must be 'eager' or 'compile', got '" + o.mode + "'";
+    return rt::Status::failure("--mode must be 'eager' or 'compile', got '" +
+                               o.mode + "'");
   if (o.exec != "functional" && o.exec != "timing")
-    return "--exec must be 'functional' or 'timing', got '" + o.exec + "'";
+    return rt::Status::failure(
+        "--exec must be 'functional' or 'timing', got '" + o.exec + "'");
   if (!rt::parseTarget(o.target))
-    return "--target must be 'trn1' or 'trn2', got '" + o.target + "'";
+    return rt::Status::failure("--target must be 'trn1' or 'trn2', got '" +
+                               o.target + "'");
   if (o.steps < 1 || o.steps > 100000)
-    return "--steps must be in [1, 100000], got " + std::to_string(o.steps);
+    return rt::Status::failure("--steps must be in [1, 100000], got " +
+                               std::to_string(o.steps));
   if (o.runs < 1 || o.runs > 1000)
-    return "--runs must be in [1, 1000], got " + std::to_string(o.runs);
+    return rt::Status::failure("--runs must be in [1, 1000], got " +
+                               std::to_string(o.runs));
   if (o.tp < 1 || o.tp > 64)
-    return "--tp must be in [1, 64], got " + std::to_string(o.tp);
+    return rt::Status::failure("--tp must be in [1, 64], got " +
+                               std::to_string(o.tp));
   std::string kernelError;
   auto kernels = mlir::seam::selectKernels(o.kernels, kernelError);
   if (!kernels)
-    return "--kernels: " + kernelError;
+    return rt::Status::failure("--kernels: " + kernelError);
   o.kernels = kernels->canonical();
   for (const std::string &in : o.inputs) {
     size_t eq = in.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == in.size())
-      return "--input expects name=file.npy, got '" + in + "'";
+      return rt::Status::failure("--input expects name=file.npy, got '" + in +
+                                 "'");
   }
   if ((!o.inputs.empty() || !o.outputDir.empty()) && o.exec != "functional")
-    return "--input and --output-dir need --functional (timing-only runs "
-           "carry no data)";
+    return rt::Status::failure(
+        "--input and --output-dir need --functional (timing-only runs "
+        "carry no data)");
   // Where results go is checked now, not after a run of minutes.
   if (!o.jsonFile.empty())
-    if (std::string e = checkOutputFile("--json", o.jsonFile); !e.empty())
+    if (rt::Status e = checkOutputFile("--json", o.jsonFile); !e)
       return e;
   if (!o.traceFile.empty())
-    if (std::string e = checkOutputFile("--trace", o.traceFile); !e.empty())
+    if (rt::Status e = checkOutputFile("--trace", o.traceFile); !e)
       return e;
   auto detail = rt::parseTraceDetail(o.traceDetail);
   if (!detail)
-    return "--trace-detail must be launch, engine or instruction, got '" +
-           o.traceDetail + "'";
+    return rt::Status::failure(
+        "--trace-detail must be launch, engine or instruction, got '" +
+        o.traceDetail + "'");
   if (!o.traceProgram.empty() && *detail != rt::TraceDetail::Instruction)
-    return "--trace-program needs --trace-detail instruction";
+    return rt::Status::failure(
+        "--trace-program needs --trace-detail instruction");
   if (o.traceSteps != "last" && o.traceSteps != "all") {
     char *end = nullptr;
     long step = std::strtol(o.traceSteps.c_str(), &end, 10);
     if (o.traceSteps.empty() || *end || step < 1 || step > o.steps)
-      return "--trace-steps must be last, all or a step in [1, " +
-             std::to_string(o.steps) + "], got '" + o.traceSteps + "'";
+      return rt::Status::failure(
+          "--trace-steps must be last, all or a step in [1, " +
+          std::to_string(o.steps) + "], got '" + o.traceSteps + "'");
   }
   bool traceShaped = o.traceDetail != "engine" || !o.traceProgram.empty() ||
                      !o.traceRanks.empty() || o.traceSteps != "last";
   if (traceShaped && o.traceFile.empty())
-    return "--trace-detail, --trace-ranks, --trace-program and --trace-steps "
-           "need --trace FILE";
+    return rt::Status::failure(
+        "--trace-detail, --trace-ranks, --trace-program and --trace-steps "
+        "need --trace FILE");
   if (!o.outputDir.empty())
-    if (std::string e = checkOutputDir("--output-dir", o.outputDir); !e.empty())
+    if (rt::Status e = checkOutputDir("--output-dir", o.outputDir); !e)
       return e;
   if (!o.cacheDir.empty())
-    if (std::string e = checkOutputDir("--cache-dir", o.cacheDir); !e.empty())
+    if (rt::Status e = checkOutputDir("--cache-dir", o.cacheDir); !e)
       return e;
   // The profile owns the figures and their rules.
   rt::Profile profile = rt::Profile::builtin(*rt::parseTarget(o.target));
   for (const std::string &f : o.figureOverrides)
     if (rt::Status s = profile.set(f); !s)
-      return "--set " + f + ": " + s.message;
-  return "";
+      return rt::Status::failure("--set " + f + ": " + s.error());
+  return rt::Status::ok();
 }
 
 /// What the first run's compile says about the step: the TP degree (the IR
 /// is one rank's shard of seam.tp ranks; --tp only shapes an import, or must
 /// agree), its structure, the compile breakdown, warnings and kernels=auto
-/// decisions. Returns an error, or "".
-static std::string recordStructure(const CompiledModel &cm, const SessionOptions &opts,
-                            SessionResult &result) {
+/// decisions. Fails when the IR's seam.tp is out of range or contradicts
+/// --tp.
+static rt::Status recordStructure(const CompiledModel &cm,
+                                  const SessionOptions &opts,
+                                  SessionResult &result) {
   auto irTp = cm.module.get()->getAttrOfType<IntegerAttr>("seam.tp");
   if (irTp && opts.tpGiven && irTp.getInt() != opts.tp)
-    return llvm::formatv("--tp {0} contradicts the model: '{1}' is one "
-                         "rank's shard of seam.tp = {2} (import it again "
-                         "with --tp {0})",
-                         opts.tp, opts.input, irTp.getInt())
-        .str();
+    return rt::Status::failure(
+        llvm::formatv("--tp {0} contradicts the model: '{1}' is one "
+                      "rank's shard of seam.tp = {2} (import it again "
+                      "with --tp {0})",
+                      opts.tp, opts.input, irTp.getInt())
+            .str());
   if (irTp && (irTp.getInt() < 1 || irTp.getInt() > 64))
-    return llvm::formatv("the model's seam.tp = {0} is outside [1, 64]",
-                         irTp.getInt())
-        .str();
+    return rt::Status::failure(
+        llvm::formatv("the model's seam.tp = {0} is outside [1, 64]",
+                      irTp.getInt())
+            .str());
   result.options.tp = irTp ? int(irTp.getInt()) : opts.tp;
   result.compile = cm.breakdown;
   mlir::seam::StepAccount acc = mlir::seam::accountStep(cm.step);
@@ -435,7 +459,7 @@ static std::string recordStructure(const CompiledModel &cm, const SessionOptions
       llvm::errs() << "seam-run: warning: " << w << "\n";
   result.kernelDecisions = mlir::seam::decisionsOf(cm.step);
   result.warnings = cm.warnings;
-  return "";
+  return rt::Status::ok();
 }
 
 namespace {
@@ -516,7 +540,7 @@ rt::Expected<SessionResult> Session::run() {
   result = SessionResult();
   result.options = opts;
   if (rt::Status s = applyProfile(); !s)
-    return Result::failure(s.message);
+    return Result::failure(s.error());
   // Progress on stderr once the invocation has run for a few seconds
   // (functional runs of full-width models take tens of seconds).
   wall0 = nowNs();
@@ -549,7 +573,7 @@ rt::Expected<SessionResult> Session::run() {
   tp = opts.tp; // from the IR's seam.tp once it is parsed
   for (int runIndex = 0; runIndex < opts.runs; ++runIndex)
     if (rt::Status s = runOnce(runIndex, *text, cache); !s)
-      return Result::failure(s.message);
+      return Result::failure(s.error());
   return std::move(result);
 }
 
@@ -560,7 +584,7 @@ rt::Status Session::applyProfile() {
   profile = *builtin;
   for (const std::string &f : opts.figureOverrides)
     if (rt::Status s = profile.set(f); !s)
-      return rt::Status::failure("--set " + f + ": " + s.message);
+      return rt::Status::failure("--set " + f + ": " + s.error());
   return rt::Status::ok();
 }
 
@@ -570,9 +594,8 @@ rt::Status Session::runOnce(int index, const std::string &text,
   if (rt::Status s = compile(r, text, cache); !s)
     return s;
   if (index == 0) {
-    std::string error = recordStructure(r.cm, opts, result);
-    if (!error.empty())
-      return rt::Status::failure(error);
+    if (rt::Status s = recordStructure(r.cm, opts, result); !s)
+      return s;
     tp = result.options.tp;
   }
   createDevice(r);
@@ -905,9 +928,8 @@ rt::Status Session::writeOutputs(Run &r) {
     std::string path = opts.outputDir + "/output" + std::to_string(i) + ".npy";
     bool complex =
         isa<ComplexType>(cast<RankedTensorType>(v.getType()).getElementType());
-    std::string err = writeNpy(path, r.values[v], complex);
-    if (!err.empty())
-      return rt::Status::failure("--output-dir: " + err);
+    if (rt::Status s = writeNpy(path, r.values[v], complex); !s)
+      return rt::Status::failure("--output-dir: " + s.error());
   }
   return rt::Status::ok();
 }
@@ -1145,8 +1167,7 @@ static llvm::json::Object rooflineJson(const SessionResult &r) {
                        {"dma_bytes_per_s", rf.peakDmaBytesPerNs * 1e9}}}};
 }
 
-std::string seamrun::writeJson(const SessionResult &r,
-                               const std::string &path) {
+rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
   using llvm::json::Array;
   using llvm::json::Object;
   const SessionOptions &o = r.options;
@@ -1271,7 +1292,8 @@ std::string seamrun::writeJson(const SessionResult &r,
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
-    return "cannot write --json '" + path + "': " + ec.message();
+    return rt::Status::failure("cannot write --json '" + path +
+                               "': " + ec.message());
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-  return "";
+  return rt::Status::ok();
 }

@@ -54,10 +54,10 @@ struct SessionOptions {
 /// ablations, --set), as flags: "--layers 1", "--no-sync", "--set x=1".
 std::vector<std::string> shapingOptions(const SessionOptions &o);
 
-/// Empty when the options are usable, else what is wrong with which option.
-/// Puts the kernel list in its one form (names in order, each once; `none`,
-/// empty items and spaces dropped).
-std::string validate(SessionOptions &o);
+/// Whether the options are usable; the error says what is wrong with which
+/// option. Puts the kernel list in its one form (names in order, each once;
+/// `none`, empty items and spaces dropped).
+seam::rt::Status validate(SessionOptions &o);
 
 /// Where the time of one step went (ns). The host-timeline parts sum to
 /// the latency (otherNs is what they miss: zero unless the timeline gains a
@@ -242,8 +242,8 @@ private:
 };
 
 void printReport(const SessionResult &r, llvm::raw_ostream &os, bool quiet);
-/// Empty on success, else the error.
-std::string writeJson(const SessionResult &r, const std::string &path);
+/// Writes the result as JSON to `path`.
+seam::rt::Status writeJson(const SessionResult &r, const std::string &path);
 
 } // namespace seamrun
 
