@@ -1,4 +1,14 @@
 //===- Expected.h - A value or an error message ----------------*- C++ -*-===//
+//
+// The one error convention of the runtime and the tools:
+//   - Expected<T>: a T, or an error message;
+//   - Status (Expected<void>): success, or an error message.
+// Both read the same way: `if (!x) report(x.error());`. A message names the
+// problem (what, where, why) and callers add context in front of it. No
+// exceptions, no empty-string sentinels. Code in LLVM/MLIR land (dialects,
+// passes, lowering, seam-import) keeps LLVM's llvm::Expected / LogicalResult.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef SEAM_RUNTIME_EXPECTED_H
 #define SEAM_RUNTIME_EXPECTED_H
@@ -31,13 +41,26 @@ private:
   std::string message;
 };
 
-/// Success or an error message.
-struct Status {
+/// Success or a human-readable error naming what went wrong.
+template <> class Expected<void> {
+public:
+  static Expected ok() { return Expected(); }
+  static Expected failure(std::string message) {
+    Expected e;
+    e.failed = true;
+    e.message = std::move(message);
+    return e;
+  }
+  explicit operator bool() const { return !failed; }
+  const std::string &error() const { return message; }
+
+private:
+  Expected() = default;
+  bool failed = false;
   std::string message;
-  static Status ok() { return {}; }
-  static Status failure(std::string m) { return {std::move(m)}; }
-  explicit operator bool() const { return message.empty(); }
 };
+
+using Status = Expected<void>;
 
 } // namespace seam::rt
 

@@ -56,16 +56,15 @@ public:
   uint64_t nonFiniteWrites() const override { return nonFinite; }
   void resetCounters() { nonFinite = 0; }
 
-  std::string execute(unsigned core, const Instruction &inst,
-                      const uint32_t *iters, unsigned depth) override;
-  std::string executeCollective(
+  Status execute(unsigned core, const Instruction &inst, const uint32_t *iters,
+                 unsigned depth) override;
+  Status executeCollective(
       const std::vector<const Instruction *> &insts,
       const std::vector<std::array<uint32_t, kMaxLoopDepth>> &iters) override;
 
   // Operand access, shared by the per-opcode semantics.
-  std::string resolve(unsigned core, const AccessPattern &ap,
-                      const uint32_t *iters, unsigned depth,
-                      ResolvedAccess &out);
+  Status resolve(unsigned core, const AccessPattern &ap, const uint32_t *iters,
+                 unsigned depth, ResolvedAccess &out);
   void load(const ResolvedAccess &access, std::vector<float> &values) const;
   /// Stores partition-major values, rounding to the operand's dtype; marks
   /// PSUM words as written and counts non-finite values.
@@ -87,8 +86,8 @@ private:
   MemoryLimits limits;
   uint64_t nonFinite = 0;
 
-  std::string executeOp(unsigned core, const Instruction &inst,
-                        const uint32_t *iters, unsigned depth);
+  Status executeOp(unsigned core, const Instruction &inst,
+                   const uint32_t *iters, unsigned depth);
   void markPsum(const ResolvedAccess &access);
 };
 

@@ -100,16 +100,15 @@ std::vector<float> FunctionalMachine::readBinding(unsigned core,
   return values;
 }
 
-std::string FunctionalMachine::resolve(unsigned core, const AccessPattern &ap,
-                                       const uint32_t *iters, unsigned depth,
-                                       ResolvedAccess &out) {
+Status FunctionalMachine::resolve(unsigned core, const AccessPattern &ap,
+                                  const uint32_t *iters, unsigned depth,
+                                  ResolvedAccess &out) {
   CoreMemory &m = cores[core];
   AccessPattern a = ap;
   for (unsigned d = 0; d < depth && d < kMaxLoopDepth; ++d)
     a.offset += static_cast<int64_t>(iters[d]) * ap.loopStep[d];
-  std::string err = checkAccess(*m.program, a, limits, nullptr, 0);
-  if (!err.empty())
-    return err;
+  if (Status access = checkAccess(*m.program, a, limits, nullptr, 0); !access)
+    return access;
   int64_t elem = byteSize(a.dtype);
   out.space = a.space;
   out.dtype = a.dtype;
@@ -153,7 +152,7 @@ std::string FunctionalMachine::resolve(unsigned core, const AccessPattern &ap,
       break;
     }
   }
-  return "";
+  return Status::ok();
 }
 
 void FunctionalMachine::load(const ResolvedAccess &a,

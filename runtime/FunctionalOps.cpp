@@ -35,7 +35,7 @@ std::string shapeText(const ResolvedAccess &a) {
 
 /// Memory permissions of the engines (hardware.md "Engines and clocks":
 /// GpSimd has no PSUM access; only the TE accumulates into PSUM).
-std::string checkPermissions(const Instruction &inst) {
+Status checkPermissions(const Instruction &inst) {
   bool compute = inst.engine == Engine::Tensor ||
                  inst.engine == Engine::Vector ||
                  inst.engine == Engine::Scalar || inst.engine == Engine::GpSimd;
@@ -48,45 +48,51 @@ std::string checkPermissions(const Instruction &inst) {
         s == S::Dst || (s == S::Aux && inst.op == Opcode::Activation);
     std::string who = std::string(name(inst.engine));
     if (ap.space == MemSpace::Hbm && compute)
-      return who + " cannot access HBM (operand " + slotName(s) +
-             "); only DMA and collectives move data to and from HBM";
+      return Status::failure(
+          who + " cannot access HBM (operand " + slotName(s) +
+          "); only DMA and collectives move data to and from HBM");
     if (ap.space == MemSpace::Psum) {
       if (inst.engine == Engine::GpSimd)
-        return std::string("GpSimd cannot access PSUM (operand ") +
-               slotName(s) + ")";
+        return Status::failure(
+            std::string("GpSimd cannot access PSUM (operand ") + slotName(s) +
+            ")");
       if (!compute)
-        return who + " cannot access PSUM (operand " + slotName(s) + ")";
+        return Status::failure(who + " cannot access PSUM (operand " +
+                               slotName(s) + ")");
       if (written && inst.engine != Engine::Tensor)
-        return who + " cannot write PSUM (operand " + slotName(s) +
-               "): only the Tensor engine writes PSUM; other engines copy "
-               "results out of it";
+        return Status::failure(
+            who + " cannot write PSUM (operand " + slotName(s) +
+            "): only the Tensor engine writes PSUM; other engines copy "
+            "results out of it");
     }
     if (compute && ap.space != MemSpace::Hbm && ap.partitions > 64 &&
         ap.partitionStart != 0)
-      return std::string("operand ") + slotName(s) + " spans " +
-             std::to_string(ap.partitions) +
-             " partitions but starts at partition " +
-             std::to_string(ap.partitionStart) +
-             " (a tile of more than 64 partitions starts at 0)";
+      return Status::failure(
+          std::string("operand ") + slotName(s) + " spans " +
+          std::to_string(ap.partitions) +
+          " partitions but starts at partition " +
+          std::to_string(ap.partitionStart) +
+          " (a tile of more than 64 partitions starts at 0)");
   }
   if (inst.engine == Engine::Tensor) {
     if (inst.ap(S::Dst).space != MemSpace::Psum)
-      return std::string(mnemonic(inst.op)) + " must write PSUM";
+      return Status::failure(std::string(mnemonic(inst.op)) +
+                             " must write PSUM");
     for (S s : {S::Src0, S::Src1})
       if (inst.has(s) && inst.ap(s).space != MemSpace::Sbuf)
-        return std::string(mnemonic(inst.op)) + " reads operand " +
-               slotName(s) + " from " + std::string(name(inst.ap(s).space)) +
-               "; the Tensor engine reads SBUF";
+        return Status::failure(std::string(mnemonic(inst.op)) +
+                               " reads operand " + slotName(s) + " from " +
+                               std::string(name(inst.ap(s).space)) +
+                               "; the Tensor engine reads SBUF");
   }
-  return "";
+  return Status::ok();
 }
 } // namespace
 
-std::string FunctionalMachine::execute(unsigned core, const Instruction &inst,
-                                       const uint32_t *iters, unsigned depth) {
-  std::string err = checkPermissions(inst);
-  if (!err.empty())
-    return err;
+Status FunctionalMachine::execute(unsigned core, const Instruction &inst,
+                                  const uint32_t *iters, unsigned depth) {
+  if (Status allowed = checkPermissions(inst); !allowed)
+    return allowed;
   return executeOp(core, inst, iters, depth);
 }
 
@@ -106,69 +112,77 @@ struct Exec {
   std::vector<float> in, in2, out;
 
   size_t f() const { return dst.freeSize(); }
-  std::string sameShape(S s) const {
+  Status sameShape(S s) const {
     if (res[s].partitions != dst.partitions ||
         res[s].freeSize() != dst.freeSize())
-      return std::string("operand ") + slotName(s) + " " + shapeText(res[s]) +
-             " does not match dst " + shapeText(dst);
-    return "";
+      return Status::failure(std::string("operand ") + slotName(s) + " " +
+                             shapeText(res[s]) + " does not match dst " +
+                             shapeText(dst));
+    return Status::ok();
   }
-  std::string perPartition(S s) const {
+  Status perPartition(S s) const {
     if (res[s].partitions != dst.partitions || res[s].freeSize() != 1)
-      return std::string("operand ") + slotName(s) + " " + shapeText(res[s]) +
-             " must be [" + std::to_string(dst.partitions) + " x 1]";
-    return "";
+      return Status::failure(std::string("operand ") + slotName(s) + " " +
+                             shapeText(res[s]) + " must be [" +
+                             std::to_string(dst.partitions) + " x 1]");
+    return Status::ok();
   }
 };
 
 // The semantics of each Isa.def opcode: exec<Name>, dispatched from the
-// table in FunctionalMachine::executeOp. Each returns "" or a fault message.
+// table in FunctionalMachine::executeOp. Each fails with the fault message.
 
-std::string execDmaCopy(Exec &x) {
+Status execDmaCopy(Exec &x) {
   const ResolvedAccess &src = x.src, &dst = x.dst;
   if (src.partitions * src.freeSize() != dst.partitions * dst.freeSize())
-    return "dma_copy moves " + std::to_string(src.partitions * src.freeSize()) +
-           " elements into " + std::to_string(dst.partitions * dst.freeSize());
+    return Status::failure(
+        "dma_copy moves " + std::to_string(src.partitions * src.freeSize()) +
+        " elements into " + std::to_string(dst.partitions * dst.freeSize()));
   x.m.load(src, x.in);
   x.m.store(dst, x.in.data());
-  return "";
+  return Status::ok();
 }
 
-std::string execMatmul(Exec &x) {
+Status execMatmul(Exec &x) {
   const ResolvedAccess &st = x.src, &mv = x.res[S::Src1], &dst = x.dst;
   const Instruction &inst = x.inst;
   unsigned k = st.partitions, m = static_cast<unsigned>(st.freeSize());
   unsigned n = static_cast<unsigned>(mv.freeSize());
   if (mv.partitions != k)
-    return "matmul contracts stationary " + shapeText(st) + " with moving " +
-           shapeText(mv) + ": partition counts differ";
+    return Status::failure("matmul contracts stationary " + shapeText(st) +
+                           " with moving " + shapeText(mv) +
+                           ": partition counts differ");
   if (m > 128)
-    return "matmul stationary free size " + std::to_string(m) + " exceeds 128";
+    return Status::failure("matmul stationary free size " + std::to_string(m) +
+                           " exceeds 128");
   uint64_t bankElems = x.profile.psumBankBytes() / 4;
   if (n > bankElems)
-    return "matmul moving free size " + std::to_string(n) + " exceeds " +
-           std::to_string(bankElems) + " (one PSUM bank)";
+    return Status::failure("matmul moving free size " + std::to_string(n) +
+                           " exceeds " + std::to_string(bankElems) +
+                           " (one PSUM bank)");
   if (dst.partitions != m || dst.freeSize() != n)
-    return "matmul output " + shapeText(dst) + " must be [" +
-           std::to_string(m) + " x " + std::to_string(n) + "]";
+    return Status::failure("matmul output " + shapeText(dst) + " must be [" +
+                           std::to_string(m) + " x " + std::to_string(n) + "]");
   if (dst.dtype != DType::F32)
-    return "matmul output must be f32 (PSUM accumulates in fp32)";
+    return Status::failure(
+        "matmul output must be f32 (PSUM accumulates in fp32)");
   AccessPattern d = atIteration(inst.ap(S::Dst), x.iters, x.depth);
   ByteRange r = byteRange(d, nullptr, 0);
   uint64_t bank = x.profile.psumBankBytes();
   if (static_cast<uint64_t>(r.lo) / bank !=
       static_cast<uint64_t>(r.hi - 1) / bank)
-    return "matmul output crosses a PSUM bank boundary (bytes [" +
-           std::to_string(static_cast<long long>(r.lo)) + ", " +
-           std::to_string(static_cast<long long>(r.hi)) + "), banks of " +
-           std::to_string(bank) + ")";
+    return Status::failure(
+        "matmul output crosses a PSUM bank boundary (bytes [" +
+        std::to_string(static_cast<long long>(r.lo)) + ", " +
+        std::to_string(static_cast<long long>(r.hi)) + "), banks of " +
+        std::to_string(bank) + ")");
   bool accumulate = inst.accumulate;
   if (accumulate && inst.startLevel >= 0 &&
       static_cast<unsigned>(inst.startLevel) < x.depth &&
       x.iters[inst.startLevel] == 0)
     accumulate = false;
   if (accumulate && !x.m.psumInitialised(x.core, dst))
-    return "accumulate onto uninitialised PSUM";
+    return Status::failure("accumulate onto uninitialised PSUM");
   x.m.load(st, x.in);
   x.m.load(mv, x.in2);
   using RowMat =
@@ -184,37 +198,39 @@ std::string execMatmul(Exec &x) {
   } else {
     x.m.store(dst, result.data());
   }
-  return "";
+  return Status::ok();
 }
 
-std::string execTranspose(Exec &x) {
+Status execTranspose(Exec &x) {
   const ResolvedAccess &src = x.src, &dst = x.dst;
   unsigned p = src.partitions, fs = static_cast<unsigned>(src.freeSize());
   if (fs > 128)
-    return "transpose input free size " + std::to_string(fs) + " exceeds 128";
+    return Status::failure("transpose input free size " + std::to_string(fs) +
+                           " exceeds 128");
   if (dst.partitions != fs || dst.freeSize() != p)
-    return "transpose output " + shapeText(dst) + " must be [" +
-           std::to_string(fs) + " x " + std::to_string(p) + "]";
+    return Status::failure("transpose output " + shapeText(dst) + " must be [" +
+                           std::to_string(fs) + " x " + std::to_string(p) +
+                           "]");
   x.m.load(src, x.in);
   x.out.resize(x.in.size());
   for (unsigned i = 0; i < p; ++i)
     for (unsigned j = 0; j < fs; ++j)
       x.out[j * p + i] = x.in[i * fs + j];
   x.m.store(dst, x.out.data());
-  return "";
+  return Status::ok();
 }
 
-std::string execActivation(Exec &x) {
+Status execActivation(Exec &x) {
   const Instruction &inst = x.inst;
   const ResolvedAccess &dst = x.dst;
   size_t f = x.f();
-  if (auto e = x.sameShape(S::Src0); !e.empty())
+  if (Status e = x.sameShape(S::Src0); !e)
     return e;
   if (inst.has(S::Src1))
-    if (auto e = x.perPartition(S::Src1); !e.empty())
+    if (Status e = x.perPartition(S::Src1); !e)
       return e;
   if (inst.has(S::Aux))
-    if (auto e = x.perPartition(S::Aux); !e.empty())
+    if (Status e = x.perPartition(S::Aux); !e)
       return e;
   x.m.load(x.src, x.in);
   if (inst.has(S::Src1))
@@ -232,13 +248,13 @@ std::string execActivation(Exec &x) {
   x.m.store(dst, x.out.data());
   if (inst.has(S::Aux))
     x.m.store(x.res[S::Aux], sums.data());
-  return "";
+  return Status::ok();
 }
 
-std::string execTensorTensor(Exec &x) {
-  if (auto e = x.sameShape(S::Src0); !e.empty())
+Status execTensorTensor(Exec &x) {
+  if (Status e = x.sameShape(S::Src0); !e)
     return e;
-  if (auto e = x.sameShape(S::Src1); !e.empty())
+  if (Status e = x.sameShape(S::Src1); !e)
     return e;
   x.m.load(x.src, x.in);
   x.m.load(x.res[S::Src1], x.in2);
@@ -246,16 +262,16 @@ std::string execTensorTensor(Exec &x) {
   for (size_t i = 0; i < x.in.size(); ++i)
     x.out[i] = applyAlu(x.inst.alu, x.in[i], x.in2[i]);
   x.m.store(x.dst, x.out.data());
-  return "";
+  return Status::ok();
 }
 
-std::string execTensorScalar(Exec &x) {
+Status execTensorScalar(Exec &x) {
   const Instruction &inst = x.inst;
   size_t f = x.f();
-  if (auto e = x.sameShape(S::Src0); !e.empty())
+  if (Status e = x.sameShape(S::Src0); !e)
     return e;
   if (inst.has(S::Src1))
-    if (auto e = x.perPartition(S::Src1); !e.empty())
+    if (Status e = x.perPartition(S::Src1); !e)
       return e;
   x.m.load(x.src, x.in);
   if (inst.has(S::Src1))
@@ -270,18 +286,18 @@ std::string execTensorScalar(Exec &x) {
     }
   }
   x.m.store(x.dst, x.out.data());
-  return "";
+  return Status::ok();
 }
 
-std::string execScalarTensorTensor(Exec &x) {
+Status execScalarTensorTensor(Exec &x) {
   const Instruction &inst = x.inst;
   size_t f = x.f();
-  if (auto e = x.sameShape(S::Src0); !e.empty())
+  if (Status e = x.sameShape(S::Src0); !e)
     return e;
-  if (auto e = x.sameShape(S::Src1); !e.empty())
+  if (Status e = x.sameShape(S::Src1); !e)
     return e;
   if (inst.has(S::Aux))
-    if (auto e = x.perPartition(S::Aux); !e.empty())
+    if (Status e = x.perPartition(S::Aux); !e)
       return e;
   std::vector<float> scalars;
   if (inst.has(S::Aux))
@@ -296,19 +312,20 @@ std::string execScalarTensorTensor(Exec &x) {
           applyAlu(inst.alu, x.in[p * f + i] * s, x.in2[p * f + i]);
   }
   x.m.store(x.dst, x.out.data());
-  return "";
+  return Status::ok();
 }
 
-std::string execTensorReduce(Exec &x) {
+Status execTensorReduce(Exec &x) {
   const ResolvedAccess &src = x.src, &dst = x.dst;
   const AccessPattern &sap = x.inst.ap(S::Src0);
   size_t inner = sap.dims[sap.numDims - 1].size;
   size_t outer = src.freeSize() / inner;
   if (dst.partitions != src.partitions || dst.freeSize() != outer)
-    return "tensor_reduce of " + shapeText(src) + " over its last dim (" +
-           std::to_string(inner) + ") must write [" +
-           std::to_string(src.partitions) + " x " + std::to_string(outer) +
-           "], not " + shapeText(dst);
+    return Status::failure("tensor_reduce of " + shapeText(src) +
+                           " over its last dim (" + std::to_string(inner) +
+                           ") must write [" + std::to_string(src.partitions) +
+                           " x " + std::to_string(outer) + "], not " +
+                           shapeText(dst));
   x.m.load(src, x.in);
   x.out.resize(dst.partitions * outer);
   for (unsigned p = 0; p < src.partitions; ++p)
@@ -320,30 +337,30 @@ std::string execTensorReduce(Exec &x) {
       x.out[p * outer + o] = acc;
     }
   x.m.store(dst, x.out.data());
-  return "";
+  return Status::ok();
 }
 
-std::string execTensorCopy(Exec &x) {
-  if (auto e = x.sameShape(S::Src0); !e.empty())
+Status execTensorCopy(Exec &x) {
+  if (Status e = x.sameShape(S::Src0); !e)
     return e;
   x.m.load(x.src, x.in);
   x.m.store(x.dst, x.in.data());
-  return "";
+  return Status::ok();
 }
 
-std::string execReciprocal(Exec &x) {
-  if (auto e = x.sameShape(S::Src0); !e.empty())
+Status execReciprocal(Exec &x) {
+  if (Status e = x.sameShape(S::Src0); !e)
     return e;
   x.m.load(x.src, x.in);
   for (float &v : x.in)
     v = 1.0f / v;
   x.m.store(x.dst, x.in.data());
-  return "";
+  return Status::ok();
 }
 
 /// Writes dst[p, i] = value(p, i, affine(p, i)) (iota, affine_select,
 /// memset), with affine = affineConst + partitionCoef * p + freeCoef * i.
-template <typename Fn> std::string fillAffine(Exec &x, Fn value) {
+template <typename Fn> Status fillAffine(Exec &x, Fn value) {
   const Instruction &inst = x.inst;
   size_t f = x.f();
   x.out.resize(x.dst.partitions * f);
@@ -354,19 +371,19 @@ template <typename Fn> std::string fillAffine(Exec &x, Fn value) {
       x.out[p * f + i] = value(p * f + i, expr);
     }
   x.m.store(x.dst, x.out.data());
-  return "";
+  return Status::ok();
 }
 
-std::string execIota(Exec &x) {
+Status execIota(Exec &x) {
   return fillAffine(x, [](size_t, float expr) { return expr; });
 }
 
-std::string execMemset(Exec &x) {
+Status execMemset(Exec &x) {
   return fillAffine(x, [&](size_t, float) { return x.inst.scalar; });
 }
 
-std::string execAffineSelect(Exec &x) {
-  if (auto e = x.sameShape(S::Src0); !e.empty())
+Status execAffineSelect(Exec &x) {
+  if (Status e = x.sameShape(S::Src0); !e)
     return e;
   x.m.load(x.src, x.in);
   return fillAffine(x, [&](size_t at, float expr) {
@@ -377,24 +394,24 @@ std::string execAffineSelect(Exec &x) {
 
 // Semaphores and loop markers act on the timing walk only; collectives run
 // through executeCollective (all ranks at once).
-std::string execSemSignal(Exec &) { return ""; }
-std::string execSemWait(Exec &) { return ""; }
-std::string execLoopBegin(Exec &) { return ""; }
-std::string execLoopEnd(Exec &) { return ""; }
-std::string execAllReduce(Exec &) { return ""; }
-std::string execAllGather(Exec &) { return ""; }
+Status execSemSignal(Exec &) { return Status::ok(); }
+Status execSemWait(Exec &) { return Status::ok(); }
+Status execLoopBegin(Exec &) { return Status::ok(); }
+Status execLoopEnd(Exec &) { return Status::ok(); }
+Status execAllReduce(Exec &) { return Status::ok(); }
+Status execAllGather(Exec &) { return Status::ok(); }
 } // namespace
 
-std::string FunctionalMachine::executeOp(unsigned core, const Instruction &inst,
-                                         const uint32_t *iters,
-                                         unsigned depth) {
+Status FunctionalMachine::executeOp(unsigned core, const Instruction &inst,
+                                    const uint32_t *iters, unsigned depth) {
   Exec x{*this, profile, core, inst, iters, depth};
   for (unsigned s = 0; s < Instruction::NumSlots; ++s) {
     if (!inst.has(Instruction::Slot(s)))
       continue;
-    std::string err = resolve(core, inst.aps[s], iters, depth, x.res[s]);
-    if (!err.empty())
-      return std::string("operand ") + slotName(s) + " " + err;
+    Status resolved = resolve(core, inst.aps[s], iters, depth, x.res[s]);
+    if (!resolved)
+      return Status::failure(std::string("operand ") + slotName(s) + " " +
+                             resolved.error());
   }
   switch (inst.op) {
 #define NCORE_OPCODE(Name, ...)                                                \
@@ -402,10 +419,10 @@ std::string FunctionalMachine::executeOp(unsigned core, const Instruction &inst,
     return exec##Name(x);
 #include "runtime/Isa.def"
   }
-  return "";
+  return Status::ok();
 }
 
-std::string FunctionalMachine::executeCollective(
+Status FunctionalMachine::executeCollective(
     const std::vector<const Instruction *> &insts,
     const std::vector<std::array<uint32_t, kMaxLoopDepth>> &iters) {
   size_t ranks = insts.size();
@@ -415,15 +432,17 @@ std::string FunctionalMachine::executeCollective(
     const Instruction &inst = *insts[r];
     for (S s : {S::Dst, S::Src0})
       if (inst.ap(s).space == MemSpace::Psum)
-        return std::string("collectives cannot access PSUM (rank ") +
-               std::to_string(r) + " operand " + slotName(s) + ")";
+        return Status::failure(
+            std::string("collectives cannot access PSUM (rank ") +
+            std::to_string(r) + " operand " + slotName(s) + ")");
     ResolvedAccess src;
     unsigned depth = kMaxLoopDepth;
-    std::string err = resolve(r, inst.ap(S::Src0), iters[r].data(), depth, src);
-    if (err.empty())
-      err = resolve(r, inst.ap(S::Dst), iters[r].data(), depth, dsts[r]);
-    if (!err.empty())
-      return "rank " + std::to_string(r) + ": " + err;
+    Status resolved = resolve(r, inst.ap(S::Src0), iters[r].data(), depth, src);
+    if (resolved)
+      resolved = resolve(r, inst.ap(S::Dst), iters[r].data(), depth, dsts[r]);
+    if (!resolved)
+      return Status::failure("rank " + std::to_string(r) + ": " +
+                             resolved.error());
     load(src, data[r]);
   }
   size_t n = data[0].size();
@@ -439,13 +458,13 @@ std::string FunctionalMachine::executeCollective(
   }
   for (unsigned r = 0; r < ranks; ++r) {
     if (dsts[r].partitions * dsts[r].freeSize() != result.size())
-      return "rank " + std::to_string(r) + ": " +
-             std::string(mnemonic(insts[0]->op)) + " writes " +
-             std::to_string(result.size()) + " elements into " +
-             shapeText(dsts[r]);
+      return Status::failure("rank " + std::to_string(r) + ": " +
+                             std::string(mnemonic(insts[0]->op)) + " writes " +
+                             std::to_string(result.size()) + " elements into " +
+                             shapeText(dsts[r]));
     store(dsts[r], result.data());
   }
-  return "";
+  return Status::ok();
 }
 
 } // namespace seam::rt

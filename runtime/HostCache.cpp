@@ -217,7 +217,7 @@ Expected<CompileCache::Fetched> CompileCache::getOrBuild(
   res.bytes = std::move(*built);
   Status st = store(key, res.bytes);
   if (!st)
-    res.message += (res.message.empty() ? "" : "; ") + st.message;
+    res.message += (res.message.empty() ? "" : "; ") + st.error();
   return res;
 }
 

@@ -88,9 +88,9 @@ Expected<ProgramId> Device::loadProgram(std::vector<Program> perRank) {
       return fail("program '" + p.name + "' targets " +
                   std::string(name(p.target)) + " but the device is " +
                   prof.name);
-    std::string err = verifyProgram(p, opts.verifyOnLoad ? &limits : nullptr);
-    if (!err.empty())
-      return fail("program '" + p.name + "': " + err);
+    Status valid = verifyProgram(p, opts.verifyOnLoad ? &limits : nullptr);
+    if (!valid)
+      return fail("program '" + p.name + "': " + valid.error());
   }
   auto loaded = std::make_unique<Loaded>();
   unsigned perChip = std::max(1u, prof.coresPerChip);

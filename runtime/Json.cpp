@@ -21,16 +21,17 @@ class Parser {
 public:
   explicit Parser(std::string_view text) : text(text) {}
 
-  bool parseDocument(Value &out, std::string &error) {
+  Expected<Value> parseDocument() {
+    Value out;
     skipSpace();
     if (!parseValue(out, 0))
-      return fail(error);
+      return failure();
     skipSpace();
     if (pos != text.size()) {
       message = "trailing characters after the JSON value";
-      return fail(error);
+      return failure();
     }
-    return true;
+    return out;
   }
 
 private:
@@ -38,7 +39,8 @@ private:
   size_t pos = 0;
   std::string message;
 
-  bool fail(std::string &error) {
+  /// `message`, at the line and column of the current position.
+  Expected<Value> failure() const {
     size_t line = 1, col = 1;
     for (size_t i = 0; i < pos && i < text.size(); ++i) {
       if (text[i] == '\n') {
@@ -48,9 +50,9 @@ private:
         ++col;
       }
     }
-    error = "JSON parse error at line " + std::to_string(line) + ", column " +
-            std::to_string(col) + ": " + message;
-    return false;
+    return Expected<Value>::failure("JSON parse error at line " +
+                                    std::to_string(line) + ", column " +
+                                    std::to_string(col) + ": " + message);
   }
 
   bool err(const std::string &m) {
@@ -274,9 +276,8 @@ private:
 };
 } // namespace
 
-bool parse(std::string_view text, Value &out, std::string &error) {
-  out = Value();
-  return Parser(text).parseDocument(out, error);
+Expected<Value> parse(std::string_view text) {
+  return Parser(text).parseDocument();
 }
 
 void appendQuoted(std::string &out, std::string_view text) {

@@ -8,6 +8,8 @@
 #ifndef SEAM_RUNTIME_JSON_H
 #define SEAM_RUNTIME_JSON_H
 
+#include "runtime/Expected.h"
+
 #include <map>
 #include <memory>
 #include <string>
@@ -34,9 +36,8 @@ struct Value {
   bool isBool() const { return kind == Kind::Bool; }
 };
 
-/// Parses `text`; on failure returns false and sets `error` to a message
-/// with the line and column of the problem.
-bool parse(std::string_view text, Value &out, std::string &error);
+/// Parses `text`; an error names the line and column of the problem.
+Expected<Value> parse(std::string_view text);
 
 /// Appends `text` as a JSON string literal (with quotes) to `out`.
 void appendQuoted(std::string &out, std::string_view text);

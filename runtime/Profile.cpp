@@ -133,21 +133,24 @@ std::string numberText(double v) {
   return buf;
 }
 
-/// Empty when `v` is a value `f` may take, else why not.
-std::string checkValue(const FieldRef &f, double v) {
+/// Whether `v` is a value `f` may take; the error says why not.
+Status checkValue(const FieldRef &f, double v) {
   std::string name = std::string("figure '") + f.name + "'";
   if (!std::isfinite(v))
-    return name + " must be a finite number, got " + numberText(v);
+    return Status::failure(name + " must be a finite number, got " +
+                           numberText(v));
   if (f.positive && !(v > 0))
-    return name + " must be positive, got " + numberText(v);
+    return Status::failure(name + " must be positive, got " + numberText(v));
   if (!f.positive && v < 0)
-    return name + " must be non-negative, got " + numberText(v);
+    return Status::failure(name + " must be non-negative, got " +
+                           numberText(v));
   if ((f.u || f.u64) && std::trunc(v) != v)
-    return name + " must be a whole number, got " + numberText(v);
+    return Status::failure(name + " must be a whole number, got " +
+                           numberText(v));
   if (f.max > 0 && v > f.max)
-    return name + " must be at most " + numberText(f.max) + ", got " +
-           numberText(v);
-  return "";
+    return Status::failure(name + " must be at most " + numberText(f.max) +
+                           ", got " + numberText(v));
+  return Status::ok();
 }
 
 void assign(const FieldRef &f, double v) {
@@ -159,13 +162,14 @@ void assign(const FieldRef &f, double v) {
     *f.u64 = static_cast<uint64_t>(v);
 }
 
-/// The rules between figures; empty when they hold.
-std::string checkConsistency(const Profile &p) {
+/// Whether the rules between figures hold; the error names the one broken.
+Status checkConsistency(const Profile &p) {
   if (p.psumPartitionBytes % p.psumBanks != 0)
-    return "psum_partition_bytes (" + std::to_string(p.psumPartitionBytes) +
-           ") is not a multiple of psum_banks (" + std::to_string(p.psumBanks) +
-           ")";
-  return "";
+    return Status::failure("psum_partition_bytes (" +
+                           std::to_string(p.psumPartitionBytes) +
+                           ") is not a multiple of psum_banks (" +
+                           std::to_string(p.psumBanks) + ")");
+  return Status::ok();
 }
 } // namespace
 
@@ -181,13 +185,13 @@ Status Profile::set(const std::string &figure, double value) {
   for (const FieldRef &f : fieldTable(*this)) {
     if (figure != f.name)
       continue;
-    if (std::string why = checkValue(f, value); !why.empty())
-      return Status::failure(why);
+    if (Status valid = checkValue(f, value); !valid)
+      return valid;
     Profile before = *this;
     assign(f, value);
-    if (std::string why = checkConsistency(*this); !why.empty()) {
+    if (Status consistent = checkConsistency(*this); !consistent) {
       *this = std::move(before);
-      return Status::failure(why);
+      return consistent;
     }
     figures[figure].value = value;
     return Status::ok();
@@ -214,10 +218,11 @@ Status Profile::set(std::string_view assignment) {
 Expected<Profile> Profile::fromJson(std::string_view text,
                                     const std::string &origin) {
   using json::Value;
-  Value root;
-  std::string error;
-  if (!json::parse(text, root, error))
-    return Expected<Profile>::failure("profile " + origin + ": " + error);
+  Expected<Value> parsed = json::parse(text);
+  if (!parsed)
+    return Expected<Profile>::failure("profile " + origin + ": " +
+                                      parsed.error());
+  const Value &root = *parsed;
   auto fail = [&](const std::string &m) {
     return Expected<Profile>::failure("profile " + origin + ": " + m);
   };
@@ -263,12 +268,12 @@ Expected<Profile> Profile::fromJson(std::string_view text,
     if (it == p.figures.end())
       return fail(std::string("missing figure '") + f.name + "'");
     double v = it->second.value;
-    if (std::string why = checkValue(f, v); !why.empty())
-      return fail(why);
+    if (Status valid = checkValue(f, v); !valid)
+      return fail(valid.error());
     assign(f, v);
   }
-  if (std::string why = checkConsistency(p); !why.empty())
-    return fail(why);
+  if (Status consistent = checkConsistency(p); !consistent)
+    return fail(consistent.error());
   return p;
 }
 

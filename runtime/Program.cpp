@@ -381,27 +381,27 @@ ByteRange byteRange(const AccessPattern &ap, const uint32_t *trips,
   return {lo, hi + elem};
 }
 
-std::string checkAccess(const Program &program, const AccessPattern &ap,
-                        const MemoryLimits &limits, const uint32_t *trips,
-                        unsigned depth) {
+Status checkAccess(const Program &program, const AccessPattern &ap,
+                   const MemoryLimits &limits, const uint32_t *trips,
+                   unsigned depth) {
   std::ostringstream os;
   if (ap.numDims < 1 || ap.numDims > kMaxFreeDims) {
     os << "has " << unsigned(ap.numDims) << " free dims (1.." << kMaxFreeDims
        << " allowed)";
-    return os.str();
+    return Status::failure(os.str());
   }
   for (unsigned d = 0; d < ap.numDims; ++d)
     if (ap.dims[d].size == 0)
-      return "has a free dim of size 0";
+      return Status::failure("has a free dim of size 0");
   if (ap.partitions == 0)
-    return "has 0 partitions";
+    return Status::failure("has 0 partitions");
   ByteRange r = byteRange(ap, trips, depth);
   __int128 capacity = 0;
   if (ap.space == MemSpace::Hbm) {
     if (ap.binding >= program.bindings.size()) {
       os << "refers to binding " << ap.binding << " but the program has "
          << program.bindings.size();
-      return os.str();
+      return Status::failure(os.str());
     }
     capacity = program.bindings[ap.binding].hbmSize;
   } else {
@@ -410,7 +410,7 @@ std::string checkAccess(const Program &program, const AccessPattern &ap,
       os << "spans partitions [" << ap.partitionStart << ", "
          << uint64_t(ap.partitionStart) + ap.partitions << ") beyond "
          << limits.partitions;
-      return os.str();
+      return Status::failure(os.str());
     }
     capacity = ap.space == MemSpace::Sbuf ? limits.sbufPartitionBytes
                                           : limits.psumPartitionBytes;
@@ -435,12 +435,12 @@ std::string checkAccess(const Program &program, const AccessPattern &ap,
               std::min<__int128>(perRow, UINT64_MAX))
        << " elements per partition, more than the "
        << static_cast<long long>(capacity) << " bytes of " << memory();
-    return os.str();
+    return Status::failure(os.str());
   }
   if (ap.space == MemSpace::Hbm && ap.partitions > bound) {
     os << "has " << ap.partitions << " rows, more than the "
        << static_cast<long long>(capacity) << " bytes of " << memory();
-    return os.str();
+    return Status::failure(os.str());
   }
   if (r.lo < 0 || r.hi > capacity) {
     os << name(ap.space) << " access out of bounds: bytes ["
@@ -449,33 +449,37 @@ std::string checkAccess(const Program &program, const AccessPattern &ap,
        << (ap.space == MemSpace::Hbm
                ? " (binding '" + program.bindings[ap.binding].name + "')"
                : std::string(" per partition"));
-    return os.str();
+    return Status::failure(os.str());
   }
-  return "";
+  return Status::ok();
 }
 
-std::string verifyProgram(const Program &program, const MemoryLimits *limits) {
+Status verifyProgram(const Program &program, const MemoryLimits *limits) {
   std::ostringstream os;
   for (uint32_t i = 0; i < program.bindings.size(); ++i) {
     const Binding &b = program.bindings[i];
     if (!decodeDType(static_cast<uint64_t>(b.dtype)))
-      return "binding '" + b.name + "' has an unknown dtype";
+      return Status::failure("binding '" + b.name + "' has an unknown dtype");
     for (int64_t d : b.shape)
       if (d < 0)
-        return "binding '" + b.name + "' has a negative dimension";
+        return Status::failure("binding '" + b.name +
+                               "' has a negative dimension");
     if (b.hbmSize < b.numElements() * byteSize(b.dtype))
-      return "binding '" + b.name + "' reserves fewer HBM bytes than its shape";
+      return Status::failure("binding '" + b.name +
+                             "' reserves fewer HBM bytes than its shape");
   }
   for (const Constant &c : program.constants) {
     if (c.binding >= program.bindings.size())
-      return "constant refers to binding " + std::to_string(c.binding) +
-             " but the program has " + std::to_string(program.bindings.size());
+      return Status::failure(
+          "constant refers to binding " + std::to_string(c.binding) +
+          " but the program has " + std::to_string(program.bindings.size()));
     const Binding &b = program.bindings[c.binding];
     if (c.kind == ConstantKind::Raw &&
         c.bytes.size() != b.numElements() * byteSize(b.dtype))
-      return "constant for binding '" + b.name + "' has " +
-             std::to_string(c.bytes.size()) + " bytes, expected " +
-             std::to_string(b.numElements() * byteSize(b.dtype));
+      return Status::failure(
+          "constant for binding '" + b.name + "' has " +
+          std::to_string(c.bytes.size()) + " bytes, expected " +
+          std::to_string(b.numElements() * byteSize(b.dtype)));
   }
   for (unsigned e = 0; e < kNumEngines; ++e) {
     const auto &stream = program.streams[e];
@@ -492,20 +496,23 @@ std::string verifyProgram(const Program &program, const MemoryLimits *limits) {
         return w.str();
       };
       if (!decodeOpcode(static_cast<uint64_t>(inst.op)))
-        return where() + "unknown opcode " + std::to_string(unsigned(inst.op));
+        return Status::failure(where() + "unknown opcode " +
+                               std::to_string(unsigned(inst.op)));
       if (static_cast<unsigned>(inst.engine) != e)
-        return where() + "is in the " + std::string(name(Engine(e))) +
-               " stream but names engine " + std::string(name(inst.engine));
+        return Status::failure(
+            where() + "is in the " + std::string(name(Engine(e))) +
+            " stream but names engine " + std::string(name(inst.engine)));
       if (!isLegalEngine(inst.op, inst.engine))
-        return where() + "cannot run on engine " +
-               std::string(name(inst.engine));
+        return Status::failure(where() + "cannot run on engine " +
+                               std::string(name(inst.engine)));
       if (!decodeActFunc(static_cast<uint64_t>(inst.act)))
-        return where() + "unknown activation function";
+        return Status::failure(where() + "unknown activation function");
       if (!decodeAluOp(static_cast<uint64_t>(inst.alu)))
-        return where() + "unknown ALU op";
+        return Status::failure(where() + "unknown ALU op");
       if (inst.op == Opcode::AffineSelect && inst.alu != AluOp::IsGe &&
           inst.alu != AluOp::IsEqual)
-        return where() + "affine_select predicate must be is_ge or is_equal";
+        return Status::failure(
+            where() + "affine_select predicate must be is_ge or is_equal");
       unsigned required = requiredSlots(inst.op),
                allowed = allowedSlots(inst.op);
       if ((inst.apMask & required) != required ||
@@ -514,31 +521,35 @@ std::string verifyProgram(const Program &program, const MemoryLimits *limits) {
         m << "operand mask 0x" << std::hex << unsigned(inst.apMask)
           << " invalid (required 0x" << required << ", allowed 0x" << allowed
           << ")";
-        return where() + m.str();
+        return Status::failure(where() + m.str());
       }
       if (inst.waits.size() > kMaxWaits)
-        return where() + "waits on " + std::to_string(inst.waits.size()) +
-               " semaphores (at most " + std::to_string(kMaxWaits) + ")";
+        return Status::failure(
+            where() + "waits on " + std::to_string(inst.waits.size()) +
+            " semaphores (at most " + std::to_string(kMaxWaits) + ")");
       for (const SemWaitSpec &w : inst.waits)
         if (w.sem >= kNumSemaphores)
-          return where() + "waits on semaphore " + std::to_string(w.sem) +
-                 " (only " + std::to_string(kNumSemaphores) + ")";
+          return Status::failure(where() + "waits on semaphore " +
+                                 std::to_string(w.sem) + " (only " +
+                                 std::to_string(kNumSemaphores) + ")");
       if (inst.signalSem < -1 || inst.signalSem >= int(kNumSemaphores))
-        return where() + "signals semaphore " + std::to_string(inst.signalSem) +
-               " (only " + std::to_string(kNumSemaphores) + ")";
+        return Status::failure(where() + "signals semaphore " +
+                               std::to_string(inst.signalSem) + " (only " +
+                               std::to_string(kNumSemaphores) + ")");
       if (inst.startLevel >= 0 && unsigned(inst.startLevel) >= depth)
-        return where() + "start level " + std::to_string(inst.startLevel) +
-               " but only " + std::to_string(depth) + " enclosing loops";
+        return Status::failure(where() + "start level " +
+                               std::to_string(inst.startLevel) + " but only " +
+                               std::to_string(depth) + " enclosing loops");
       if (inst.op == Opcode::LoopBegin) {
         if (depth == kMaxLoopDepth)
-          return where() + "loops nested deeper than " +
-                 std::to_string(kMaxLoopDepth);
+          return Status::failure(where() + "loops nested deeper than " +
+                                 std::to_string(kMaxLoopDepth));
         if (inst.tripCount == 0)
-          return where() + "loop with trip count 0";
+          return Status::failure(where() + "loop with trip count 0");
         trips[depth++] = inst.tripCount;
       } else if (inst.op == Opcode::LoopEnd) {
         if (depth == 0)
-          return where() + "loop_end without loop_begin";
+          return Status::failure(where() + "loop_end without loop_begin");
         --depth;
       }
       for (unsigned s = 0; s < Instruction::NumSlots; ++s) {
@@ -548,23 +559,26 @@ std::string verifyProgram(const Program &program, const MemoryLimits *limits) {
         static const char *slotNames[] = {"dst", "src0", "src1", "aux"};
         if (!decodeMemSpace(static_cast<uint64_t>(ap.space)) ||
             !decodeDType(static_cast<uint64_t>(ap.dtype)))
-          return where() + "operand " + slotNames[s] +
-                 " has an unknown memory space or dtype";
+          return Status::failure(where() + "operand " + slotNames[s] +
+                                 " has an unknown memory space or dtype");
         if (ap.space == MemSpace::Hbm && ap.binding >= program.bindings.size())
-          return where() + "operand " + slotNames[s] + " refers to binding " +
-                 std::to_string(ap.binding) + " but the program has " +
-                 std::to_string(program.bindings.size());
+          return Status::failure(
+              where() + "operand " + slotNames[s] + " refers to binding " +
+              std::to_string(ap.binding) + " but the program has " +
+              std::to_string(program.bindings.size()));
         if (limits) {
-          std::string err = checkAccess(program, ap, *limits, trips, depth);
-          if (!err.empty())
-            return where() + "operand " + slotNames[s] + " " + err;
+          Status access = checkAccess(program, ap, *limits, trips, depth);
+          if (!access)
+            return Status::failure(where() + "operand " + slotNames[s] + " " +
+                                   access.error());
         }
       }
     }
     if (depth != 0)
-      return std::string(name(Engine(e))) + " stream ends inside a loop";
+      return Status::failure(std::string(name(Engine(e))) +
+                             " stream ends inside a loop");
   }
-  return "";
+  return Status::ok();
 }
 
 } // namespace seam::rt

@@ -11,6 +11,7 @@
 #ifndef SEAM_RUNTIME_PROGRAM_H
 #define SEAM_RUNTIME_PROGRAM_H
 
+#include "runtime/Expected.h"
 #include "runtime/Isa.h"
 
 #include <array>
@@ -267,16 +268,16 @@ private:
 };
 
 /// Static checks of a program: enum values, loop nesting, binding indices,
-/// semaphore ids, operand slots per opcode and, when `partitionBytes` are
-/// given, every access pattern against the memory capacities over all loop
-/// iterations. Returns an empty string when valid, else what is wrong.
+/// semaphore ids, operand slots per opcode and, when `limits` are given,
+/// every access pattern against the memory capacities over all loop
+/// iterations. The error says what is wrong, and where.
 struct MemoryLimits {
   uint32_t partitions = 128;
   uint64_t sbufPartitionBytes = 0;
   uint64_t psumPartitionBytes = 0;
 };
-std::string verifyProgram(const Program &program,
-                          const MemoryLimits *limits = nullptr);
+Status verifyProgram(const Program &program,
+                     const MemoryLimits *limits = nullptr);
 
 /// Byte range [lo, hi) touched by `ap` (relative to its base), given the loop
 /// iteration counts of enclosing loops (outermost first) or, when `trips` is
@@ -286,10 +287,11 @@ struct ByteRange {
 };
 ByteRange byteRange(const AccessPattern &ap, const uint32_t *trips,
                     unsigned depth);
-/// Checks one access pattern (bounds at the given loop trips); "" if fine.
-std::string checkAccess(const Program &program, const AccessPattern &ap,
-                        const MemoryLimits &limits, const uint32_t *trips,
-                        unsigned depth);
+/// Checks one access pattern (bounds at the given loop trips); the error
+/// says what is wrong with it ("has 0 partitions").
+Status checkAccess(const Program &program, const AccessPattern &ap,
+                   const MemoryLimits &limits, const uint32_t *trips,
+                   unsigned depth);
 
 } // namespace seam::rt
 

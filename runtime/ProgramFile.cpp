@@ -514,9 +514,8 @@ Expected<Program> readProgram(const uint8_t *data, size_t size) {
         b.hbmOffset + b.hbmSize > profile.hbmBytes)
       return fail("binding '" + b.name + "' lies beyond the " +
                   std::to_string(profile.hbmBytes) + " bytes of HBM");
-  std::string err = verifyProgram(p, &limits);
-  if (!err.empty())
-    return fail(err);
+  if (Status valid = verifyProgram(p, &limits); !valid)
+    return fail(valid.error());
   return p;
 }
 

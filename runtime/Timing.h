@@ -11,6 +11,7 @@
 #ifndef SEAM_RUNTIME_TIMING_H
 #define SEAM_RUNTIME_TIMING_H
 
+#include "runtime/Expected.h"
 #include "runtime/Profile.h"
 #include "runtime/Program.h"
 
@@ -100,11 +101,11 @@ class InstructionExecutor {
 public:
   virtual ~InstructionExecutor() = default;
   /// Executes `inst` for core `core` at the loop iterations `iters[0..depth)`
-  /// (outermost first). Returns "" or a fault message.
-  virtual std::string execute(unsigned core, const Instruction &inst,
-                              const uint32_t *iters, unsigned depth) = 0;
+  /// (outermost first). Fails with the fault's message.
+  virtual Status execute(unsigned core, const Instruction &inst,
+                         const uint32_t *iters, unsigned depth) = 0;
   /// Executes one collective; `insts[r]`/`iters[r]` are rank r's.
-  virtual std::string executeCollective(
+  virtual Status executeCollective(
       const std::vector<const Instruction *> &insts,
       const std::vector<std::array<uint32_t, kMaxLoopDepth>> &iters) = 0;
   /// NaN/Inf values stored so far (the simulator attributes new ones to the

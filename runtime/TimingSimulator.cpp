@@ -293,8 +293,8 @@ private:
     const EngineState &s = cores[c].engines[e];
     auto it = iterations(s);
     uint64_t nonFiniteBefore = executor->nonFiniteWrites();
-    std::string err = executor->execute(c, inst, it.data(), s.depth);
-    if (err.empty()) {
+    Status done = executor->execute(c, inst, it.data(), s.depth);
+    if (done) {
       uint64_t stored = executor->nonFiniteWrites() - nonFiniteBefore;
       if (stored && !result.firstNonFinite)
         result.firstNonFinite =
@@ -304,7 +304,7 @@ private:
                           " (first non-finite result of the launch)");
       return true;
     }
-    setFault(c, e, index, err);
+    setFault(c, e, index, done.error());
     return false;
   }
 
@@ -371,9 +371,9 @@ private:
         return false;
       }
     if (executor) {
-      std::string err = executor->executeCollective(insts, iters);
-      if (!err.empty()) {
-        setFault(0, cc, cores[0].engines[cc].pc, err);
+      Status done = executor->executeCollective(insts, iters);
+      if (!done) {
+        setFault(0, cc, cores[0].engines[cc].pc, done.error());
         return false;
       }
     }

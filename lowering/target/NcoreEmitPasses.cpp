@@ -56,7 +56,7 @@ public:
       rt::Status st = rt::writeProgramFile(p, std::string(path));
       if (!st)
         return program.emitOpError()
-               << "cannot write " << path << ": " << st.message;
+               << "cannot write " << path << ": " << st.error();
       ++numWritten;
       numInstructions += static_cast<int64_t>(p.instructionCount());
       return success();

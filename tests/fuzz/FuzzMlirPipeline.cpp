@@ -56,7 +56,7 @@ uint32_t fnv1a(const uint8_t *data, size_t size) {
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  seam::registerSeamPassesAndPipelines();
+  mlir::seam::registerSeamPassesAndPipelines();
   return 0;
 }
 
@@ -71,9 +71,9 @@ MLIRContext &sharedContext() {
   static unsigned uses = 0;
   if (!context || ++uses % kMaxUses == 0) {
     DialectRegistry registry;
-    registry.insert<seam::SeamDialect, ncore::NcoreDialect,
+    registry.insert<mlir::seam::SeamDialect, ncore::NcoreDialect,
                     func::FuncDialect>();
-    seam::registerKernelRegistry(registry);
+    mlir::seam::registerKernelRegistry(registry);
     context.reset();
     context = std::make_unique<MLIRContext>(registry,
                                             MLIRContext::Threading::DISABLED);
@@ -101,7 +101,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef text(owned.c_str(), size);
   // What seam-opt and seam-run refuse before parsing (the parser would
   // overflow the stack on deep nesting).
-  if (!::mlir::seam::checkNesting(text).empty())
+  if (!::mlir::seam::checkNesting(text))
     return 0;
   ParserConfig config(&context, /*verifyAfterParse=*/true);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, config);

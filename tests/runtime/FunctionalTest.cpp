@@ -418,7 +418,8 @@ TEST(Functional, EmptyRawConstantAndEmptyBindingsLoadAndRun) {
   b.emit(isa::dmaCopy(tile, b.hbm(x, 0, 4, 8, {{8, 1}})).signal(0, 1));
   b.emit(isa::dmaCopy(b.hbm(y, 0, 4, 8, {{8, 1}}), tile).waitFor(0, 1));
   Program p = b.take();
-  ASSERT_EQ(verifyProgram(p), "");
+  Status valid = verifyProgram(p);
+  ASSERT_TRUE(valid) << valid.error();
 
   Device dev(Profile::builtin(Target::Trn1));
   auto id = dev.loadProgram(p);

@@ -58,22 +58,24 @@ TEST(Program, BuilderAssignsAlignedBindings) {
 TEST(Program, VerifierNamesProblems) {
   ProgramBuilder b("p", Target::Trn1);
   b.loopBegin(Engine::Vector, 4);
-  EXPECT_NE(verifyProgram(b.program()).find("VE stream ends inside a loop"),
-            std::string::npos);
+  EXPECT_NE(
+      verifyProgram(b.program()).error().find("VE stream ends inside a loop"),
+      std::string::npos);
   ProgramBuilder c("p", Target::Trn1);
   c.emit(isa::loopEnd().onEngine(Engine::Scalar));
-  EXPECT_NE(verifyProgram(c.program()).find("loop_end without loop_begin"),
-            std::string::npos);
+  EXPECT_NE(
+      verifyProgram(c.program()).error().find("loop_end without loop_begin"),
+      std::string::npos);
   ProgramBuilder d("p", Target::Trn1);
   d.emit(isa::matmul(psumTile(0, 4, 0, 4), sbufTile(DType::F32, 0, 4, 0, 4),
                      sbufTile(DType::F32, 0, 4, 0, 4), false)
              .onEngine(Engine::Vector));
-  EXPECT_NE(verifyProgram(d.program()).find("cannot run on engine VE"),
+  EXPECT_NE(verifyProgram(d.program()).error().find("cannot run on engine VE"),
             std::string::npos);
   ProgramBuilder e("p", Target::Trn1);
   e.emit(isa::tensorCopy(sbufTile(DType::F32, 0, 4, 0, 4),
                          sbufTile(DType::F32, 0, 4, 0, 4))
              .waitFor(300, 1));
-  EXPECT_NE(verifyProgram(e.program()).find("semaphore 300"),
+  EXPECT_NE(verifyProgram(e.program()).error().find("semaphore 300"),
             std::string::npos);
 }

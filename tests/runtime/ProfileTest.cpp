@@ -64,12 +64,12 @@ TEST(Profile, OverridesForAblations) {
   EXPECT_EQ(p.dmaEngines, 8u);
   Status unknown = p.set("no_such_figure", 1);
   EXPECT_FALSE(unknown);
-  EXPECT_EQ(unknown.message.rfind("the trn1 profile has no figure "
+  EXPECT_EQ(unknown.error().rfind("the trn1 profile has no figure "
                                   "'no_such_figure'; figures: cores_per_chip, "
                                   "te_clock_ghz, ",
                                   0),
             0u)
-      << unknown.message;
+      << unknown.error();
 }
 
 // Each figure's rules hold for overrides as for the profile files: a clock of
@@ -77,7 +77,7 @@ TEST(Profile, OverridesForAblations) {
 // poison every timeline. A refused override leaves the profile unchanged.
 TEST(Profile, OverridesAreCheckedAgainstTheFiguresRules) {
   Profile p = Profile::builtin(Target::Trn1);
-  auto why = [&](const char *assignment) { return p.set(assignment).message; };
+  auto why = [&](const char *assignment) { return p.set(assignment).error(); };
   EXPECT_EQ(why("te_clock_ghz=0"),
             "figure 'te_clock_ghz' must be positive, got 0");
   EXPECT_EQ(why("te_clock_ghz=-1"),

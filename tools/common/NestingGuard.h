@@ -10,6 +10,7 @@
 #ifndef SEAM_TOOLS_COMMON_NESTINGGUARD_H
 #define SEAM_TOOLS_COMMON_NESTINGGUARD_H
 
+#include "runtime/Expected.h"
 #include "llvm/ADT/StringRef.h"
 #include <string>
 
@@ -18,10 +19,10 @@ namespace mlir::seam {
 /// Deepest bracket nesting real IR comes near is a few dozen levels.
 constexpr int kMaxNesting = 1000;
 
-/// "" when `text` nests ( [ { at most kMaxNesting deep (outside string
-/// literals and // comments), else "LINE:COL: brackets nested deeper than
-/// ...".
-inline std::string checkNesting(llvm::StringRef text) {
+/// Whether `text` nests ( [ { at most kMaxNesting deep (outside string
+/// literals and // comments); the error is "LINE:COL: brackets nested deeper
+/// than ...".
+inline ::seam::rt::Status checkNesting(llvm::StringRef text) {
   int depth = 0, line = 1, col = 0;
   bool inString = false, inComment = false;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -48,16 +49,17 @@ inline std::string checkNesting(llvm::StringRef text) {
       inComment = true;
     } else if (c == '(' || c == '[' || c == '{') {
       if (++depth > kMaxNesting)
-        return std::to_string(line) + ":" + std::to_string(col) +
-               ": brackets nested deeper than " + std::to_string(kMaxNesting) +
-               " levels: the MLIR parser recurses once per level and would "
-               "overflow the stack";
+        return ::seam::rt::Status::failure(
+            std::to_string(line) + ":" + std::to_string(col) +
+            ": brackets nested deeper than " + std::to_string(kMaxNesting) +
+            " levels: the MLIR parser recurses once per level and would "
+            "overflow the stack");
     } else if (c == ')' || c == ']' || c == '}') {
       if (depth > 0)
         --depth;
     }
   }
-  return "";
+  return ::seam::rt::Status::ok();
 }
 
 } // namespace mlir::seam

@@ -67,10 +67,11 @@ int main(int argc, char **argv) {
       llvm::errs() << error << "\n";
       return 1;
     }
-    if (std::string deep = ::mlir::seam::checkNesting(file->getBuffer());
-        !deep.empty()) {
-      llvm::errs() << (input == "-" ? "<stdin>" : input) << ":" << deep
-                   << "\n";
+    if (::seam::rt::Status nesting =
+            ::mlir::seam::checkNesting(file->getBuffer());
+        !nesting) {
+      llvm::errs() << (input == "-" ? "<stdin>" : input) << ":"
+                   << nesting.error() << "\n";
       return 1;
     }
     auto out = mlir::openOutputFile(output, &error);

@@ -151,9 +151,9 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
 
   // Graph pipeline: what a lazy tracer or torch.compile front end does.
   double t0 = nowNs();
-  if (std::string deep = ::mlir::seam::checkNesting(irText); !deep.empty())
+  if (rt::Status nesting = ::mlir::seam::checkNesting(irText); !nesting)
     return Result::failure("the model IR does not parse:\n" + sourceName.str() +
-                           ":" + deep);
+                           ":" + nesting.error());
   cm.module = parseSourceString<ModuleOp>(irText, &ctx, sourceName);
   if (!cm.module)
     return Result::failure("the model IR does not parse:\n" + diags.text);
@@ -301,7 +301,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     cm.breakdown.instructions += program->instructionCount();
     double s0 = nowNs();
     if (rt::Status s = cache.store(p.key, rt::writeProgram(*program)); !s)
-      return Result::failure("compile cache: " + s.message);
+      return Result::failure("compile cache: " + s.error());
     cm.breakdown.cacheNs += nowNs() - s0;
     CompiledUnit u;
     u.program = std::move(*program);

@@ -97,8 +97,8 @@ rt::Expected<rt::HostTensor> seamrun::readNpy(const std::string &path,
   return t;
 }
 
-std::string seamrun::writeNpy(const std::string &path,
-                              const rt::HostTensor &t, bool complex) {
+rt::Status seamrun::writeNpy(const std::string &path, const rt::HostTensor &t,
+                             bool complex) {
   std::string shape = "(";
   for (int64_t d : t.shape)
     shape += std::to_string(d) + ", ";
@@ -114,12 +114,14 @@ std::string seamrun::writeNpy(const std::string &path,
   header += '\n';
   std::ofstream out(path, std::ios::binary);
   if (!out)
-    return "cannot write '" + path + "'";
+    return rt::Status::failure("cannot write '" + path + "'");
   out.write("\x93NUMPY\x01\x00", 8);
   uint16_t len = uint16_t(header.size());
   out.put(char(len & 0xff)).put(char(len >> 8));
   out << header;
   out.write(reinterpret_cast<const char *>(t.data.data()),
             std::streamsize(t.data.size() * sizeof(float)));
-  return out ? "" : "write to '" + path + "' failed";
+  if (!out)
+    return rt::Status::failure("write to '" + path + "' failed");
+  return rt::Status::ok();
 }

@@ -12,10 +12,10 @@ namespace seamrun {
 /// (interleaved re/im). Errors name the file and what is wrong.
 seam::rt::Expected<seam::rt::HostTensor> readNpy(const std::string &path,
                                                  bool *isComplex = nullptr);
-/// Writes float32 (or complex64 when `complex`, data interleaved). Returns
-/// an error message or "".
-std::string writeNpy(const std::string &path, const seam::rt::HostTensor &t,
-                     bool complex = false);
+/// Writes float32 (or complex64 when `complex`, data interleaved). Errors
+/// name the file.
+seam::rt::Status writeNpy(const std::string &path,
+                          const seam::rt::HostTensor &t, bool complex = false);
 
 } // namespace seamrun
 

@@ -101,14 +101,18 @@ bool isHostOp(Operation *op) {
   return fc && fc.needsHostFallback();
 }
 
+} // namespace
+
 /// One thing the host does per step, in order.
-struct PlanItem {
+struct seamrun::PlanItem {
   enum Kind { Launch, Host } kind;
   Operation *op;      ///< func.call, seam.kernel_call or host op
   std::string unit;   ///< compiled unit (program or kernel symbol)
   uint64_t tracedOps; ///< seam ops the lazy tracer records for it
   bool isKernel = false;
 };
+
+namespace {
 
 uint64_t countOps(func::FuncOp f) {
   uint64_t n = 0;
@@ -221,48 +225,53 @@ std::string humanBytes(double b) {
   return llvm::formatv("{0:F2} {1}", b, units[i]).str();
 }
 
-/// Empty when `path` can be created or overwritten as a file: its directory
+/// Whether `path` can be created or overwritten as a file: its directory
 /// exists and is writable, and it is not itself a directory.
-std::string checkOutputFile(llvm::StringRef option, const std::string &path) {
+rt::Status checkOutputFile(llvm::StringRef option, const std::string &path) {
   namespace fs = llvm::sys::fs;
   std::string what = option.str() + " '" + path + "'";
   if (fs::is_directory(path))
-    return what + " is a directory";
+    return rt::Status::failure(what + " is a directory");
   llvm::StringRef parent = llvm::sys::path::parent_path(path);
   if (parent.empty())
     parent = ".";
   if (!fs::exists(parent))
-    return what + ": directory '" + parent.str() + "' does not exist";
+    return rt::Status::failure(what + ": directory '" + parent.str() +
+                               "' does not exist");
   if (!fs::is_directory(parent))
-    return what + ": '" + parent.str() + "' is not a directory";
+    return rt::Status::failure(what + ": '" + parent.str() +
+                               "' is not a directory");
   if (fs::access(parent, fs::AccessMode::Write))
-    return what + ": directory '" + parent.str() + "' is not writable";
+    return rt::Status::failure(what + ": directory '" + parent.str() +
+                               "' is not writable");
   if (fs::exists(path) && fs::access(path, fs::AccessMode::Write))
-    return what + " is not writable";
-  return "";
+    return rt::Status::failure(what + " is not writable");
+  return rt::Status::ok();
 }
 
-/// Empty when `path` is a writable directory or can be made one in an
-/// existing directory (only the last component is created).
-std::string checkOutputDir(llvm::StringRef option, const std::string &path) {
+/// Whether `path` is a writable directory or can be made one in an existing
+/// directory (only the last component is created).
+rt::Status checkOutputDir(llvm::StringRef option, const std::string &path) {
   namespace fs = llvm::sys::fs;
   std::string what = option.str() + " '" + path + "'";
   if (fs::exists(path)) {
     if (!fs::is_directory(path))
-      return what + " exists and is not a directory";
+      return rt::Status::failure(what + " exists and is not a directory");
     if (fs::access(path, fs::AccessMode::Write))
-      return what + " is not writable";
-    return "";
+      return rt::Status::failure(what + " is not writable");
+    return rt::Status::ok();
   }
   llvm::StringRef parent =
       llvm::sys::path::parent_path(llvm::StringRef(path).rtrim('/'));
   if (parent.empty())
     parent = ".";
   if (!fs::is_directory(parent))
-    return what + ": parent directory '" + parent.str() + "' does not exist";
+    return rt::Status::failure(what + ": parent directory '" + parent.str() +
+                               "' does not exist");
   if (fs::access(parent, fs::AccessMode::Write))
-    return what + ": parent directory '" + parent.str() + "' is not writable";
-  return "";
+    return rt::Status::failure(what + ": parent directory '" + parent.str() +
+                               "' is not writable");
+  return rt::Status::ok();
 }
 
 /// Removes seam-run's own temporary cache when the run ends, however it
@@ -315,105 +324,124 @@ std::string SessionResult::warmStepBasis() const {
              : "mean of " + n + " step(s) after each run's first";
 }
 
-std::string seamrun::validate(SessionOptions &o) {
+rt::Status seamrun::validate(SessionOptions &o) {
   int sources = !o.model.empty() + !o.config.empty() + !o.input.empty() +
                 !o.irText.empty();
   if (sources != 1)
-    return "give exactly one of --model NAME, --config FILE or a model .mlir "
-           "file";
+    return rt::Status::failure(
+        "give exactly one of --model NAME, --config FILE or a model .mlir "
+        "file");
   if (!o.importArgs.empty())
-    return "--import-args is gone: give --layers, --seq, --txt-seq, --batch "
-           "and --dtype to seam-run itself";
+    return rt::Status::failure(
+        "--import-args is gone: give --layers, --seq, --txt-seq, --batch "
+        "and --dtype to seam-run itself");
   bool shapesImport = o.layers || o.seq || o.txtSeq || o.batch ||
                       !o.dtype.empty() || !o.fourier.empty();
   if (!o.input.empty() && shapesImport)
-    return "--layers, --seq, --txt-seq, --batch, --dtype and --fourier shape "
-           "an import "
-           "(--model or --config); '" +
-           o.input + "' is already imported (re-import it with seam-import)";
+    return rt::Status::failure(
+        "--layers, --seq, --txt-seq, --batch, --dtype and --fourier shape "
+        "an import "
+        "(--model or --config); '" +
+        o.input + "' is already imported (re-import it with seam-import)");
   if (llvm::Error e = seamimport::checkOptions(importOptions(o)))
-    return llvm::toString(std::move(e));
+    return rt::Status::failure(llvm::toString(std::move(e)));
   if (o.mode != "eager" && o.mode != "compile")
-    return "--mode must be 'eager' or 'compile', got '" + o.mode + "'";
+    return rt::Status::failure("--mode must be 'eager' or 'compile', got '" +
+                               o.mode + "'");
   if (o.exec != "functional" && o.exec != "timing")
-    return "--exec must be 'functional' or 'timing', got '" + o.exec + "'";
+    return rt::Status::failure(
+        "--exec must be 'functional' or 'timing', got '" + o.exec + "'");
   if (!rt::parseTarget(o.target))
-    return "--target must be 'trn1' or 'trn2', got '" + o.target + "'";
+    return rt::Status::failure("--target must be 'trn1' or 'trn2', got '" +
+                               o.target + "'");
   if (o.steps < 1 || o.steps > 100000)
-    return "--steps must be in [1, 100000], got " + std::to_string(o.steps);
+    return rt::Status::failure("--steps must be in [1, 100000], got " +
+                               std::to_string(o.steps));
   if (o.runs < 1 || o.runs > 1000)
-    return "--runs must be in [1, 1000], got " + std::to_string(o.runs);
+    return rt::Status::failure("--runs must be in [1, 1000], got " +
+                               std::to_string(o.runs));
   if (o.tp < 1 || o.tp > 64)
-    return "--tp must be in [1, 64], got " + std::to_string(o.tp);
+    return rt::Status::failure("--tp must be in [1, 64], got " +
+                               std::to_string(o.tp));
   std::string kernelError;
   auto kernels = mlir::seam::selectKernels(o.kernels, kernelError);
   if (!kernels)
-    return "--kernels: " + kernelError;
+    return rt::Status::failure("--kernels: " + kernelError);
   o.kernels = kernels->canonical();
   for (const std::string &in : o.inputs) {
     size_t eq = in.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == in.size())
-      return "--input expects name=file.npy, got '" + in + "'";
+      return rt::Status::failure("--input expects name=file.npy, got '" + in +
+                                 "'");
   }
   if ((!o.inputs.empty() || !o.outputDir.empty()) && o.exec != "functional")
-    return "--input and --output-dir need --functional (timing-only runs "
-           "carry no data)";
+    return rt::Status::failure(
+        "--input and --output-dir need --functional (timing-only runs "
+        "carry no data)");
   // Where results go is checked now, not after a run of minutes.
   if (!o.jsonFile.empty())
-    if (std::string e = checkOutputFile("--json", o.jsonFile); !e.empty())
+    if (rt::Status e = checkOutputFile("--json", o.jsonFile); !e)
       return e;
   if (!o.traceFile.empty())
-    if (std::string e = checkOutputFile("--trace", o.traceFile); !e.empty())
+    if (rt::Status e = checkOutputFile("--trace", o.traceFile); !e)
       return e;
   auto detail = rt::parseTraceDetail(o.traceDetail);
   if (!detail)
-    return "--trace-detail must be launch, engine or instruction, got '" +
-           o.traceDetail + "'";
+    return rt::Status::failure(
+        "--trace-detail must be launch, engine or instruction, got '" +
+        o.traceDetail + "'");
   if (!o.traceProgram.empty() && *detail != rt::TraceDetail::Instruction)
-    return "--trace-program needs --trace-detail instruction";
+    return rt::Status::failure(
+        "--trace-program needs --trace-detail instruction");
   if (o.traceSteps != "last" && o.traceSteps != "all") {
     char *end = nullptr;
     long step = std::strtol(o.traceSteps.c_str(), &end, 10);
     if (o.traceSteps.empty() || *end || step < 1 || step > o.steps)
-      return "--trace-steps must be last, all or a step in [1, " +
-             std::to_string(o.steps) + "], got '" + o.traceSteps + "'";
+      return rt::Status::failure(
+          "--trace-steps must be last, all or a step in [1, " +
+          std::to_string(o.steps) + "], got '" + o.traceSteps + "'");
   }
   bool traceShaped = o.traceDetail != "engine" || !o.traceProgram.empty() ||
                      !o.traceRanks.empty() || o.traceSteps != "last";
   if (traceShaped && o.traceFile.empty())
-    return "--trace-detail, --trace-ranks, --trace-program and --trace-steps "
-           "need --trace FILE";
+    return rt::Status::failure(
+        "--trace-detail, --trace-ranks, --trace-program and --trace-steps "
+        "need --trace FILE");
   if (!o.outputDir.empty())
-    if (std::string e = checkOutputDir("--output-dir", o.outputDir); !e.empty())
+    if (rt::Status e = checkOutputDir("--output-dir", o.outputDir); !e)
       return e;
   if (!o.cacheDir.empty())
-    if (std::string e = checkOutputDir("--cache-dir", o.cacheDir); !e.empty())
+    if (rt::Status e = checkOutputDir("--cache-dir", o.cacheDir); !e)
       return e;
   // The profile owns the figures and their rules.
   rt::Profile profile = rt::Profile::builtin(*rt::parseTarget(o.target));
   for (const std::string &f : o.figureOverrides)
     if (rt::Status s = profile.set(f); !s)
-      return "--set " + f + ": " + s.message;
-  return "";
+      return rt::Status::failure("--set " + f + ": " + s.error());
+  return rt::Status::ok();
 }
 
 /// What the first run's compile says about the step: the TP degree (the IR
 /// is one rank's shard of seam.tp ranks; --tp only shapes an import, or must
 /// agree), its structure, the compile breakdown, warnings and kernels=auto
-/// decisions. Returns an error, or "".
-static std::string recordStructure(const CompiledModel &cm, const SessionOptions &opts,
-                            SessionResult &result) {
+/// decisions. Fails when the IR's seam.tp is out of range or contradicts
+/// --tp.
+static rt::Status recordStructure(const CompiledModel &cm,
+                                  const SessionOptions &opts,
+                                  SessionResult &result) {
   auto irTp = cm.module.get()->getAttrOfType<IntegerAttr>("seam.tp");
   if (irTp && opts.tpGiven && irTp.getInt() != opts.tp)
-    return llvm::formatv("--tp {0} contradicts the model: '{1}' is one "
-                         "rank's shard of seam.tp = {2} (import it again "
-                         "with --tp {0})",
-                         opts.tp, opts.input, irTp.getInt())
-        .str();
+    return rt::Status::failure(
+        llvm::formatv("--tp {0} contradicts the model: '{1}' is one "
+                      "rank's shard of seam.tp = {2} (import it again "
+                      "with --tp {0})",
+                      opts.tp, opts.input, irTp.getInt())
+            .str());
   if (irTp && (irTp.getInt() < 1 || irTp.getInt() > 64))
-    return llvm::formatv("the model's seam.tp = {0} is outside [1, 64]",
-                         irTp.getInt())
-        .str();
+    return rt::Status::failure(
+        llvm::formatv("the model's seam.tp = {0} is outside [1, 64]",
+                      irTp.getInt())
+            .str());
   result.options.tp = irTp ? int(irTp.getInt()) : opts.tp;
   result.compile = cm.breakdown;
   mlir::seam::StepAccount acc = mlir::seam::accountStep(cm.step);
@@ -431,36 +459,95 @@ static std::string recordStructure(const CompiledModel &cm, const SessionOptions
       llvm::errs() << "seam-run: warning: " << w << "\n";
   result.kernelDecisions = mlir::seam::decisionsOf(cm.step);
   result.warnings = cm.warnings;
-  return "";
+  return rt::Status::ok();
 }
+
+namespace {
+
+/// The compile cache's directory: --cache-dir, else a fresh one in the temp
+/// directory (so run 0 is cold) that `temporary` removes when the run ends.
+rt::Expected<std::string> cacheDirectory(const std::string &given,
+                                         TemporaryDirectory &temporary) {
+  if (!given.empty())
+    return rt::Expected<std::string>(given);
+  llvm::SmallString<128> dir;
+  if (llvm::sys::fs::createUniqueDirectory("seam-run-cache", dir))
+    return fail("cannot create a temporary cache directory");
+  temporary.path = std::string(dir);
+  return rt::Expected<std::string>(temporary.path);
+}
+
+/// Sorts the host events of one step, events[first..], into the parts of
+/// `st` (its latencyNs set): syncs from `stepEnd` on are the wait at the
+/// step's end; otherNs is what the parts miss.
+void accountHostEvents(const std::vector<rt::HostEvent> &events, size_t first,
+                       size_t stepEnd, StepStats &st) {
+  for (size_t e = first; e < events.size(); ++e) {
+    const rt::HostEvent &ev = events[e];
+    if (ev.category == rt::HostCategory::Sync && e >= stepEnd) {
+      st.stepEndWaitNs += ev.durationNs;
+      continue;
+    }
+    switch (ev.category) {
+    case rt::HostCategory::Launch:
+      st.launchNs += ev.durationNs;
+      break;
+    case rt::HostCategory::Transfer:
+      st.transferNs += ev.durationNs;
+      break;
+    case rt::HostCategory::Trace:
+      st.tracingNs += ev.durationNs;
+      break;
+    case rt::HostCategory::Sync:
+      st.syncNs += ev.durationNs;
+      break;
+    case rt::HostCategory::KernelCall:
+      st.kernelCallNs += ev.durationNs;
+      break;
+    case rt::HostCategory::Fallback:
+      st.fallbackNs += ev.durationNs;
+      break;
+    case rt::HostCategory::Compile:
+      break;
+    }
+  }
+  // What the parts above do not cover (zero unless the host timeline
+  // gains a kind of event they do not sum).
+  st.otherNs = st.latencyNs - st.hostPartsNs();
+}
+
+} // namespace
+
+/// One run: its compiled model, its device, the host plan of a step and the
+/// host's values.
+struct Session::Run {
+  Run(int index, bool last) : index(index), last(last) {}
+  int index; ///< 0-based
+  bool last; ///< the last run: roofline, device totals, outputs, trace
+  RunStats stats;
+  CompiledModel cm;
+  std::optional<rt::Device> device;
+  bool traced = false; ///< --trace records steps of this run
+  rt::TraceOptions trace;
+  std::map<std::string, rt::ProgramId> loaded; ///< by unit symbol
+  std::vector<PlanItem> plan;
+  /// Parameters, inputs and results on the host (functional runs).
+  llvm::DenseMap<Value, HostTensor> values;
+};
 
 rt::Expected<SessionResult> Session::run() {
   using Result = rt::Expected<SessionResult>;
-  SessionResult result;
+  result = SessionResult();
   result.options = opts;
-  rt::Target target = *rt::parseTarget(opts.target);
-  auto profileOr = rt::Profile::builtin(opts.target);
-  if (!profileOr)
-    return Result::failure(profileOr.error());
-  rt::Profile profile = *profileOr;
-  for (const std::string &f : opts.figureOverrides)
-    if (rt::Status s = profile.set(f); !s)
-      return Result::failure("--set " + f + ": " + s.message);
+  if (rt::Status s = applyProfile(); !s)
+    return Result::failure(s.error());
   // Progress on stderr once the invocation has run for a few seconds
   // (functional runs of full-width models take tens of seconds).
-  double wall0 = nowNs();
-  auto progress = [&](const std::string &what) {
-    double sec = (nowNs() - wall0) * 1e-9;
-    if (sec >= 2.0)
-      llvm::errs() << llvm::formatv("seam-run: [{0:F1} s] {1}\n", sec, what);
-  };
-  double lastCompileReport = 0, lastImportReport = 0;
+  wall0 = nowNs();
+  lastCompileReport = lastImportReport = 0;
   auto text = modelText(opts, [&](const std::string &what) {
-    double sec = (nowNs() - wall0) * 1e-9;
-    if (sec - lastImportReport >= 1.0) {
-      lastImportReport = sec;
+    if (reportDue(lastImportReport))
       progress("import: " + what);
-    }
   });
   progress("model imported");
   if (!text)
@@ -468,17 +555,11 @@ rt::Expected<SessionResult> Session::run() {
 
   // A fresh cache per invocation unless one is given, so run 0 is cold; it
   // lives in the temp directory and is removed when the run ends.
-  std::string cacheDir = opts.cacheDir;
   TemporaryDirectory temporaryCache;
-  if (cacheDir.empty()) {
-    llvm::SmallString<128> dir;
-    if (llvm::sys::fs::createUniqueDirectory("seam-run-cache", dir))
-      return Result::failure("cannot create a temporary cache directory");
-    cacheDir = std::string(dir);
-    temporaryCache.path = cacheDir;
-  }
-  rt::CompileCache cache(cacheDir);
-  bool functional = opts.exec == "functional";
+  auto cacheDir = cacheDirectory(opts.cacheDir, temporaryCache);
+  if (!cacheDir)
+    return Result::failure(cacheDir.error());
+  rt::CompileCache cache(*cacheDir);
 
   // kernels=auto simulates windows with this run's step model.
   std::string kernelError;
@@ -489,341 +570,382 @@ rt::Expected<SessionResult> Session::run() {
   if (selection->automatic)
     stepModel.emplace(opts);
 
-  int tp = opts.tp; // from the IR's seam.tp once it is parsed
-  for (int runIndex = 0; runIndex < opts.runs; ++runIndex) {
-    RunStats run;
+  tp = opts.tp; // from the IR's seam.tp once it is parsed
+  for (int runIndex = 0; runIndex < opts.runs; ++runIndex)
+    if (rt::Status s = runOnce(runIndex, *text, cache); !s)
+      return Result::failure(s.error());
+  return std::move(result);
+}
 
-    // Compile (graph pipeline always; programs from the cache when present).
-    double compileStart = nowNs();
-    Compiler compiler(target, opts.mode, opts.kernels, opts.programSharing);
-    compiler.progress = [&](const std::string &what) {
-      double sec = (nowNs() - wall0) * 1e-9;
-      // Inside the compile: at most one line a second.
-      if (sec - lastCompileReport >= 1.0) {
-        lastCompileReport = sec;
-        progress(
-            llvm::formatv("run {0}/{1}: {2}", runIndex + 1, opts.runs, what));
-      }
-    };
-    auto compiled = compiler.compile(*text, cache, sourceName(opts));
-    if (!compiled)
-      return Result::failure(compiled.error());
-    CompiledModel &cm = *compiled;
-    progress(llvm::formatv("run {0}/{1}: compiled ({2} units, {3} cache hits)",
-                           runIndex + 1, opts.runs, cm.compiledUnits,
-                           cm.cacheHits));
-    double compileNs = nowNs() - compileStart;
-    run.compileNs = compileNs;
-    run.compiled = cm.compiledUnits;
-    run.cacheHits = cm.cacheHits;
-    run.cacheCorrupt = cm.cacheCorrupt;
-    // Cold when it compiled something; a first run whose every program
-    // comes from a --cache-dir is warm.
-    run.cold = cm.compiledUnits > 0;
-    if (runIndex == 0) {
-      std::string error = recordStructure(cm, opts, result);
-      if (!error.empty())
-        return Result::failure(error);
-      tp = result.options.tp;
-    }
+rt::Status Session::applyProfile() {
+  auto builtin = rt::Profile::builtin(opts.target);
+  if (!builtin)
+    return rt::Status::failure(builtin.error());
+  profile = *builtin;
+  for (const std::string &f : opts.figureOverrides)
+    if (rt::Status s = profile.set(f); !s)
+      return rt::Status::failure("--set " + f + ": " + s.error());
+  return rt::Status::ok();
+}
 
-    rt::DeviceOptions dopts;
-    dopts.mode =
-        functional ? rt::ExecMode::Functional : rt::ExecMode::TimingOnly;
-    dopts.cores = std::max<unsigned>(tp, profile.coresPerChip);
-    dopts.collectEvents = false; // the traced steps turn it on
-    dopts.costs = opts.costs;
-    rt::Device device(profile, dopts);
-    // The trace: the chosen steps of the last run, at the chosen detail.
-    bool tracedRun = !opts.traceFile.empty() && runIndex == opts.runs - 1;
-    rt::TraceOptions trace;
-    if (tracedRun) {
-      trace.detail = *rt::parseTraceDetail(opts.traceDetail);
-      trace.program = opts.traceProgram;
-      for (unsigned r : opts.traceRanks) {
-        if (r >= unsigned(tp))
-          return Result::failure(
-              llvm::formatv("--trace-ranks: rank {0}, but the run has {1} "
-                            "rank(s)",
-                            r, tp)
-                  .str());
-        trace.cores.push_back(r);
-      }
-      if (!opts.traceProgram.empty() && !cm.units.count(opts.traceProgram)) {
-        std::string names;
-        for (auto &[name, unit] : cm.units)
-          names += (names.empty() ? "" : ", ") + name;
-        return Result::failure("--trace-program: no program '" +
+rt::Status Session::runOnce(int index, const std::string &text,
+                            rt::CompileCache &cache) {
+  Run r(index, index == opts.runs - 1);
+  if (rt::Status s = compile(r, text, cache); !s)
+    return s;
+  if (index == 0) {
+    if (rt::Status s = recordStructure(r.cm, opts, result); !s)
+      return s;
+    tp = result.options.tp;
+  }
+  createDevice(r);
+  if (rt::Status s = prepareTrace(r); !s)
+    return s;
+  if (rt::Status s = loadUnits(r); !s)
+    return s;
+  if (rt::Status s = planStep(r); !s)
+    return s;
+  if (r.last)
+    result.roofline = planRoofline(r.plan, profile, unsigned(opts.tp));
+  if (rt::Status s = bindParameters(r); !s)
+    return s;
+  if (functional())
+    if (rt::Status s = bindInputs(r); !s)
+      return s;
+  for (int step = 0; step < opts.steps; ++step)
+    if (rt::Status s = runStep(r, step); !s)
+      return s;
+  if (functional() && !opts.outputDir.empty() && r.last)
+    if (rt::Status s = writeOutputs(r); !s)
+      return s;
+  if (r.traced)
+    if (rt::Status s = r.device->writeTrace(opts.traceFile, r.trace); !s)
+      return s;
+  result.runs.push_back(std::move(r.stats));
+  return rt::Status::ok();
+}
+
+rt::Status Session::compile(Run &r, const std::string &text,
+                            rt::CompileCache &cache) {
+  double compileStart = nowNs();
+  Compiler compiler(*rt::parseTarget(opts.target), opts.mode, opts.kernels,
+                    opts.programSharing);
+  compiler.progress = [&](const std::string &what) {
+    // Inside the compile: at most one line a second.
+    if (reportDue(lastCompileReport))
+      progress(llvm::formatv("run {0}/{1}: {2}", r.index + 1, opts.runs, what));
+  };
+  auto compiled = compiler.compile(text, cache, sourceName(opts));
+  if (!compiled)
+    return rt::Status::failure(compiled.error());
+  progress(llvm::formatv("run {0}/{1}: compiled ({2} units, {3} cache hits)",
+                         r.index + 1, opts.runs, compiled->compiledUnits,
+                         compiled->cacheHits));
+  r.stats.compileNs = nowNs() - compileStart;
+  r.cm = std::move(*compiled);
+  r.stats.compiled = r.cm.compiledUnits;
+  r.stats.cacheHits = r.cm.cacheHits;
+  r.stats.cacheCorrupt = r.cm.cacheCorrupt;
+  // Cold when it compiled something; a first run whose every program
+  // comes from a --cache-dir is warm.
+  r.stats.cold = r.cm.compiledUnits > 0;
+  return rt::Status::ok();
+}
+
+void Session::createDevice(Run &r) {
+  rt::DeviceOptions dopts;
+  dopts.mode =
+      functional() ? rt::ExecMode::Functional : rt::ExecMode::TimingOnly;
+  dopts.cores = std::max<unsigned>(tp, profile.coresPerChip);
+  dopts.collectEvents = false; // the traced steps turn it on
+  dopts.costs = opts.costs;
+  r.device.emplace(profile, dopts);
+}
+
+rt::Status Session::prepareTrace(Run &r) {
+  // The trace: the chosen steps of the last run, at the chosen detail.
+  r.traced = !opts.traceFile.empty() && r.last;
+  if (!r.traced)
+    return rt::Status::ok();
+  rt::TraceOptions &trace = r.trace;
+  trace.detail = *rt::parseTraceDetail(opts.traceDetail);
+  trace.program = opts.traceProgram;
+  for (unsigned rank : opts.traceRanks) {
+    if (rank >= unsigned(tp))
+      return rt::Status::failure(
+          llvm::formatv("--trace-ranks: rank {0}, but the run has {1} "
+                        "rank(s)",
+                        rank, tp)
+              .str());
+    trace.cores.push_back(rank);
+  }
+  if (!opts.traceProgram.empty() && !r.cm.units.count(opts.traceProgram)) {
+    std::string names;
+    for (auto &[name, unit] : r.cm.units)
+      names += (names.empty() ? "" : ", ") + name;
+    return rt::Status::failure("--trace-program: no program '" +
                                opts.traceProgram + "' in this run (" + names +
                                ")");
-      }
-      trace.fromNs = std::numeric_limits<double>::infinity();
-      trace.toNs = 0;
-    }
-    auto traced = [&](int step) {
-      return tracedRun &&
-             (opts.traceSteps == "all" ||
-              (opts.traceSteps == "last" && step == opts.steps - 1) ||
-              opts.traceSteps == std::to_string(step + 1));
-    };
+  }
+  trace.fromNs = std::numeric_limits<double>::infinity();
+  trace.toNs = 0;
+  return rt::Status::ok();
+}
 
-    // Load every unit onto tp ranks.
-    std::map<std::string, rt::ProgramId> loaded;
-    for (auto &[sym, unit] : cm.units) {
-      auto id = device.loadProgram(unit.program, unsigned(tp));
-      if (!id)
-        return Result::failure("loading '" + sym + "': " + id.error());
-      loaded[sym] = *id;
-    }
+bool Session::tracesStep(const Run &r, int step) const {
+  return r.traced && (opts.traceSteps == "all" ||
+                      (opts.traceSteps == "last" && step == opts.steps - 1) ||
+                      opts.traceSteps == std::to_string(step + 1));
+}
 
-    // The host plan of one step.
-    std::vector<PlanItem> plan;
-    for (Operation &op : cm.step.getBody().front()) {
-      if (auto call = dyn_cast<func::CallOp>(op)) {
-        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-            call, call.getCalleeAttr());
-        plan.push_back({PlanItem::Launch, &op, call.getCallee().str(),
+rt::Status Session::loadUnits(Run &r) {
+  for (auto &[sym, unit] : r.cm.units) {
+    auto id = r.device->loadProgram(unit.program, unsigned(tp));
+    if (!id)
+      return rt::Status::failure("loading '" + sym + "': " + id.error());
+    r.loaded[sym] = *id;
+  }
+  return rt::Status::ok();
+}
+
+rt::Status Session::planStep(Run &r) {
+  for (Operation &op : r.cm.step.getBody().front()) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      r.plan.push_back({PlanItem::Launch, &op, call.getCallee().str(),
                         callee ? countOps(callee) : 0});
-      } else if (auto kc = dyn_cast<mlir::seam::KernelCallOp>(op)) {
-        auto it = cm.kernelUnitOf.find(&op);
-        if (it == cm.kernelUnitOf.end())
-          return Result::failure("internal: kernel call without a program");
-        plan.push_back({PlanItem::Launch, &op, it->second, 1, true});
-      } else if (isHostOp(&op)) {
-        plan.push_back({PlanItem::Host, &op, "", 1});
-      }
+    } else if (auto kc = dyn_cast<mlir::seam::KernelCallOp>(op)) {
+      auto it = r.cm.kernelUnitOf.find(&op);
+      if (it == r.cm.kernelUnitOf.end())
+        return rt::Status::failure("internal: kernel call without a program");
+      r.plan.push_back({PlanItem::Launch, &op, it->second, 1, true});
+    } else if (isHostOp(&op)) {
+      r.plan.push_back({PlanItem::Host, &op, "", 1});
     }
-    bool lastRun = runIndex == opts.runs - 1;
-    if (lastRun)
-      result.roofline = planRoofline(plan, profile, unsigned(opts.tp));
+  }
+  return rt::Status::ok();
+}
 
-    // Load-time values (parameters), once per run.
-    llvm::DenseMap<Value, HostTensor> values;
-    uint64_t paramBytes = 0;
-    for (Operation &op : cm.step.getBody().front()) {
-      if (op.getNumResults() != 1 ||
-          !mlir::seam::isLoadTimeValue(op.getResult(0)))
-        continue;
-      paramBytes += mlir::seam::bytesOf(op.getResult(0).getType());
-      if (!functional)
-        continue;
-      SmallVector<const HostTensor *> in;
-      for (Value v : op.getOperands())
-        in.push_back(&values[v]);
-      auto t = evalLoadTime(&op, in);
-      if (failed(t))
-        return Result::failure("cannot evaluate a parameter on the host");
-      values[op.getResult(0)] = std::move(*t);
+rt::Status Session::bindParameters(Run &r) {
+  // Load-time values (parameters), once per run.
+  uint64_t paramBytes = 0;
+  for (Operation &op : r.cm.step.getBody().front()) {
+    if (op.getNumResults() != 1 ||
+        !mlir::seam::isLoadTimeValue(op.getResult(0)))
+      continue;
+    paramBytes += mlir::seam::bytesOf(op.getResult(0).getType());
+    if (!functional())
+      continue;
+    SmallVector<const HostTensor *> in;
+    for (Value v : op.getOperands())
+      in.push_back(&r.values[v]);
+    auto t = evalLoadTime(&op, in);
+    if (failed(t))
+      return rt::Status::failure("cannot evaluate a parameter on the host");
+    r.values[op.getResult(0)] = std::move(*t);
+  }
+  r.device->chargeTransfer("load weights", paramBytes);
+  progress(llvm::formatv("run {0}/{1}: programs loaded, parameters ready",
+                         r.index + 1, opts.runs));
+  return rt::Status::ok();
+}
+
+rt::Status Session::bindInputs(Run &r) {
+  std::map<std::string, std::string> given;
+  for (const std::string &in : opts.inputs)
+    given[in.substr(0, in.find('='))] = in.substr(in.find('=') + 1);
+  for (auto [i, arg] : llvm::enumerate(r.cm.step.getArguments())) {
+    auto ty = cast<RankedTensorType>(arg.getType());
+    bool complex = isa<ComplexType>(ty.getElementType());
+    std::string name = argName(r.cm.step, i);
+    auto it = given.find(name);
+    if (it == given.end()) {
+      r.values[arg] = syntheticInput(ty.getShape(), 1000 + i, complex);
+      continue;
     }
-    device.chargeTransfer("load weights", paramBytes);
-    progress(llvm::formatv("run {0}/{1}: programs loaded, parameters ready",
-                           runIndex + 1, opts.runs));
-    if (functional) {
-      std::map<std::string, std::string> given;
-      for (const std::string &in : opts.inputs)
-        given[in.substr(0, in.find('='))] = in.substr(in.find('=') + 1);
-      for (auto [i, arg] : llvm::enumerate(cm.step.getArguments())) {
-        auto ty = cast<RankedTensorType>(arg.getType());
-        bool complex = isa<ComplexType>(ty.getElementType());
-        std::string name = argName(cm.step, i);
-        auto it = given.find(name);
-        if (it == given.end()) {
-          values[arg] = syntheticInput(ty.getShape(), 1000 + i, complex);
-          continue;
-        }
-        bool fileComplex = false;
-        auto t = readNpy(it->second, &fileComplex);
-        if (!t)
-          return Result::failure("--input " + name + ": " + t.error());
-        if (t->shape != std::vector<int64_t>(ty.getShape().begin(),
-                                             ty.getShape().end()) ||
-            fileComplex != complex)
-          return Result::failure("--input " + name + ": '" + it->second +
+    bool fileComplex = false;
+    auto t = readNpy(it->second, &fileComplex);
+    if (!t)
+      return rt::Status::failure("--input " + name + ": " + t.error());
+    if (t->shape !=
+            std::vector<int64_t>(ty.getShape().begin(), ty.getShape().end()) ||
+        fileComplex != complex)
+      return rt::Status::failure("--input " + name + ": '" + it->second +
                                  "' holds " +
                                  std::string(fileComplex ? "complex " : "") +
                                  describe(t->shape) + ", the model's input '" +
                                  name + "' is " + mlir::seam::describeType(ty));
-        given.erase(it);
-        values[arg] = std::move(*t);
-      }
-      if (!given.empty())
-        return Result::failure("--input " + given.begin()->first +
-                               ": the model has no input of that name (" +
-                               inputNames(cm.step) + ")");
-    }
-
-    bool eager = opts.mode == "eager";
-    auto sync = [&] {
-      if (opts.graphBreakSyncs)
-        device.graphBreakSync();
-    };
-    for (int s = 0; s < opts.steps; ++s) {
-      StepStats st;
-      size_t firstEvent = device.hostEvents().size();
-      double t0 = device.hostNs();
-      if (traced(s)) {
-        device.collectForTrace(true, trace.detail != rt::TraceDetail::Launch);
-        trace.fromNs = std::min(trace.fromNs, t0);
-      }
-      if (s == 0) {
-        // The cold first step pays the compile (on the host timeline).
-        device.recordCompile(run.cold ? "compile (cold)" : "compile (warm)",
-                             compileNs);
-        st.compileNs = compileNs;
-        // Compile mode: each kernel call site is traced (its kernel built
-        // by the framework) once, when the graph is captured.
-        if (!eager)
-          device.chargeKernelCalls("kernel calls traced at compile",
-                                   uint64_t(result.kernelCalls));
-      }
-      for (PlanItem &item : plan) {
-        if (item.kind == PlanItem::Host) {
-          // Graph break: inputs come back to the host, outputs go down.
-          sync();
-          device.chargeTransfer("d2h for host op",
-                                bytesOfValues(item.op->getOperands()));
-          SmallVector<const HostTensor *> in;
-          for (Value v : item.op->getOperands())
-            in.push_back(&values[v]);
-          FailureOr<HostTensor> out = failure();
-          SmallVector<HostTensor> synthetic;
-          if (!functional)
-            for (Value v : item.op->getOperands())
-              synthetic.push_back(syntheticInput(
-                  cast<RankedTensorType>(v.getType()).getShape(), 7,
-                  isa<ComplexType>(
-                      cast<RankedTensorType>(v.getType()).getElementType())));
-          if (!functional) {
-            in.clear();
-            for (HostTensor &t : synthetic)
-              in.push_back(&t);
-          }
-          device.runFallback(item.op->getName().getStringRef().str(),
-                             [&] { out = evalHostOp(item.op, in); });
-          if (failed(out))
-            return Result::failure("host fallback op failed");
-          device.chargeTransfer("h2d after host op",
-                                bytesOfValues(item.op->getResults()));
-          if (functional)
-            values[item.op->getResult(0)] = std::move(*out);
-          continue;
-        }
-        if (eager) {
-          if (item.isKernel) {
-            sync(); // a custom call needs its inputs materialised
-            device.chargeKernelCalls("kernel call '" + item.unit + "'", 1);
-          }
-          device.chargeTracing(item.tracedOps);
-        }
-        CompiledUnit &unit = cm.units.at(item.unit);
-        rt::TensorMap inputs;
-        if (functional) {
-          for (auto [i, v] : llvm::enumerate(item.op->getOperands()))
-            inputs[unit.argBindings[i]] = values[v];
-        }
-        rt::LaunchOptions lo;
-        lo.async = eager && !item.isKernel;
-        lo.deviceResident = true;
-        auto res = device.launch(loaded.at(item.unit),
-                                 std::vector<rt::TensorMap>{inputs}, lo);
-        if (!res)
-          return Result::failure("launch of '" + item.unit +
-                                 "': " + res.error());
-        ++st.launches;
-        st.deviceNs += res->deviceNs;
-        result.nonFinite += res->nonFiniteWrites;
-        if (res->fault)
-          result.faults.push_back(res->fault->message);
-        if (functional && !res->outputs.empty())
-          for (auto [i, v] : llvm::enumerate(item.op->getResults())) {
-            // A complex<f32> tensor is f32 [..., 2] on the device (re, im
-            // interleaved, as on the host): same data, the tensor's shape.
-            HostTensor t = res->outputs[0].at(unit.resultBindings[i]);
-            auto ty = cast<RankedTensorType>(v.getType());
-            t.shape.assign(ty.getShape().begin(), ty.getShape().end());
-            values[v] = std::move(t);
-          }
-        if (s == opts.steps - 1 && lastRun) {
-          const auto &cores = res->timeline.cores;
-          for (const auto &c : cores) {
-            for (unsigned e = 0; e < rt::kNumEngines; ++e)
-              result.engineBusyNs[std::string(rt::name(rt::Engine(e)))] +=
-                  c.busyNs[e];
-            result.dmaBytes += c.dmaBytes;
-            result.roofline.dmaTransfers += c.dmaTransfers;
-          }
-          for (RooflineUnit &u : result.roofline.units)
-            if (u.name == item.unit)
-              u.deviceNs += res->deviceNs / std::max(1, u.launchesPerStep);
-        }
-      }
-      // Step end (mark_step): the host always waits for the device; the
-      // --no-sync ablation removes only the waits at graph breaks.
-      size_t stepEndEvent = device.hostEvents().size();
-      device.graphBreakSync();
-      st.latencyNs = device.hostNs() - t0;
-      for (size_t e = firstEvent; e < device.hostEvents().size(); ++e) {
-        const rt::HostEvent &ev = device.hostEvents()[e];
-        if (ev.category == rt::HostCategory::Sync && e >= stepEndEvent) {
-          st.stepEndWaitNs += ev.durationNs;
-          continue;
-        }
-        switch (ev.category) {
-        case rt::HostCategory::Launch:
-          st.launchNs += ev.durationNs;
-          break;
-        case rt::HostCategory::Transfer:
-          st.transferNs += ev.durationNs;
-          break;
-        case rt::HostCategory::Trace:
-          st.tracingNs += ev.durationNs;
-          break;
-        case rt::HostCategory::Sync:
-          st.syncNs += ev.durationNs;
-          break;
-        case rt::HostCategory::KernelCall:
-          st.kernelCallNs += ev.durationNs;
-          break;
-        case rt::HostCategory::Fallback:
-          st.fallbackNs += ev.durationNs;
-          break;
-        case rt::HostCategory::Compile:
-          break;
-        }
-      }
-      // What the parts above do not cover (zero unless the host timeline
-      // gains a kind of event they do not sum).
-      st.otherNs = st.latencyNs - st.hostPartsNs();
-      if (traced(s)) {
-        device.collectForTrace(false, false);
-        trace.toNs = std::max(trace.toNs, device.hostNs());
-      }
-      run.steps.push_back(st);
-      progress(llvm::formatv("run {0}/{1}: step {2}/{3} done", runIndex + 1,
-                             opts.runs, s + 1, opts.steps));
-    }
-    if (functional && !opts.outputDir.empty() && runIndex == opts.runs - 1) {
-      llvm::sys::fs::create_directories(opts.outputDir);
-      auto ret =
-          cast<func::ReturnOp>(cm.step.getBody().front().getTerminator());
-      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-        std::string path =
-            opts.outputDir + "/output" + std::to_string(i) + ".npy";
-        bool complex = isa<ComplexType>(
-            cast<RankedTensorType>(v.getType()).getElementType());
-        std::string err = writeNpy(path, values[v], complex);
-        if (!err.empty())
-          return Result::failure("--output-dir: " + err);
-      }
-    }
-    if (tracedRun) {
-      rt::Status s = device.writeTrace(opts.traceFile, trace);
-      if (!s)
-        return Result::failure(s.message);
-    }
-    result.runs.push_back(std::move(run));
+    given.erase(it);
+    r.values[arg] = std::move(*t);
   }
-  return result;
+  if (!given.empty())
+    return rt::Status::failure("--input " + given.begin()->first +
+                               ": the model has no input of that name (" +
+                               inputNames(r.cm.step) + ")");
+  return rt::Status::ok();
+}
+
+rt::Status Session::runStep(Run &r, int step) {
+  rt::Device &device = *r.device;
+  StepStats st;
+  size_t firstEvent = device.hostEvents().size();
+  double t0 = device.hostNs();
+  if (tracesStep(r, step)) {
+    device.collectForTrace(true, r.trace.detail != rt::TraceDetail::Launch);
+    r.trace.fromNs = std::min(r.trace.fromNs, t0);
+  }
+  if (step == 0) {
+    // The cold first step pays the compile (on the host timeline).
+    device.recordCompile(r.stats.cold ? "compile (cold)" : "compile (warm)",
+                         r.stats.compileNs);
+    st.compileNs = r.stats.compileNs;
+    // Compile mode: each kernel call site is traced (its kernel built
+    // by the framework) once, when the graph is captured.
+    if (!eager())
+      device.chargeKernelCalls("kernel calls traced at compile",
+                               uint64_t(result.kernelCalls));
+  }
+  for (const PlanItem &item : r.plan) {
+    rt::Status done = item.kind == PlanItem::Host ? runHostOp(r, item)
+                                                  : launch(r, item, step, st);
+    if (!done)
+      return done;
+  }
+  // Step end (mark_step): the host always waits for the device; the
+  // --no-sync ablation removes only the waits at graph breaks.
+  size_t stepEndEvent = device.hostEvents().size();
+  device.graphBreakSync();
+  st.latencyNs = device.hostNs() - t0;
+  accountHostEvents(device.hostEvents(), firstEvent, stepEndEvent, st);
+  if (tracesStep(r, step)) {
+    device.collectForTrace(false, false);
+    r.trace.toNs = std::max(r.trace.toNs, device.hostNs());
+  }
+  r.stats.steps.push_back(st);
+  progress(llvm::formatv("run {0}/{1}: step {2}/{3} done", r.index + 1,
+                         opts.runs, step + 1, opts.steps));
+  return rt::Status::ok();
+}
+
+void Session::syncAtGraphBreak(rt::Device &device) const {
+  if (opts.graphBreakSyncs)
+    device.graphBreakSync();
+}
+
+rt::Status Session::runHostOp(Run &r, const PlanItem &item) {
+  rt::Device &device = *r.device;
+  // Graph break: inputs come back to the host, outputs go down.
+  syncAtGraphBreak(device);
+  device.chargeTransfer("d2h for host op",
+                        bytesOfValues(item.op->getOperands()));
+  SmallVector<const HostTensor *> in;
+  for (Value v : item.op->getOperands())
+    in.push_back(&r.values[v]);
+  FailureOr<HostTensor> out = failure();
+  SmallVector<HostTensor> synthetic;
+  if (!functional())
+    for (Value v : item.op->getOperands())
+      synthetic.push_back(syntheticInput(
+          cast<RankedTensorType>(v.getType()).getShape(), 7,
+          isa<ComplexType>(
+              cast<RankedTensorType>(v.getType()).getElementType())));
+  if (!functional()) {
+    in.clear();
+    for (HostTensor &t : synthetic)
+      in.push_back(&t);
+  }
+  device.runFallback(item.op->getName().getStringRef().str(),
+                     [&] { out = evalHostOp(item.op, in); });
+  if (failed(out))
+    return rt::Status::failure("host fallback op failed");
+  device.chargeTransfer("h2d after host op",
+                        bytesOfValues(item.op->getResults()));
+  if (functional())
+    r.values[item.op->getResult(0)] = std::move(*out);
+  return rt::Status::ok();
+}
+
+rt::Status Session::launch(Run &r, const PlanItem &item, int step,
+                           StepStats &st) {
+  rt::Device &device = *r.device;
+  if (eager()) {
+    if (item.isKernel) {
+      syncAtGraphBreak(device); // a custom call needs its inputs materialised
+      device.chargeKernelCalls("kernel call '" + item.unit + "'", 1);
+    }
+    device.chargeTracing(item.tracedOps);
+  }
+  CompiledUnit &unit = r.cm.units.at(item.unit);
+  rt::TensorMap inputs;
+  if (functional()) {
+    for (auto [i, v] : llvm::enumerate(item.op->getOperands()))
+      inputs[unit.argBindings[i]] = r.values[v];
+  }
+  rt::LaunchOptions lo;
+  lo.async = eager() && !item.isKernel;
+  lo.deviceResident = true;
+  auto res = device.launch(r.loaded.at(item.unit),
+                           std::vector<rt::TensorMap>{inputs}, lo);
+  if (!res)
+    return rt::Status::failure("launch of '" + item.unit + "': " + res.error());
+  ++st.launches;
+  st.deviceNs += res->deviceNs;
+  result.nonFinite += res->nonFiniteWrites;
+  if (res->fault)
+    result.faults.push_back(res->fault->message);
+  if (functional() && !res->outputs.empty())
+    for (auto [i, v] : llvm::enumerate(item.op->getResults())) {
+      // A complex<f32> tensor is f32 [..., 2] on the device (re, im
+      // interleaved, as on the host): same data, the tensor's shape.
+      HostTensor t = res->outputs[0].at(unit.resultBindings[i]);
+      auto ty = cast<RankedTensorType>(v.getType());
+      t.shape.assign(ty.getShape().begin(), ty.getShape().end());
+      r.values[v] = std::move(t);
+    }
+  if (step == opts.steps - 1 && r.last)
+    recordDeviceTotals(item.unit, *res);
+  return rt::Status::ok();
+}
+
+void Session::recordDeviceTotals(const std::string &unit,
+                                 const rt::LaunchResult &res) {
+  for (const auto &c : res.timeline.cores) {
+    for (unsigned e = 0; e < rt::kNumEngines; ++e)
+      result.engineBusyNs[std::string(rt::name(rt::Engine(e)))] += c.busyNs[e];
+    result.dmaBytes += c.dmaBytes;
+    result.roofline.dmaTransfers += c.dmaTransfers;
+  }
+  for (RooflineUnit &u : result.roofline.units)
+    if (u.name == unit)
+      u.deviceNs += res.deviceNs / std::max(1, u.launchesPerStep);
+}
+
+rt::Status Session::writeOutputs(Run &r) {
+  llvm::sys::fs::create_directories(opts.outputDir);
+  auto ret = cast<func::ReturnOp>(r.cm.step.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    std::string path = opts.outputDir + "/output" + std::to_string(i) + ".npy";
+    bool complex =
+        isa<ComplexType>(cast<RankedTensorType>(v.getType()).getElementType());
+    if (rt::Status s = writeNpy(path, r.values[v], complex); !s)
+      return rt::Status::failure("--output-dir: " + s.error());
+  }
+  return rt::Status::ok();
+}
+
+void Session::progress(const std::string &what) {
+  double sec = (nowNs() - wall0) * 1e-9;
+  if (sec >= 2.0)
+    llvm::errs() << llvm::formatv("seam-run: [{0:F1} s] {1}\n", sec, what);
+}
+
+bool Session::reportDue(double &lastReport) {
+  double sec = (nowNs() - wall0) * 1e-9;
+  if (sec - lastReport < 1.0)
+    return false;
+  lastReport = sec;
+  return true;
 }
 
 double SessionResult::dmaBytesPerRank() const {
@@ -1045,8 +1167,7 @@ static llvm::json::Object rooflineJson(const SessionResult &r) {
                        {"dma_bytes_per_s", rf.peakDmaBytesPerNs * 1e9}}}};
 }
 
-std::string seamrun::writeJson(const SessionResult &r,
-                               const std::string &path) {
+rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
   using llvm::json::Array;
   using llvm::json::Object;
   const SessionOptions &o = r.options;
@@ -1171,7 +1292,8 @@ std::string seamrun::writeJson(const SessionResult &r,
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
-    return "cannot write --json '" + path + "': " + ec.message();
+    return rt::Status::failure("cannot write --json '" + path +
+                               "': " + ec.message());
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-  return "";
+  return rt::Status::ok();
 }

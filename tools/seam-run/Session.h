@@ -5,6 +5,7 @@
 #include "passes/AutoKernels.h"
 #include "runtime/Expected.h"
 #include "runtime/Host.h"
+#include "runtime/HostCache.h"
 #include "llvm/Support/raw_ostream.h"
 #include <map>
 #include <optional>
@@ -53,10 +54,10 @@ struct SessionOptions {
 /// ablations, --set), as flags: "--layers 1", "--no-sync", "--set x=1".
 std::vector<std::string> shapingOptions(const SessionOptions &o);
 
-/// Empty when the options are usable, else what is wrong with which option.
-/// Puts the kernel list in its one form (names in order, each once; `none`,
-/// empty items and spaces dropped).
-std::string validate(SessionOptions &o);
+/// Whether the options are usable; the error says what is wrong with which
+/// option. Puts the kernel list in its one form (names in order, each once;
+/// `none`, empty items and spaces dropped).
+seam::rt::Status validate(SessionOptions &o);
 
 /// Where the time of one step went (ns). The host-timeline parts sum to
 /// the latency (otherNs is what they miss: zero unless the timeline gains a
@@ -165,18 +166,84 @@ struct SessionResult {
   std::string warmStepBasis() const;
 };
 
+/// One thing the host does per step (a launch or a host op); Session.cpp.
+struct PlanItem;
+
 class Session {
 public:
   explicit Session(SessionOptions options) : opts(std::move(options)) {}
+  /// Imports or reads the model, then `runs` runs of `steps` steps each.
   seam::rt::Expected<SessionResult> run();
 
 private:
+  /// One run's state: compiled model, device, step plan, host values.
+  struct Run;
+
+  // The steps of run(); an error is the message seam-run reports.
+  /// The target's built-in profile with the --set overrides applied.
+  seam::rt::Status applyProfile();
+  /// One run: the steps below in order; appends its RunStats to `result`.
+  seam::rt::Status runOnce(int index, const std::string &text,
+                           seam::rt::CompileCache &cache);
+
+  // The steps of one run.
+  /// Compiles (graph pipeline; programs from the cache when present) and
+  /// records the compile's time and cache counts.
+  seam::rt::Status compile(Run &r, const std::string &text,
+                           seam::rt::CompileCache &cache);
+  /// The run's device: the profile, `tp` ranks, the host costs.
+  void createDevice(Run &r);
+  /// The --trace options (of the last run only), checked against the
+  /// compiled model (--trace-ranks, --trace-program).
+  seam::rt::Status prepareTrace(Run &r);
+  /// Loads every compiled unit onto the `tp` ranks.
+  seam::rt::Status loadUnits(Run &r);
+  /// The host plan of one step: launches and host ops in program order.
+  seam::rt::Status planStep(Run &r);
+  /// Evaluates the parameters on the host (functional runs) and charges
+  /// their transfer to the device.
+  seam::rt::Status bindParameters(Run &r);
+  /// Functional runs: the step's inputs from the --input .npy files,
+  /// synthetic values for the others.
+  seam::rt::Status bindInputs(Run &r);
+  /// Runs step `step` (0-based) of the plan and appends its StepStats.
+  seam::rt::Status runStep(Run &r, int step);
+  /// A host fallback op: a graph break, transfers both ways.
+  seam::rt::Status runHostOp(Run &r, const PlanItem &item);
+  /// Launches a compiled unit; its device time goes into `st`.
+  seam::rt::Status launch(Run &r, const PlanItem &item, int step,
+                          StepStats &st);
+  /// Adds a launch of the last step to the device totals of `result`.
+  void recordDeviceTotals(const std::string &unit,
+                          const seam::rt::LaunchResult &res);
+  /// --output-dir: output<i>.npy for each result of the step.
+  seam::rt::Status writeOutputs(Run &r);
+
+  // Helpers.
+  bool functional() const { return opts.exec == "functional"; }
+  bool eager() const { return opts.mode == "eager"; }
+  /// Whether --trace records step `step` (0-based) of `r`.
+  bool tracesStep(const Run &r, int step) const;
+  /// A graph break's wait for the device (off with --no-sync).
+  void syncAtGraphBreak(seam::rt::Device &device) const;
+  /// A progress line on stderr once the invocation has run for 2 s.
+  void progress(const std::string &what);
+  /// Whether a second has passed since `lastReport` (then set to now):
+  /// long phases report at most one line a second.
+  bool reportDue(double &lastReport);
+
   SessionOptions opts;
+  // The invocation's state, set up by run().
+  SessionResult result;
+  seam::rt::Profile profile;
+  int tp = 1; ///< ranks: the IR's seam.tp once the first compile parsed it
+  double wall0 = 0; ///< when run() started (ns), for progress
+  double lastImportReport = 0, lastCompileReport = 0; ///< s after wall0
 };
 
 void printReport(const SessionResult &r, llvm::raw_ostream &os, bool quiet);
-/// Empty on success, else the error.
-std::string writeJson(const SessionResult &r, const std::string &path);
+/// Writes the result as JSON to `path`.
+seam::rt::Status writeJson(const SessionResult &r, const std::string &path);
 
 } // namespace seamrun
 

@@ -191,8 +191,8 @@ int main(int argc, char **argv) {
   o.figureOverrides.assign(setFigures.begin(), setFigures.end());
   o.toolPath = argv[0];
 
-  if (std::string err = validate(o); !err.empty()) {
-    llvm::errs() << "seam-run: " << err << "\n";
+  if (seam::rt::Status valid = validate(o); !valid) {
+    llvm::errs() << "seam-run: " << valid.error() << "\n";
     return 1;
   }
   Session session(o);
@@ -203,9 +203,9 @@ int main(int argc, char **argv) {
   }
   printReport(*result, llvm::outs(), quiet);
   if (!jsonFile.empty()) {
-    std::string err = writeJson(*result, jsonFile);
-    if (!err.empty()) {
-      llvm::errs() << "seam-run: " << err << "\n";
+    seam::rt::Status written = writeJson(*result, jsonFile);
+    if (!written) {
+      llvm::errs() << "seam-run: " << written.error() << "\n";
       return 1;
     }
   }
