@@ -765,5 +765,13 @@ LogicalResult AllGatherOp::verify() {
                           std::max<int64_t>(ranks, 1));
 }
 
+void mlir::ncore::forEachOwnOp(Block &block,
+                               llvm::function_ref<void(Operation *)> fn) {
+  block.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    fn(op);
+    return isa<InlinedCallOp>(op) ? WalkResult::skip() : WalkResult::advance();
+  });
+}
+
 #define GET_OP_CLASSES
 #include "dialect/ncore/NcoreOps.cpp.inc"

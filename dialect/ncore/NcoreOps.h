@@ -110,4 +110,12 @@ class InstructionTranslation;
 #define GET_OP_CLASSES
 #include "dialect/ncore/NcoreOps.h.inc"
 
+namespace mlir::ncore {
+/// Calls `fn` on the ops of `block` in program order (pre-order, nested
+/// regions included) except those inside a nested ncore.inlined_call: each
+/// inlined call is a scope of its own (bindings, scratch, semaphores). `fn`
+/// sees the inlined_call op itself, not its body.
+void forEachOwnOp(Block &block, llvm::function_ref<void(Operation *)> fn);
+} // namespace mlir::ncore
+
 #endif // SEAM_DIALECT_NCORE_NCOREOPS_H

@@ -310,16 +310,6 @@ LogicalResult ProgramEmitter::emitLoop(LoopOp loop) {
   return success();
 }
 
-/// Calls `fn` on the ops of `block` in program order, the bodies of nested
-/// ncore.inlined_call ops (bound and numbered on their own) excluded.
-static void forEachOwnOp(Block &block,
-                         llvm::function_ref<void(Operation *)> fn) {
-  block.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    fn(op);
-    return isa<InlinedCallOp>(op) ? WalkResult::skip() : WalkResult::advance();
-  });
-}
-
 LogicalResult ProgramEmitter::emitInlinedCall(InlinedCallOp call) {
   if (!loops.empty())
     return call.emitOpError(

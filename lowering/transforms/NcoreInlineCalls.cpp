@@ -44,17 +44,6 @@ bool isContiguous(const TileAccess &a) {
   return contiguous;
 }
 
-/// Calls `fn` on the ops of `body` in program order, nested inlined calls
-/// (each its own semaphore scope) excluded.
-void forEachOwnOp(Block &body, llvm::function_ref<void(Operation *)> fn) {
-  body.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (isa<InlinedCallOp>(op))
-      return WalkResult::skip();
-    fn(op);
-    return WalkResult::advance();
-  });
-}
-
 /// The semaphore id of a sem_wait / sem_signal; nullopt for other ops.
 std::optional<int64_t> semOf(Operation *op) {
   if (auto w = dyn_cast<SemWaitOp>(op))
