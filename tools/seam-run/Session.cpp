@@ -963,13 +963,25 @@ static void printRoofline(const SessionResult &r, llvm::raw_ostream &os) {
   const RooflineReport &rf = r.roofline;
   const StepStats &last = r.runs.back().steps.back();
   auto pct = [](double floor, double t) { return t > 0 ? 100 * floor / t : 0; };
+  // A run of one step has no warm step (the first includes the compile):
+  // say so rather than print a fraction of 0 ms.
+  std::string warm =
+      r.warmStepNs() > 0
+          ? llvm::formatv("{0:F1}% of {1} (bound: {2}) = step floor / warm "
+                          "step {3}",
+                          pct(rf.floorNs, r.warmStepNs()),
+                          milliseconds(rf.floorNs), rf.bound,
+                          milliseconds(r.warmStepNs()))
+                .str()
+          : llvm::formatv("floor {0} (bound: {1}); no warm step to compare "
+                          "(--steps 2 or more)",
+                          milliseconds(rf.floorNs), rf.bound)
+                .str();
   os << llvm::formatv(
-      "  roofline: {0:F1}% of {1} (bound: {2}) = step floor / warm step "
-      "{3}; device only {4:F1}% (floor / {5} of device time in the last "
-      "step); {6} host fallback op(s) excluded from the floor\n",
-      pct(rf.floorNs, r.warmStepNs()), milliseconds(rf.floorNs), rf.bound,
-      milliseconds(r.warmStepNs()), pct(rf.floorNs, last.deviceNs),
-      milliseconds(last.deviceNs), rf.hostOpsExcluded);
+      "  roofline: {0}; device only {1:F1}% (floor / {2} of device time in "
+      "the last step); {3} host fallback op(s) excluded from the floor\n",
+      warm, pct(rf.floorNs, last.deviceNs), milliseconds(last.deviceNs),
+      rf.hostOpsExcluded);
   double moved = r.dmaBytesPerRank(), transfers = r.dmaTransfersPerRank();
   os << llvm::formatv(
       "  roofline DMA per rank per step: {0} moved = {1:F2}x the {2} that must "
