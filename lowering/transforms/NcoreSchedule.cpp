@@ -430,19 +430,19 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   // for, rather than walking every same-engine access back to the epoch's
   // start (a weight tile read by hundreds of matmuls).
   static_assert(kEngines <= 8, "engine masks are 8 bits");
+  auto engineBit = [](unsigned engine) { return uint8_t(1u << engine); };
   llvm::DenseMap<const std::vector<Entry> *, std::vector<uint8_t>>
       enginesBefore;
   auto addMasks = [&](const std::vector<Entry> &list) {
     std::vector<uint8_t> &m = enginesBefore[&list];
     m.assign(list.size() + 1, 0);
     for (size_t i = 0; i < list.size(); ++i)
-      m[i + 1] = m[i] | uint8_t(1u << insts[list[i].first].engine);
+      m[i + 1] = m[i] | engineBit(insts[list[i].first].engine);
   };
   for (auto &kv : byBucket)
     addMasks(kv.second);
   for (auto &kv : byTile)
     addMasks(kv.second);
-  auto engineBit = [](unsigned engine) { return uint8_t(1u << engine); };
 
   // 3. Dependencies: for each consumer, the producers it must wait for.
   // Candidates are scanned latest first. Before the consumer in program
@@ -484,42 +484,48 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     }
     unsigned first = list.front().first;
     unsigned epoch = insts[first].epoch;
-    std::array<bool, kEngines> found{};
     auto [b0, b1] = bucketsOf(region);
     // Latest first over the merged bucket lists (entries before `first`).
-    SmallVector<std::pair<std::vector<Entry> *, size_t>, 8> heads;
+    struct Head {
+      std::vector<Entry> *list;
+      const std::vector<uint8_t> *engines;
+      size_t at;
+    };
+    SmallVector<Head, 8> heads;
     for (int64_t bk = b0; bk <= b1; ++bk) {
       auto it = byBucket.find({region.root, bk});
       if (it == byBucket.end())
         continue;
       auto &l = it->second;
       heads.push_back(
-          {&l, size_t(std::lower_bound(l.begin(), l.end(), Entry{first, 0}) -
-                      l.begin())});
+          {&l, &enginesBefore.find(&l)->second,
+           size_t(std::lower_bound(l.begin(), l.end(), Entry{first, 0}) -
+                  l.begin())});
     }
     SmallVector<unsigned, 4> &out = before[tile];
+    // Engines not found yet; the scan ends when no earlier entry has one.
     uint8_t want = uint8_t((1u << kEngines) - 1);
-    while (want) {
+    while (true) {
       uint8_t remaining = 0;
-      for (auto &[l, at] : heads)
-        remaining |= enginesBefore.find(l)->second[at];
+      for (const Head &h : heads)
+        remaining |= (*h.engines)[h.at];
       if (!(remaining & want))
         break;
       int best = -1;
       for (unsigned i = 0; i < heads.size(); ++i)
-        if (heads[i].second > 0 &&
-            (best < 0 || (*heads[best].first)[heads[best].second - 1] <
-                             (*heads[i].first)[heads[i].second - 1]))
+        if (heads[i].at > 0 &&
+            (best < 0 || (*heads[best].list)[heads[best].at - 1] <
+                             (*heads[i].list)[heads[i].at - 1]))
           best = int(i);
       if (best < 0)
         break;
-      Entry e = (*heads[best].first)[--heads[best].second];
+      Entry e = (*heads[best].list)[--heads[best].at];
       const Inst &P = insts[e.first];
       if (P.epoch != epoch)
         break;
-      if (found[P.engine] || !conflicts(region, P.footprints[e.second]))
+      if (!(want & engineBit(P.engine)) ||
+          !conflicts(region, P.footprints[e.second]))
         continue;
-      found[P.engine] = true;
       want &= uint8_t(~engineBit(P.engine));
       out.push_back(e.first);
     }
@@ -602,9 +608,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       // Earlier instructions, latest first.
       SmallVector<size_t, 8> at(splits);
       std::optional<Entry> last;
-      std::array<bool, kEngines> found{};
-      // Engines whose accesses can still add a producer (not C's own unless
-      // it is DMA: the consider() rule).
+      // Engines whose accesses can still add a producer: not found yet, and
+      // not C's own unless it is DMA (the consider() rule).
       uint8_t want = uint8_t((1u << kEngines) - 1);
       if (C.engine != static_cast<unsigned>(Engine::Dma))
         want &= uint8_t(~engineBit(C.engine));
@@ -637,14 +642,10 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
           consider(p, k);
           continue;
         }
-        if (!found[P.engine] && consider(p, k)) {
-          found[P.engine] = true;
+        if ((want & engineBit(P.engine)) && consider(p, k))
           want &= uint8_t(~engineBit(P.engine));
-        }
         if (fp.write && P.loops == C.loops && fp.pLo <= fc.pLo &&
             fp.pHi >= fc.pHi && fp.lo <= fc.lo && fp.hi >= fc.hi)
-          break;
-        if (llvm::all_of(found, [](bool f) { return f; }))
           break;
       }
     }
