@@ -110,6 +110,8 @@ struct Exec {
   ResolvedAccess &dst = res[S::Dst];
   ResolvedAccess &src = res[S::Src0];
   std::vector<float> in, in2, out;
+  /// One value per partition (perPartitionOr).
+  std::vector<float> scalars;
 
   size_t f() const { return dst.freeSize(); }
   Status sameShape(S s) const {
@@ -125,6 +127,19 @@ struct Exec {
       return Status::failure(std::string("operand ") + slotName(s) + " " +
                              shapeText(res[s]) + " must be [" +
                              std::to_string(dst.partitions) + " x 1]");
+    return Status::ok();
+  }
+  /// `scalars` = the [P, 1] operand in slot `s` when the instruction has it,
+  /// else `imm` on every partition (a bias or scalar tile, or its
+  /// immediate).
+  Status perPartitionOr(S s, float imm) {
+    if (!inst.has(s)) {
+      scalars.assign(dst.partitions, imm);
+      return Status::ok();
+    }
+    if (Status e = perPartition(s); !e)
+      return e;
+    m.load(res[s], scalars);
     return Status::ok();
   }
 };
@@ -226,19 +241,16 @@ Status execActivation(Exec &x) {
   size_t f = x.f();
   if (Status e = x.sameShape(S::Src0); !e)
     return e;
-  if (inst.has(S::Src1))
-    if (Status e = x.perPartition(S::Src1); !e)
-      return e;
+  if (Status e = x.perPartitionOr(S::Src1, inst.bias); !e)
+    return e;
   if (inst.has(S::Aux))
     if (Status e = x.perPartition(S::Aux); !e)
       return e;
   x.m.load(x.src, x.in);
-  if (inst.has(S::Src1))
-    x.m.load(x.res[S::Src1], x.in2);
   x.out.resize(x.in.size());
   std::vector<float> sums(dst.partitions, 0.0f);
   for (unsigned p = 0; p < dst.partitions; ++p) {
-    float b = inst.has(S::Src1) ? x.in2[p] : inst.bias;
+    float b = x.scalars[p];
     for (size_t i = 0; i < f; ++i) {
       float y = applyActivation(inst.act, x.in[p * f + i] * inst.scale + b);
       x.out[p * f + i] = y;
@@ -270,15 +282,12 @@ Status execTensorScalar(Exec &x) {
   size_t f = x.f();
   if (Status e = x.sameShape(S::Src0); !e)
     return e;
-  if (inst.has(S::Src1))
-    if (Status e = x.perPartition(S::Src1); !e)
-      return e;
+  if (Status e = x.perPartitionOr(S::Src1, inst.scalar); !e)
+    return e;
   x.m.load(x.src, x.in);
-  if (inst.has(S::Src1))
-    x.m.load(x.res[S::Src1], x.in2);
   x.out.resize(x.in.size());
   for (unsigned p = 0; p < x.dst.partitions; ++p) {
-    float s = inst.has(S::Src1) ? x.in2[p] : inst.scalar;
+    float s = x.scalars[p];
     for (size_t i = 0; i < f; ++i) {
       float v = x.in[p * f + i];
       x.out[p * f + i] =
@@ -296,17 +305,13 @@ Status execScalarTensorTensor(Exec &x) {
     return e;
   if (Status e = x.sameShape(S::Src1); !e)
     return e;
-  if (inst.has(S::Aux))
-    if (Status e = x.perPartition(S::Aux); !e)
-      return e;
-  std::vector<float> scalars;
-  if (inst.has(S::Aux))
-    x.m.load(x.res[S::Aux], scalars);
+  if (Status e = x.perPartitionOr(S::Aux, inst.scalar); !e)
+    return e;
   x.m.load(x.src, x.in);
   x.m.load(x.res[S::Src1], x.in2);
   x.out.resize(x.in.size());
   for (unsigned p = 0; p < x.dst.partitions; ++p) {
-    float s = inst.has(S::Aux) ? scalars[p] : inst.scalar;
+    float s = x.scalars[p];
     for (size_t i = 0; i < f; ++i)
       x.out[p * f + i] =
           applyAlu(inst.alu, x.in[p * f + i] * s, x.in2[p * f + i]);
