@@ -331,7 +331,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
           outputPhase(slots[0], tileStart(t));
         });
       } else if (full) {
-        scoresPhase(slots[0], Index(0));
+        scoresPhase(slots[0], 0);
         softmaxPhase(slots[0]);
         pl.forRangeAlternating(full - 1, [&](Index t, unsigned parity) {
           Slot &cur = slots[parity], &next = slots[1 - parity];

@@ -57,10 +57,10 @@ static LogicalResult lowerAllGather(ProgramLowering &pl, Operation *o) {
   for (int64_t r = 0; r < ranks; ++r) {
     SmallVector<int64_t> one{1};
     one.append(in.begin(), in.end());
-    SmallVector<Index> offs(stacked.size(), Index(0));
+    SmallVector<Index> offs(stacked.size(), 0);
     offs[0] = Index(r);
     Value part = pl.reshape(pl.view(all, one, offs), in);
-    SmallVector<Index> at(res.size(), Index(0));
+    SmallVector<Index> at(res.size(), 0);
     at[dim] = Index(r * in[dim]);
     pl.dma(pl.view(dst, in, at), part);
   }

@@ -88,12 +88,12 @@ static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
   if (br == Broadcast::Rows) {
     // Replicate the vector once; [128, cols] stays live for the op.
     int64_t p = std::min<int64_t>(y.rows, 128);
-    Value vec = pl.broadcastRow(*rhs, Index(0), cols, p);
+    Value vec = pl.broadcastRow(*rhs, 0, cols, p);
     int64_t chunk = chunkFor({*lhs, y});
     pl.forEachRowTile(y.rows, [&](Index r0, int64_t pp) {
       pl.forEachChunk(cols, chunk, [&](Index c0, int64_t n, bool) {
         Value a = pl.load(*lhs, r0, pp, c0, n);
-        Value v = pl.view(vec, {pp, n}, {Index(0), c0});
+        Value v = pl.view(vec, {pp, n}, {0, c0});
         Value out = pl.outTile(y, r0, pp, c0, n);
         pl.tensorTensor(Alu, out, a, v);
         pl.storeOut(y, r0, pp, c0, n, out);

@@ -231,13 +231,13 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
     // 1. X^T of the group: block j of tile t at free offset
     //    j * groupRowsMax + t * 128, holding X[rows of t, j::kb]^T.
     pl.forEachChunkAlternating(gRows, 128, [&](Index t0, int64_t p, unsigned) {
-      Value xs = pl.load(x, t0 + gRow0, p, Index(0), k);
+      Value xs = pl.load(x, t0 + gRow0, p, 0, k);
       pl.forEachChunkAlternating(kb, 1, [&](Index j, int64_t, unsigned par) {
-        Value src = kb == 1 ? pl.view(xs, {p, pk}, {Index(0), j})
-                            : pl.view(xs, {p, pk}, {Index(0), j}, {1, kb});
-        Value tpv = pl.view(tp[par], {pk, p}, {Index(0), Index(0)});
+        Value src = kb == 1 ? pl.view(xs, {p, pk}, {0, j})
+                            : pl.view(xs, {p, pk}, {0, j}, {1, kb});
+        Value tpv = pl.view(tp[par], {pk, p}, {0, 0});
         pl.transpose(tpv, src);
-        Value dst = pl.view(xt, {pk, p}, {Index(0), j * groupRowsMax + t0});
+        Value dst = pl.view(xt, {pk, p}, {0, j * groupRowsMax + t0});
         pl.copy(dst, tpv);
       });
     });
@@ -259,14 +259,13 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
     auto loadSlab = [&](Index s0, int64_t cols, unsigned par) {
       Value buffer = slabs[par];
       Value dst = pl.reshape(
-          cols == ns ? buffer
-                     : pl.view(buffer, {pk, kb * cols}, {Index(0), Index(0)}),
+          cols == ns ? buffer : pl.view(buffer, {pk, kb * cols}, {0, 0}),
           {pk, kb, cols});
-      Value src = pl.view(w3, {pk, kb, cols}, {Index(0), Index(0), s0});
+      Value src = pl.view(w3, {pk, kb, cols}, {0, 0, s0});
       pl.dma(dst, src);
       if (biasInHbm)
-        pl.dma(pl.view(brow[par], {1, cols}, {Index(0), Index(0)}),
-               pl.window(*bias, Index(0), 1, s0, cols));
+        pl.dma(pl.view(brow[par], {1, cols}, {0, 0}),
+               pl.window(*bias, 0, 1, s0, cols));
     };
     auto computeSlab = [&](Index s0, int64_t cols, unsigned slabPar) {
       Value buffer = slabs[slabPar];
@@ -277,26 +276,25 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
         row.rows = 1;
         row.cols = row.pitch = ns;
         row.rowOffset = row.colOffset = 0;
-        pl.broadcastRow(row, Index(0), cols, p0, bt[slabPar]);
+        pl.broadcastRow(row, 0, cols, p0, bt[slabPar]);
       } else if (bias) {
         pl.broadcastRow(*bias, s0, cols, p0, bt[slabPar]);
       }
       // One output block: K accumulated in PSUM, then evacuated.
       auto block = [&](Index t0, int64_t p, Index c0, int64_t nc,
                        unsigned par) {
-        Value accv = pl.view(acc[par], {p, nc}, {Index(0), Index(0)});
+        Value accv = pl.view(acc[par], {p, nc}, {0, 0});
         pl.forEachChunk(
             kb, 1,
             [&](Index j, int64_t, bool first) {
-              Value st =
-                  pl.view(xt, {pk, p}, {Index(0), j * groupRowsMax + t0});
-              Value mv = pl.view(buffer, {pk, nc}, {Index(0), j * cols + c0});
+              Value st = pl.view(xt, {pk, p}, {0, j * groupRowsMax + t0});
+              Value mv = pl.view(buffer, {pk, nc}, {0, j * cols + c0});
               pl.matmul(accv, st, mv, /*accumulate=*/!first);
             },
             /*peelFirst=*/true);
         Value btv;
         if (bias)
-          btv = pl.view(bt[slabPar], {p, nc}, {Index(0), c0});
+          btv = pl.view(bt[slabPar], {p, nc}, {0, c0});
         evacuate(pl, y, accv, btv, t0 + gRow0, p, s0 + c0, nc);
       };
       // Alternate accumulators over the blocks of a row tile, or over the
@@ -311,7 +309,7 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
       else
         pl.forEachChunkAlternating(gRows, 128,
                                    [&](Index t0, int64_t p, unsigned par) {
-                                     block(t0, p, Index(0), cols, par);
+                                     block(t0, p, 0, cols, par);
                                    });
     };
     pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
@@ -344,18 +342,18 @@ LogicalResult lowerBlocked(ProgramLowering &pl, LinearOp op, const Placement &x,
     Value tp = pl.alloc(MemSpace::Psum, {std::min<int64_t>(k, 128), p}, f32);
     pl.forEachChunk(k, 128, [&](Index k0, int64_t kc, bool) {
       Value xs = pl.load(x, r0, p, k0, kc);
-      Value tpv = pl.view(tp, {kc, p}, {Index(0), Index(0)});
+      Value tpv = pl.view(tp, {kc, p}, {0, 0});
       pl.transpose(tpv, xs);
-      Value dst = pl.view(xt, {kc, p}, {Index(0), k0.floorDiv(128) * p});
+      Value dst = pl.view(xt, {kc, p}, {0, k0.floorDiv(128) * p});
       pl.copy(dst, tpv);
     });
     Value acc = pl.alloc(MemSpace::Psum, {p, nChunk}, f32);
     pl.forEachChunk(n, nChunk, [&](Index n0, int64_t nc, bool) {
-      Value accv = pl.view(acc, {p, nc}, {Index(0), Index(0)});
+      Value accv = pl.view(acc, {p, nc}, {0, 0});
       pl.forEachChunk(
           k, 128,
           [&](Index k0, int64_t kc, bool first) {
-            Value st = pl.view(xt, {kc, p}, {Index(0), k0.floorDiv(128) * p});
+            Value st = pl.view(xt, {kc, p}, {0, k0.floorDiv(128) * p});
             Value mv = pl.load(w, k0, kc, n0, nc);
             pl.matmul(accv, st, mv, /*accumulate=*/!first);
           },

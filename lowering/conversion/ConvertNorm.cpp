@@ -49,9 +49,9 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   int64_t pmax = std::min<int64_t>(x->rows, 128);
   Value gamma, beta;
   if (scale)
-    gamma = pl.broadcastRow(*g, Index(0), d, pmax);
+    gamma = pl.broadcastRow(*g, 0, d, pmax);
   if (bias)
-    beta = pl.broadcastRow(*bt, Index(0), d, pmax);
+    beta = pl.broadcastRow(*bt, 0, d, pmax);
   Value work = pl.alloc(MemSpace::Sbuf, {pmax, d}, f32);
   Value s1 = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
   Value s2 = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
@@ -60,10 +60,10 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
     Value in = pl.load(*x, r0, p, zero, d);
     Value out = pl.outTile(y, r0, p, zero, d);
-    Value w = pl.view(work, {p, d}, {zero, zero});
-    Value a = pl.view(s1, {p, 1}, {zero, zero});
-    Value s = pl.view(s2, {p, 1}, {zero, zero});
-    Value r = pl.view(rstd, {p, 1}, {zero, zero});
+    Value w = pl.view(work, {p, d}, {0, 0});
+    Value a = pl.view(s1, {p, 1}, {0, 0});
+    Value s = pl.view(s2, {p, 1}, {0, 0});
+    Value r = pl.view(rstd, {p, 1}, {0, 0});
     Value src = in;
     if (centre) {
       pl.reduce(ncore::AluOp::Add, a, in);
@@ -78,14 +78,13 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     // (src * rstd) + beta in one scalar_tensor_tensor pass.
     auto scaledThen = [&](ncore::AluOp alu, Value dst, Value row) {
       pl.create<ncore::ScalarTensorTensorOp>(
-          dst, src, pl.view(row, {p, d}, {zero, zero}), r,
+          dst, src, pl.view(row, {p, d}, {0, 0}), r,
           ncore::AluOpAttr::get(pl.context(), alu), FloatAttr(),
           ncore::EngineAttr());
     };
     if (scale && bias) {
       scaledThen(ncore::AluOp::Multiply, w, gamma);
-      pl.tensorTensor(ncore::AluOp::Add, out, w,
-                      pl.view(beta, {p, d}, {zero, zero}));
+      pl.tensorTensor(ncore::AluOp::Add, out, w, pl.view(beta, {p, d}, {0, 0}));
     } else if (scale) {
       scaledThen(ncore::AluOp::Multiply, out, gamma);
     } else if (bias) {

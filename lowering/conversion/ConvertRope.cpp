@@ -23,7 +23,7 @@ void conversion::emitRopeTile(ProgramLowering &pl, Value out, Value x,
   Value xc = pl.alloc(MemSpace::Sbuf, {p, d}, f32);
   Value t = pl.alloc(MemSpace::Sbuf, {p, h}, f32);
   auto half = [&](Value v, int64_t i) {
-    return pl.view(v, {p, h}, {Index(0), Index(i * h)});
+    return pl.view(v, {p, h}, {0, Index(i * h)});
   };
   auto tt = [&](ncore::AluOp alu, Value dst, Value a, Value b) {
     pl.tensorTensor(alu, dst, a, b);
@@ -57,12 +57,12 @@ static LogicalResult lowerRope(ProgramLowering &pl, Operation *o) {
   pl.forRange(heads, [&](Index hd) {
     pl.forEachRowTile(seq, [&](Index r0, int64_t p) {
       Index row = hd * seq + r0;
-      Value xt = pl.load(xa, row, p, Index(0), d);
-      Value ct = pl.load(*c, r0, p, Index(0), d);
-      Value st = pl.load(*s, r0, p, Index(0), d);
-      Value out = pl.outTile(ya, row, p, Index(0), d);
+      Value xt = pl.load(xa, row, p, 0, d);
+      Value ct = pl.load(*c, r0, p, 0, d);
+      Value st = pl.load(*s, r0, p, 0, d);
+      Value out = pl.outTile(ya, row, p, 0, d);
       emitRopeTile(pl, out, xt, ct, st, p, d);
-      pl.storeOut(ya, row, p, Index(0), d, out);
+      pl.storeOut(ya, row, p, 0, d, out);
     });
   });
   if (ya.root != y.root)

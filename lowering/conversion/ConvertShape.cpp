@@ -62,7 +62,7 @@ static Value rowTilesWindow(ProgramLowering &pl, const Placement &p,
   auto rootShape = cast<ncore::TileType>(p.root.getType()).getShape();
   Value r = pl.reshape(p.root, {rootShape[0], rootShape[1] / p.pitch, p.pitch});
   return pl.view(r, {p.partitions(), tiles, n},
-                 {Index(0), tile0 + p.rowOffset / 128, col + p.colOffset});
+                 {0, tile0 + p.rowOffset / 128, col + p.colOffset});
 }
 
 /// The copies of a head swap in SBUF, one per head: [128, S / 128, D]
@@ -74,8 +74,8 @@ static void copyHeadsOnChip(ProgramLowering &pl, const Placement &seqMajor,
                             int64_t seq, int64_t d, bool toHeads) {
   int64_t t = seq / 128;
   pl.forRange(heads, [&](Index h) {
-    Value a = rowTilesWindow(pl, seqMajor, Index(0), t, h * d, d);
-    Value b = rowTilesWindow(pl, headMajor, h * t, t, Index(0), d);
+    Value a = rowTilesWindow(pl, seqMajor, 0, t, h * d, d);
+    Value b = rowTilesWindow(pl, headMajor, h * t, t, 0, d);
     if (toHeads)
       pl.copy(b, a);
     else
@@ -97,7 +97,7 @@ static LogicalResult lowerReshape(ProgramLowering &pl, Operation *o) {
   if (!x->inSbuf() && x->isContiguous()) {
     Placement p = *x;
     Value rowsView =
-        pl.view(x->root, {x->rows, x->cols}, {Index(x->rowOffset), Index(0)});
+        pl.view(x->root, {x->rows, x->cols}, {Index(x->rowOffset), 0});
     p.root = pl.reshape(rowsView, {rows, cols});
     p.rowOffset = 0;
     p.rows = rows;
@@ -194,8 +194,8 @@ static LogicalResult lowerSlice(ProgramLowering &pl, Operation *o) {
 /// (whole rows of equal width): tensor_copy on chip, else one DMA.
 static void copyRows(ProgramLowering &pl, const Placement &dst, Index dstRow0,
                      const Placement &src, Index srcRow0, int64_t p) {
-  Value d = pl.window(dst, dstRow0, p, Index(0), dst.cols);
-  Value s = pl.window(src, srcRow0, p, Index(0), src.cols);
+  Value d = pl.window(dst, dstRow0, p, 0, dst.cols);
+  Value s = pl.window(src, srcRow0, p, 0, src.cols);
   if (dst.inSbuf() && src.inSbuf())
     pl.copy(d, s);
   else
@@ -276,12 +276,12 @@ static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
       int64_t n = shapeOf(input).back();
       if (rowTilesExpressible(x)) {
         int64_t tiles = out.rowTiles();
-        pl.copy(rowTilesWindow(pl, out, Index(0), tiles, Index(at), n),
-                rowTilesWindow(pl, x, Index(0), tiles, Index(0), n));
+        pl.copy(rowTilesWindow(pl, out, 0, tiles, Index(at), n),
+                rowTilesWindow(pl, x, 0, tiles, 0, n));
       } else {
         pl.forEachRowTile(rows, [&](Index r0, int64_t p) {
           pl.dma(pl.window(out, r0, p, Index(at), n),
-                 pl.window(x, r0, p, Index(0), n));
+                 pl.window(x, r0, p, 0, n));
         });
       }
       at += n;
@@ -297,7 +297,7 @@ static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
       return failure();
     SmallVector<int64_t> in = shapeOf(input);
     Value src = pl.contiguousHbm(*x, op);
-    SmallVector<Index> offsets(res.size(), Index(0));
+    SmallVector<Index> offsets(res.size(), 0);
     offsets[dim] = Index(at);
     pl.dma(pl.view(dst, in, offsets), src);
     at += in[dim];
@@ -446,7 +446,7 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     for (unsigned d = 0; d + 2 < rank; ++d)
       if (in[d] > 1)
         inLoops.push_back(d);
-    SmallVector<Index> at(rank, Index(0));
+    SmallVector<Index> at(rank, 0);
     std::function<void(unsigned)> emitIn = [&](unsigned level) {
       if (level < inLoops.size()) {
         pl.forRange(in[inLoops[level]], [&](Index i) {
@@ -460,7 +460,7 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
       srcSizes[rank - 1] = cols;
       dstSizes[inv[rank - 2]] = in[rank - 2];
       dstSizes[rank - 1] = cols;
-      SmallVector<Index> dstOff(rank, Index(0));
+      SmallVector<Index> dstOff(rank, 0);
       for (unsigned d = 0; d + 2 < rank; ++d)
         dstOff[inv[d]] = at[d];
       pl.dma(pl.view(dst, dstSizes, dstOff), pl.view(src, srcSizes, at));
@@ -468,7 +468,7 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     emitIn(0);
     return success();
   }
-  SmallVector<Index> idx(rank, Index(0));
+  SmallVector<Index> idx(rank, 0);
   std::function<void(unsigned)> emit = [&](unsigned level) {
     if (level < loopDims.size()) {
       pl.forRange(res[loopDims[level]], [&](Index i) {
@@ -477,7 +477,7 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
       });
       return;
     }
-    SmallVector<Index> srcOff(rank, Index(0));
+    SmallVector<Index> srcOff(rank, 0);
     for (unsigned d = 0; d + 2 < rank; ++d)
       srcOff[perm[d]] = idx[d];
     if (toSbuf) {
@@ -490,7 +490,7 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
         srcSizes[rank - 1] = cols;
         SmallVector<Index> off = srcOff;
         off[perm[rank - 2]] = r0;
-        pl.dma(pl.window(out, flat * n + r0, p, Index(0), cols),
+        pl.dma(pl.window(out, flat * n + r0, p, 0, cols),
                pl.view(src, srcSizes, off));
       });
       return;
@@ -500,7 +500,7 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     dstSizes[rank - 1] = cols;
     srcSizes[perm[rank - 2]] = n;
     srcSizes[rank - 1] = cols;
-    SmallVector<Index> dstOff(rank, Index(0));
+    SmallVector<Index> dstOff(rank, 0);
     for (unsigned d = 0; d + 2 < rank; ++d)
       dstOff[d] = idx[d];
     pl.dma(pl.view(dst, dstSizes, dstOff), pl.view(src, srcSizes, srcOff));
