@@ -46,7 +46,7 @@ constexpr int64_t kDmaTargetBytes = 16 * 1024;
 /// consecutive rows (a contiguous run per partition).
 static Value rowBlock(KernelBuilder &kb, Value rows2d, Index row0,
                       int64_t parts, int64_t perPart) {
-  int64_t rowElems = KernelBuilder::tile(rows2d).getShape()[1];
+  int64_t rowElems = KernelBuilder::tileOf(rows2d).getShape()[1];
   Value v = kb.view(rows2d, {parts * perPart, rowElems}, {row0, 0});
   return kb.reshape(v, {parts, perPart * rowElems});
 }

@@ -72,7 +72,8 @@ void moveSequences(KernelBuilder &kb, Value flat, int64_t count,
 
 /// The tensor as one flat HBM dim.
 Value flatten(KernelBuilder &kb, Value t) {
-  return t ? kb.reshape(t, {KernelBuilder::tile(t).getNumElements()}) : Value();
+  return t ? kb.reshape(t, {KernelBuilder::tileOf(t).getNumElements()})
+           : Value();
 }
 
 //===----------------------------------------------------------------------===//

@@ -18,7 +18,7 @@ Value KernelBuilder::constant(const ConstantSpec &spec, Type dtype) {
 }
 
 Value KernelBuilder::broadcastToPartitions(Value src, int64_t partitions) {
-  TileType st = tile(src);
+  TileType st = tileOf(src);
   int64_t n = st.getNumElements();
   Value row = sbuf({1, n}, st.getElementType());
   dma(row, src);

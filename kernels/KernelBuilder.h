@@ -62,7 +62,6 @@ public:
   Value arg(unsigned i) { return program().getBody().getArgument(i); }
   Type f32() { return builder().getF32Type(); }
   Type bf16() { return builder().getBF16Type(); }
-  static ncore::TileType tile(Value v) { return tileOf(v); }
 
   /// An HBM constant argument generated from `spec` (appended once).
   Value constant(const ConstantSpec &spec, Type dtype);
