@@ -91,7 +91,7 @@ Value NcoreBuilder::view(Value source, ArrayRef<int64_t> shape,
   // The map takes only the induction variables the offsets use, outermost
   // first.
   SmallVector<AffineExpr> exprs;
-  llvm::SmallBitVector used(ivs.size());
+  llvm::SmallBitVector used(loops.size());
   for (const Index &o : offsets) {
     exprs.push_back(o.getExpr(context()));
     exprs.back().walk([&](AffineExpr e) {
@@ -101,10 +101,10 @@ Value NcoreBuilder::view(Value source, ArrayRef<int64_t> shape,
   }
   SmallVector<Value> operands;
   SmallVector<AffineExpr> renumber;
-  for (unsigned d = 0; d < ivs.size(); ++d) {
+  for (unsigned d = 0; d < loops.size(); ++d) {
     renumber.push_back(getAffineDimExpr(operands.size(), context()));
     if (used.test(d))
-      operands.push_back(ivs[d]);
+      operands.push_back(loops[d].getInductionVar());
   }
   for (AffineExpr &e : exprs)
     e = e.replaceDims(renumber);
@@ -129,9 +129,7 @@ void NcoreBuilder::loop(int64_t trips, function_ref<void(Index)> body) {
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPoint(l.getBodyBlock()->getTerminator());
   loops.push_back(l);
-  ivs.push_back(l.getInductionVar());
-  body(Index(getAffineDimExpr(ivs.size() - 1, context())));
-  ivs.pop_back();
+  body(Index(getAffineDimExpr(loops.size() - 1, context())));
   loops.pop_back();
 }
 

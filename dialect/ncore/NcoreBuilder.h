@@ -98,7 +98,7 @@ public:
 
   //===--- loops ---------------------------------------------------------===//
   /// Loops this builder opened around the insertion point.
-  unsigned loopDepth() const { return ivs.size(); }
+  unsigned loopDepth() const { return loops.size(); }
   /// An ncore.loop of `trips` iterations (even of one); `body` gets its
   /// index.
   void loop(int64_t trips, function_ref<void(Index)> body);
@@ -204,7 +204,6 @@ private:
   ProgramOp prog;
   Location currentLoc;
   SmallVector<LoopOp> loops;
-  SmallVector<Value> ivs;
   DenseMap<Attribute, Value> constants;
 };
 
