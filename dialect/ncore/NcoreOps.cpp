@@ -353,15 +353,10 @@ void ViewOp::build(OpBuilder &builder, OperationState &state, Value source,
   int64_t start = 0;
   if (src.isOnChip()) {
     start = src.getStartPartition();
-    // The constant part of the partition offset (the verifier requires the
-    // whole of it to be constant on chip).
-    AffineExpr e = offsets.getResult(0);
-    if (auto c = dyn_cast<AffineConstantExpr>(e))
+    // On chip the partition offset is a constant (the verifier rejects any
+    // other).
+    if (auto c = dyn_cast<AffineConstantExpr>(offsets.getResult(0)))
       start += c.getValue();
-    else if (e.getKind() == AffineExprKind::Add)
-      if (auto c = dyn_cast<AffineConstantExpr>(
-              cast<AffineBinaryOpExpr>(e).getRHS()))
-        start += c.getValue();
   }
   auto type = TileType::get(src.getSpace(), shape, src.getElementType(), start);
   build(builder, state, type, source, ivs, AffineMapAttr::get(offsets),
