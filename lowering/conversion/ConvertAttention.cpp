@@ -97,8 +97,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     pl.affineSelect(ncore::AluOp::IsGe, mask, mask, (qTiles - 1) * 128, 1.0,
                     -1.0, kMaskedScore);
   }
-  Value kt = pl.alloc(MemSpace::Sbuf, {dp, sk}, et);
-  Value tpsum = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
+  Value tpsum[2] = {pl.alloc(MemSpace::Psum, {dp, 128}, f32), Value()};
   // V of a kv head in HBM is read once per head, in one DMA, rather than
   // per query tile and key block: key k = p * kTiles + t sits at partition
   // p, block t (each partition then reads kTiles consecutive rows), and the
@@ -108,9 +107,6 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   bool vResident = !va.inSbuf() && sk % 128 == 0 && kTiles > 1 &&
                    va.isContiguous() && va.rowOffset == 0 &&
                    bytes + kTiles * d * eb <= pl.target().workingBytes;
-  Value vAll;
-  if (vResident)
-    vAll = pl.alloc(MemSpace::Sbuf, {128, kTiles * d}, et);
 
   // Rope tables in HBM are read into SBUF once ([S, D] rows as row tiles)
   // rather than per query and key tile: each tile's rope then waits for no
@@ -163,12 +159,14 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   Value scorePsum[2];
   for (Value &b : scorePsum)
     b = pl.alloc(MemSpace::Psum, {std::min<int64_t>(sq, 128), scoreChunk}, f32);
-  auto allocSlot = [&](int64_t p) {
+  auto allocSlot = [&](int64_t p, bool ownQt) {
     Slot s;
     s.p = p;
     s.chunk = scoreChunk;
-    s.qtp = pl.alloc(MemSpace::Psum, {dp, p}, f32);
-    s.qt = pl.alloc(MemSpace::Sbuf, {dp, p}, et);
+    if (ownQt) {
+      s.qtp = pl.alloc(MemSpace::Psum, {dp, p}, f32);
+      s.qt = pl.alloc(MemSpace::Sbuf, {dp, p}, et);
+    }
     s.sps[0] = scorePsum[0];
     s.sps[1] = scorePsum[1];
     s.scores = pl.alloc(MemSpace::Sbuf, {p, sk}, f32);
@@ -194,161 +192,230 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   // Pipelining needs a second score and probability row per partition.
   bool pipelined =
       sq >= 256 && bytes + sk * 4 + sk * eb <= pl.target().workingBytes;
+  int64_t full = sq / 128, rem = sq % 128, nHeads = batch * heads;
+  // Without GQA or a partial tile, Q^T, K^T (roped, D on partitions) and V
+  // of every head are built up front, and one software pipeline runs over
+  // every (head, query tile): a head's first scores and softmax are issued
+  // before the previous head's last output, and a tile's scores wait for
+  // no DMA, rope or transpose. Needs the second slot, an even number of
+  // tiles per head (so that every head starts at slot 0) and room for all
+  // heads.
+  int64_t residentBytes =
+      nHeads * (sq * eb + sk * eb + (vResident ? kTiles * d * eb : 0));
+  bool allHeads = pipelined && rem == 0 && full % 2 == 0 && group == 1 &&
+                  nHeads > 1 &&
+                  bytes - sk * eb + sk * 4 + sk * eb + residentBytes <=
+                      pl.target().workingBytes;
   Slot slots[2];
   if (sq >= 128)
-    slots[0] = allocSlot(128);
+    slots[0] = allocSlot(128, !allHeads);
   if (pipelined)
-    slots[1] = allocSlot(128);
+    slots[1] = allocSlot(128, !allHeads);
   std::optional<Slot> last;
-  if (sq % 128)
-    last = allocSlot(sq % 128);
+  if (rem)
+    last = allocSlot(rem, true);
 
-  pl.forRange(batch * kvHeads, [&](Index bk) {
+  // K^T and V of the kv head in work (all of them with allHeads: head h at
+  // column h * Sk and h * kTiles * D), Q^T of every head (allHeads).
+  int64_t kvCopies = allHeads ? nHeads : 1;
+  Value kt = pl.alloc(MemSpace::Sbuf, {dp, kvCopies * sk}, et), qtAll, vAll;
+  if (vResident)
+    vAll = pl.alloc(MemSpace::Sbuf, {128, kvCopies * kTiles * d}, et);
+  if (allHeads) {
+    qtAll = pl.alloc(MemSpace::Sbuf, {dp, nHeads * sq}, et);
+    tpsum[1] = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
+  }
+  // Transposes rows [row0, row0 + n) of `src` (roped at positions from 0)
+  // into columns [col0, col0 + n) of `dst`; two PSUM buffers alternate when
+  // there are two.
+  auto buildTransposed = [&](const Placement &src, Index row0, int64_t n,
+                             Value dst, Index col0) {
+    auto chunk = [&](Index r0, int64_t nr, unsigned parity) {
+      Value tp = pl.view(tpsum[parity], {d, nr}, {zero, zero});
+      pl.transpose(tp, loadRoped(src, row0 + r0, r0, nr));
+      pl.copy(pl.view(dst, {d, nr}, {zero, col0 + r0}), tp);
+    };
+    if (tpsum[1])
+      pl.forEachChunkAlternating(n, 128, chunk);
+    else
+      pl.forEachChunk(n, 128,
+                      [&](Index r0, int64_t nr, bool) { chunk(r0, nr, 0); });
+  };
+  // K^T and (resident) V of kv head bk into copy `c` of the buffers.
+  auto prepareKv = [&](Index bk, Index c) {
     if (vResident) {
       Value rows = pl.view(va.root, {sk, d}, {bk * sk, zero});
-      pl.dma(pl.reshape(vAll, {128, kTiles, d}),
+      Value all = pl.reshape(vAll, {128, kvCopies * kTiles, d});
+      pl.dma(pl.view(all, {128, kTiles, d}, {zero, c * kTiles, zero}),
              pl.reshape(rows, {128, kTiles, d}));
     }
-    // K^T of this kv head.
-    pl.forEachChunk(sk, 128, [&](Index k0, int64_t nk, bool) {
-      Value kr = loadRoped(ka, bk * sk + k0, k0, nk);
-      Value tp = pl.view(tpsum, {d, nk}, {zero, zero});
-      pl.transpose(tp, kr);
-      pl.copy(pl.view(kt, {d, nk}, {zero, k0}), tp);
-    });
-    pl.forRange(group, [&](Index g) {
-      Index head = bk * group + g;
-      auto scoresPhase = [&](Slot &s, Index q0) {
-        int64_t p = s.p;
-        Value qr = loadRoped(qa, head * sq + q0, q0, p);
-        Value qtp = pl.view(s.qtp, {dp, p}, {zero, zero});
-        pl.transpose(qtp, qr);
-        pl.copy(s.qt, qtp);
-        // Scores, scaled, fp32.
-        // Two PSUM banks alternate, so the next chunk's matmul does not
-        // wait for this chunk's evacuation.
-        pl.forEachChunkAlternating(
-            sk, s.chunk, [&](Index c0, int64_t nc, unsigned parity) {
-              Value acc = pl.view(s.sps[parity], {p, nc}, {zero, zero});
-              pl.matmul(acc, s.qt, pl.view(kt, {dp, nc}, {zero, c0}));
-              pl.activation(ncore::ActFunc::Identity,
-                            pl.view(s.scores, {p, nc}, {zero, c0}), acc,
-                            op.getScale().convertToDouble());
-            });
-        if (causal) {
-          Value m =
-              pl.view(mask, {p, sk}, {zero, Index((qTiles - 1) * 128) - q0});
-          pl.tensorTensor(ncore::AluOp::Add, s.scores, s.scores, m);
-        }
-      };
-      auto softmaxPhase = [&](Slot &s) {
-        // Stable softmax (unnormalised P; 1 / sum applied to O).
-        pl.reduce(ncore::AluOp::Max, s.mx, s.scores);
-        pl.tensorScalar(ncore::AluOp::Multiply, s.mx, s.mx, -1.0);
-        pl.activation(ncore::ActFunc::Exp, s.probs, s.scores, 1.0, 0.0, s.mx,
-                      s.sum);
-        pl.reciprocal(s.rcp, s.sum);
-      };
-      auto outputPhase = [&](Slot &s, Index q0) {
-        // O = P V over 128-key blocks. With whole blocks, up to four blocks
-        // of P are transposed into one PSUM bank and evacuated by one copy
-        // (two banks alternate, so one group's copy overlaps the next
-        // group's transposes); else one block at a time.
-        int64_t p = s.p;
-        auto pvBlock = [&](Index k0, int64_t nk, Value ptpv, Value ptv,
-                           bool first, bool transposeOnly) {
-          // Keys k0 .. k0 + nk, or (resident V) t, t + kTiles, ...
-          Value pBlock = vResident
-                             ? pl.view(s.probs, {p, nk},
-                                       {zero, k0.floorDiv(128)}, {1, kTiles})
-                             : pl.view(s.probs, {p, nk}, {zero, k0});
-          if (transposeOnly) {
-            pl.transpose(ptpv, pBlock);
-            return;
-          }
-          Value vt = vResident
-                         ? pl.view(vAll, {nk, d}, {zero, k0.floorDiv(128) * d})
-                         : pl.load(va, bk * sk + k0, nk, zero, d);
-          pl.matmul(s.ops, ptv, vt, /*accumulate=*/!first);
-        };
-        if (sk % 128 == 0) {
-          auto group = [&](Index g0, int64_t n, unsigned parity, bool first) {
-            int64_t blocks = n / 128;
-            for (int64_t j = 0; j < blocks; ++j)
-              pvBlock(
-                  g0 + j * 128, 128,
+    buildTransposed(ka, bk * sk, sk, kt, c * sk);
+  };
+
+  auto scoresPhase = [&](Slot &s, Index head, Index q0, Index kvc) {
+    int64_t p = s.p;
+    Value qt = s.qt;
+    if (allHeads) {
+      qt = pl.view(qtAll, {dp, p}, {zero, head * sq + q0});
+    } else {
+      Value qr = loadRoped(qa, head * sq + q0, q0, p);
+      Value qtp = pl.view(s.qtp, {dp, p}, {zero, zero});
+      pl.transpose(qtp, qr);
+      pl.copy(s.qt, qtp);
+    }
+    // Scores, scaled, fp32.
+    // Two PSUM banks alternate, so the next chunk's matmul does not
+    // wait for this chunk's evacuation.
+    pl.forEachChunkAlternating(
+        sk, s.chunk, [&](Index c0, int64_t nc, unsigned parity) {
+          Value acc = pl.view(s.sps[parity], {p, nc}, {zero, zero});
+          pl.matmul(acc, qt, pl.view(kt, {dp, nc}, {zero, kvc * sk + c0}));
+          pl.activation(ncore::ActFunc::Identity,
+                        pl.view(s.scores, {p, nc}, {zero, c0}), acc,
+                        op.getScale().convertToDouble());
+        });
+    if (causal) {
+      Value m = pl.view(mask, {p, sk}, {zero, Index((qTiles - 1) * 128) - q0});
+      pl.tensorTensor(ncore::AluOp::Add, s.scores, s.scores, m);
+    }
+  };
+  auto softmaxPhase = [&](Slot &s) {
+    // Stable softmax (unnormalised P; 1 / sum applied to O).
+    pl.reduce(ncore::AluOp::Max, s.mx, s.scores);
+    pl.tensorScalar(ncore::AluOp::Multiply, s.mx, s.mx, -1.0);
+    pl.activation(ncore::ActFunc::Exp, s.probs, s.scores, 1.0, 0.0, s.mx,
+                  s.sum);
+    pl.reciprocal(s.rcp, s.sum);
+  };
+  auto outputPhase = [&](Slot &s, Index head, Index bk, Index q0, Index kvc) {
+    // O = P V over 128-key blocks. With whole blocks, up to four blocks
+    // of P are transposed into one PSUM bank and evacuated by one copy
+    // (two banks alternate, so one group's copy overlaps the next
+    // group's transposes); else one block at a time.
+    int64_t p = s.p;
+    auto pvBlock = [&](Index k0, int64_t nk, Value ptpv, Value ptv, bool first,
+                       bool transposeOnly) {
+      // Keys k0 .. k0 + nk, or (resident V) t, t + kTiles, ...
+      Value pBlock =
+          vResident
+              ? pl.view(s.probs, {p, nk}, {zero, k0.floorDiv(128)}, {1, kTiles})
+              : pl.view(s.probs, {p, nk}, {zero, k0});
+      if (transposeOnly) {
+        pl.transpose(ptpv, pBlock);
+        return;
+      }
+      Value vt =
+          vResident
+              ? pl.view(vAll, {nk, d},
+                        {zero, (kvc * kTiles + k0.floorDiv(128)) * d})
+              : pl.load(va, bk * sk + k0, nk, zero, d);
+      pl.matmul(s.ops, ptv, vt, /*accumulate=*/!first);
+    };
+    if (sk % 128 == 0) {
+      auto group = [&](Index g0, int64_t n, unsigned parity, bool first) {
+        int64_t blocks = n / 128;
+        for (int64_t j = 0; j < blocks; ++j)
+          pvBlock(g0 + j * 128, 128,
                   pl.view(s.ptpGroup[parity], {128, p}, {zero, Index(j * p)}),
                   Value(), false, /*transposeOnly=*/true);
-            Value ptv =
-                pl.view(s.ptGroup[parity], {128, blocks * p}, {zero, zero});
-            pl.copy(ptv, pl.view(s.ptpGroup[parity], {128, blocks * p},
-                                 {zero, zero}));
-            for (int64_t j = 0; j < blocks; ++j)
-              pvBlock(
-                  g0 + j * 128, 128, Value(),
+        Value ptv = pl.view(s.ptGroup[parity], {128, blocks * p}, {zero, zero});
+        pl.copy(ptv,
+                pl.view(s.ptpGroup[parity], {128, blocks * p}, {zero, zero}));
+        for (int64_t j = 0; j < blocks; ++j)
+          pvBlock(g0 + j * 128, 128, Value(),
                   pl.view(s.ptGroup[parity], {128, p}, {zero, Index(j * p)}),
                   first && j == 0, /*transposeOnly=*/false);
-          };
-          int64_t gk = kPvGroup * 128, first = std::min(gk, sk);
-          group(zero, first, 0, true);
-          if (sk > first) {
-            int64_t rest = sk - first, full = rest / gk, tail = rest % gk;
-            pl.forRangeAlternating(full, [&](Index i, unsigned parity) {
-              group(Index(first) + i * gk, gk, 1 - parity, false);
-            });
-            if (tail)
-              group(Index(first + full * gk), tail, (full + 1) % 2, false);
-          }
-        } else {
-          pl.forEachChunk(
-              sk, 128,
-              [&](Index k0, int64_t nk, bool first) {
-                Value ptpv = pl.view(s.ptp, {nk, p}, {zero, zero});
-                pvBlock(k0, nk, ptpv, Value(), first, /*transposeOnly=*/true);
-                Value ptv = pl.view(s.pt, {nk, p}, {zero, zero});
-                pl.copy(ptv, ptpv);
-                pvBlock(k0, nk, Value(), ptv, first, /*transposeOnly=*/false);
-              },
-              /*peelFirst=*/true);
-        }
-        Index qrow = head * sq + q0;
-        Value out = pl.outTile(ya, qrow, p, zero, d);
-        pl.tensorScalar(ncore::AluOp::Multiply, out, s.ops, s.rcp);
-        pl.storeOut(ya, qrow, p, zero, d, out);
       };
-      // Full query tiles, software pipelined over two sets of buffers:
-      // step t issues the scores of tile t + 1, then the output of tile t,
-      // then the softmax of tile t + 1, so that in the in-order engine
-      // queues one tile's softmax (Vector/Scalar) runs while the Tensor
-      // engine does the other's P V, and the next scores are ready when
-      // the Tensor engine gets to them.
-      int64_t full = sq / 128, rem = sq % 128;
-      auto tileStart = [](Index t) { return t * 128; };
-      if (full && !pipelined) {
-        pl.forRange(full, [&](Index t) {
-          scoresPhase(slots[0], tileStart(t));
-          softmaxPhase(slots[0]);
-          outputPhase(slots[0], tileStart(t));
+      int64_t gk = kPvGroup * 128, first = std::min(gk, sk);
+      group(zero, first, 0, true);
+      if (sk > first) {
+        int64_t rest = sk - first, full = rest / gk, tail = rest % gk;
+        pl.forRangeAlternating(full, [&](Index i, unsigned parity) {
+          group(Index(first) + i * gk, gk, 1 - parity, false);
         });
-      } else if (full) {
-        scoresPhase(slots[0], 0);
-        softmaxPhase(slots[0]);
-        pl.forRangeAlternating(full - 1, [&](Index t, unsigned parity) {
-          Slot &cur = slots[parity], &next = slots[1 - parity];
-          scoresPhase(next, tileStart(t + 1));
-          outputPhase(cur, tileStart(t));
-          softmaxPhase(next);
-        });
-        outputPhase(slots[(full - 1) % 2], Index((full - 1) * 128));
+        if (tail)
+          group(Index(first + full * gk), tail, (full + 1) % 2, false);
       }
-      if (rem) {
-        Index q0 = Index(full * 128);
-        scoresPhase(*last, q0);
-        softmaxPhase(*last);
-        outputPhase(*last, q0);
-      }
+    } else {
+      pl.forEachChunk(
+          sk, 128,
+          [&](Index k0, int64_t nk, bool first) {
+            Value ptpv = pl.view(s.ptp, {nk, p}, {zero, zero});
+            pvBlock(k0, nk, ptpv, Value(), first, /*transposeOnly=*/true);
+            Value ptv = pl.view(s.pt, {nk, p}, {zero, zero});
+            pl.copy(ptv, ptpv);
+            pvBlock(k0, nk, Value(), ptv, first, /*transposeOnly=*/false);
+          },
+          /*peelFirst=*/true);
+    }
+    Index qrow = head * sq + q0;
+    Value out = pl.outTile(ya, qrow, p, zero, d);
+    pl.tensorScalar(ncore::AluOp::Multiply, out, s.ops, s.rcp);
+    pl.storeOut(ya, qrow, p, zero, d, out);
+  };
+  auto tileStart = [](Index t) { return t * 128; };
+
+  // The full query tiles of one head, software pipelined over the two
+  // slots: step t issues the scores of tile t + 1, then the output of tile
+  // t, then the softmax of tile t + 1, so that in the in-order engine
+  // queues one tile's softmax (Vector/Scalar) runs while the Tensor engine
+  // does the other's P V, and the next scores are ready when the Tensor
+  // engine gets to them. Tile 0 (scores and softmax, slot 0) has been
+  // issued before; `next`, when given, issues the scores of the next
+  // head's tile 0 into the slot after this head's last tile, before this
+  // head's last output (then its softmax after), so the pipeline runs on.
+  auto headTiles = [&](Index head, Index bk, Index kvc,
+                       function_ref<void(Slot &)> next = nullptr) {
+    pl.forRangeAlternating(full - 1, [&](Index t, unsigned parity) {
+      scoresPhase(slots[1 - parity], head, tileStart(t + 1), kvc);
+      outputPhase(slots[parity], head, bk, tileStart(t), kvc);
+      softmaxPhase(slots[1 - parity]);
     });
-  });
+    unsigned c = (full - 1) % 2;
+    if (next)
+      next(slots[1 - c]);
+    outputPhase(slots[c], head, bk, Index((full - 1) * 128), kvc);
+    if (next)
+      softmaxPhase(slots[1 - c]);
+  };
+
+  if (allHeads) {
+    pl.forRange(nHeads, [&](Index h) {
+      prepareKv(h, h);
+      buildTransposed(qa, h * sq, sq, qtAll, h * sq);
+    });
+    scoresPhase(slots[0], zero, zero, zero);
+    softmaxPhase(slots[0]);
+    pl.forRange(nHeads - 1, [&](Index h) {
+      headTiles(h, h, h, [&](Slot &s) { scoresPhase(s, h + 1, zero, h + 1); });
+    });
+    Index lastHead(nHeads - 1);
+    headTiles(lastHead, lastHead, lastHead);
+  } else {
+    pl.forRange(batch * kvHeads, [&](Index bk) {
+      prepareKv(bk, zero);
+      pl.forRange(group, [&](Index g) {
+        Index head = bk * group + g;
+        if (full && !pipelined) {
+          pl.forRange(full, [&](Index t) {
+            scoresPhase(slots[0], head, tileStart(t), zero);
+            softmaxPhase(slots[0]);
+            outputPhase(slots[0], head, bk, tileStart(t), zero);
+          });
+        } else if (full) {
+          scoresPhase(slots[0], head, zero, zero);
+          softmaxPhase(slots[0]);
+          headTiles(head, bk, zero);
+        }
+        if (rem) {
+          Index q0 = Index(full * 128);
+          scoresPhase(*last, head, q0, zero);
+          softmaxPhase(*last);
+          outputPhase(*last, head, bk, q0, zero);
+        }
+      });
+    });
+  }
   if (ya.root != y.root)
     pl.copyInto(y, ya);
   return success();

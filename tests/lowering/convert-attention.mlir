@@ -82,3 +82,58 @@ func.func private @prog_plain(%q: tensor<2x1x128x64xf32>, %k: tensor<2x1x128x64x
   %o = seam.attention %q, %k, %v {scale = 0.125 : f64} : (tensor<2x1x128x64xf32>, tensor<2x1x128x64xf32>, tensor<2x1x128x64xf32>) -> tensor<2x1x128x64xf32>
   return %o : tensor<2x1x128x64xf32>
 }
+
+// -----
+
+// Without GQA (3 heads of 512 positions, rope fused): Q^T, K^T (roped) and V
+// of every head are built up front in one loop over the heads, then one
+// software pipeline runs over every (head, query tile): tile 0 of head 0,
+// a loop over the first two heads whose last step issues the scores of the
+// next head's tile 0 (at the next head's K^T columns) before this head's
+// last P V, then the last head on its own.
+
+// CHECK-LABEL: ncore.program @prog_heads
+// CHECK: %[[KT:.+]] = ncore.alloc : <sbuf, 128x1536xbf16>
+// CHECK: %[[V:.+]] = ncore.alloc : <sbuf, 128x1536xbf16>
+// CHECK: %[[QT:.+]] = ncore.alloc : <sbuf, 128x1536xbf16>
+// Q^T, K^T and V of every head.
+// CHECK: ncore.loop %[[H0:.+]] trips 3 {
+// CHECK:   ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x4x128xbf16>, <hbm, 128x4x128xbf16>
+// CHECK:   ncore.loop %{{.+}} trips 2 {
+// CHECK:     ncore.tensor_tensor subtract
+// CHECK:     ncore.transpose
+// CHECK:     ncore.view %[[KT]][%[[H0]], %{{.+}}]
+// CHECK:     ncore.transpose
+// CHECK:   }
+// CHECK:   ncore.loop %{{.+}} trips 2 {
+// CHECK:     ncore.view %[[QT]][%[[H0]], %{{.+}}]
+// CHECK:   }
+// CHECK: }
+// Tile 0 of head 0: the scores read Q^T and K^T in place.
+// CHECK-NOT: ncore.transpose
+// CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x512xf32>, <sbuf, 128x128xbf16>, <sbuf, 128x512xbf16>
+// CHECK-NOT: ncore.transpose
+// CHECK: ncore.activation exp
+// Heads 0 and 1: three steps within the head (scores of tile t + 1, P V of
+// tile t, softmax of tile t + 1) ...
+// CHECK: ncore.loop %[[H:.+]] trips 2 {
+// CHECK-COUNT-3: ncore.activation exp
+// ... then the scores of the next head's tile 0, this head's last P V, the
+// next head's softmax.
+// CHECK:   %[[NQ:.+]] = ncore.view %[[QT]][%[[H]]] offsets #[[NEXT:.+]] : <sbuf, 128x1536xbf16> to <sbuf, 128x128xbf16>
+// CHECK:   %[[NK:.+]] = ncore.view %[[KT]][%[[H]]] offsets #[[NEXT]] : <sbuf, 128x1536xbf16> to <sbuf, 128x512xbf16>
+// CHECK:   ncore.matmul %{{.+}}, %[[NQ]], %[[NK]]
+// CHECK:   ncore.view %[[V]][%[[H]]]
+// CHECK:   ncore.dma_copy
+// CHECK:   ncore.activation exp
+// CHECK: }
+// The last head: no loop, no scores after its last P V.
+// CHECK-NOT: ncore.loop
+// CHECK-COUNT-3: ncore.activation exp
+// CHECK-NOT: ncore.activation exp
+// CHECK: ncore.dma_copy
+// CHECK-NEXT: }
+func.func private @prog_heads(%q: tensor<1x3x512x128xbf16>, %k: tensor<1x3x512x128xbf16>, %v: tensor<1x3x512x128xbf16>, %c: tensor<512x128xbf16>, %s: tensor<512x128xbf16>) -> tensor<1x3x512x128xbf16> attributes {seam.program} {
+  %o = seam.attention %q, %k, %v rope(%c, %s) {scale = 0.088 : f64} : (tensor<1x3x512x128xbf16>, tensor<1x3x512x128xbf16>, tensor<1x3x512x128xbf16>, tensor<512x128xbf16>, tensor<512x128xbf16>) -> tensor<1x3x512x128xbf16>
+  return %o : tensor<1x3x512x128xbf16>
+}

@@ -483,7 +483,8 @@ TEST(ConvertAttention, StableSoftmaxCausalRopeGqa) {
                      AttnCase{true, false, false, 2, 1, 200, 64},
                      AttnCase{true, true, false, 2, 2, 256, 64},
                      AttnCase{false, true, true, 2, 1, 256, 128},
-                     AttnCase{true, false, true, 2, 2, 384, 64}}) {
+                     AttnCase{true, false, true, 2, 2, 384, 64},
+                     AttnCase{false, true, false, 3, 3, 512, 128}}) {
     std::string t = dt(c.bf);
     auto sh = [&](int64_t h) {
       return "tensor<1x" + std::to_string(h) + "x" + std::to_string(c.seq) +
