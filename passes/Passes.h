@@ -43,7 +43,8 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                        llvm::cl::init(true)};
 };
 
-/// fuse-qkv, insert-kernels, fuse-rope-attention, form-regions, outline.
+/// fuse-qkv, insert-kernels, fuse-rope-attention, fuse-norm-modulation,
+/// form-regions, outline.
 void buildSeamPipeline(OpPassManager &pm, const PipelineOptions &options);
 
 /// Registers the passes and `seam-pipeline`.

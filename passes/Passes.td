@@ -45,6 +45,25 @@ def SeamFuseRopeAttention : Pass<"seam-fuse-rope-attention", "func::FuncOp"> {
   let dependentDialects = ["seam::SeamDialect"];
 }
 
+def SeamFuseNormModulation
+    : Pass<"seam-fuse-norm-modulation", "func::FuncOp"> {
+  let summary = "Fold a per-feature modulation of layer_norm into the norm";
+  let description = [{
+    `n = layer_norm(x)` followed by `n + n * s + h` (adaLN: `n * (1 + s) +
+    h`), `n * s + h`, `n * s` or `n + h`, with s and h per-feature ([D], or
+    D elements with leading dims of 1), becomes one `layer_norm x scale s
+    bias h` (with `scale_offset = 1` for the adaLN form): the lowering then
+    applies the modulation in the pass that already scales by 1 / std,
+    rather than in up to three more elementwise passes over the activation.
+    Each intermediate value must have no other user.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
+  ];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
 def SeamInsertKernels : Pass<"seam-insert-kernels", "func::FuncOp"> {
   let summary = "Replace matched ops by opaque NKI-style kernel calls";
   let description = [{

@@ -28,6 +28,9 @@ void seam::buildSeamPipeline(OpPassManager &pm, const PipelineOptions &opts) {
   SeamFuseRopeAttentionOptions fo;
   fo.remarks = opts.remarks;
   pm.addNestedPass<func::FuncOp>(createSeamFuseRopeAttention(fo));
+  SeamFuseNormModulationOptions no;
+  no.remarks = opts.remarks;
+  pm.addNestedPass<func::FuncOp>(createSeamFuseNormModulation(no));
   SeamFormRegionsOptions ro;
   ro.mode = opts.mode;
   ro.remarks = opts.remarks;
@@ -41,7 +44,7 @@ void seam::registerSeamPassesAndPipelines() {
   registerSeamPasses();
   PassPipelineRegistration<PipelineOptions>(
       "seam-pipeline",
-      "fuse-qkv, insert-kernels, fuse-rope-attention, form-regions, "
-      "outline-regions",
+      "fuse-qkv, insert-kernels, fuse-rope-attention, fuse-norm-modulation, "
+      "form-regions, outline-regions",
       buildSeamPipeline);
 }

@@ -8,6 +8,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/MathExtras.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -114,6 +115,11 @@ static LogicalResult verifyNorm(Operation *op, Value input, Value scale,
 }
 
 LogicalResult LayerNormOp::verify() {
+  double offset = getScaleOffset().convertToDouble();
+  if (offset != 0.0 && !getScale())
+    return emitOpError() << "scale_offset " << offset << " needs a scale";
+  if (!std::isfinite(offset))
+    return emitOpError() << "scale_offset must be finite, got " << offset;
   return verifyNorm(*this, getInput(), getScale(), getBias(), getResult(),
                     getEpsilon().convertToDouble());
 }

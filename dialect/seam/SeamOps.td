@@ -84,9 +84,12 @@ def Seam_LayerNormOp : Seam_Op<"layer_norm", Seam_ReductionFusion,
                                [AttrSizedOperandSegments]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{
-    (x - mean) / sqrt(var + epsilon), then optionally `* scale + bias`
-    (both [D] where D is the last dimension). Without scale and bias this is
-    the non-affine norm that adaLN modulates.
+    (x - mean) / sqrt(var + epsilon), then optionally
+    `* (scale + scale_offset) + bias` (scale and bias both [D] where D is the
+    last dimension; scale_offset a constant, 0 unless given, and only with a
+    scale). Without scale and bias this is the non-affine norm that adaLN
+    modulates; `scale_offset = 1` is that modulation, `n * (1 + scale) +
+    shift`, which seam-fuse-norm-modulation folds into the norm.
 
     ```mlir
     %n = seam.layer_norm %x scale %g bias %b {epsilon = 1.0e-12 : f64}
@@ -97,7 +100,8 @@ def Seam_LayerNormOp : Seam_Op<"layer_norm", Seam_ReductionFusion,
   let arguments = (ins Seam_RealTensor:$input,
                        Optional<Seam_RealTensor>:$scale,
                        Optional<Seam_RealTensor>:$bias,
-                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedAttr<F64Attr, "0.0">:$scale_offset);
   let results = (outs Seam_RealTensor:$result);
   let assemblyFormat = [{
     $input (`scale` $scale^)? (`bias` $bias^)? attr-dict `:`

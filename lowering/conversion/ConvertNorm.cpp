@@ -6,7 +6,8 @@
 //     (activation identity with a per-partition [P, 1] bias), sum (x - mean)^2
 //     (activation square with add-reduce), rstd = rsqrt(s / D + eps) (one
 //     activation: scale 1/D, bias eps), y = (x - mean) * rstd (tensor_scalar
-//     with the [P, 1] rstd), then * gamma + beta (broadcast rows).
+//     with the [P, 1] rstd), then * gamma + beta (broadcast rows; gamma +
+//     scale_offset once per op, in fp32, when the op has an offset).
 //   rms_norm: sum x^2 (activation square with add-reduce), rstd as above,
 //     y = x * rstd (* gamma).
 // Statistics stay fp32; the centred row is fp32 (two-pass variance).
@@ -20,8 +21,8 @@ using namespace mlir::seam;
 using namespace mlir::seam::conversion;
 
 static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
-                               Value scale, Value bias, double eps,
-                               bool centre) {
+                               Value scale, Value bias, double eps, bool centre,
+                               double scaleOffset = 0.0) {
   auto x = pl.get(input, op);
   if (failed(x))
     return failure();
@@ -48,22 +49,41 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   Type f32 = pl.builder().getF32Type();
   int64_t pmax = std::min<int64_t>(x->rows, 128);
   Value gamma, beta;
-  if (scale)
+  if (scale && scaleOffset != 0.0) {
+    // gamma + offset once per op, in fp32 (1 + a small modulation would
+    // lose its low bits in bf16).
+    gamma = pl.broadcastRow(*g, 0, d, pmax,
+                            pl.alloc(MemSpace::Sbuf, {pmax, d}, f32));
+    pl.tensorScalar(ncore::AluOp::Add, gamma, gamma, scaleOffset);
+  } else if (scale) {
     gamma = pl.broadcastRow(*g, 0, d, pmax);
+  }
   if (bias)
     beta = pl.broadcastRow(*bt, 0, d, pmax);
-  Value work = pl.alloc(MemSpace::Sbuf, {pmax, d}, f32);
-  Value s1 = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
-  Value s2 = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
-  Value rstd = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
+  // layer_norm over several row tiles is software pipelined over two sets
+  // of working tiles: the statistics of row tile i + 1 (sum, centring, sum
+  // of squares, rstd) are issued before the scaling of tile i, so that in
+  // the in-order engine queues one tile's statistics overlap the other's
+  // scaling instead of every tile waiting for the previous one's chain.
+  unsigned sets =
+      centre && x->rows > 128 && bytes + d * 4 <= pl.target().workingBytes ? 2
+                                                                           : 1;
+  Value work[2], s1[2], s2[2], rstd[2];
+  for (unsigned i = 0; i < sets; ++i) {
+    work[i] = pl.alloc(MemSpace::Sbuf, {pmax, d}, f32);
+    s1[i] = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
+    s2[i] = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
+    rstd[i] = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
+  }
   auto zero = Index(0);
-  pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
+  // The statistics of a row tile; returns the row to scale (the centred
+  // row in the set's work tile, or the input itself).
+  auto stats = [&](Index r0, int64_t p, unsigned set) -> Value {
     Value in = pl.load(*x, r0, p, zero, d);
-    Value out = pl.outTile(y, r0, p, zero, d);
-    Value w = pl.view(work, {p, d}, {0, 0});
-    Value a = pl.view(s1, {p, 1}, {0, 0});
-    Value s = pl.view(s2, {p, 1}, {0, 0});
-    Value r = pl.view(rstd, {p, 1}, {0, 0});
+    Value w = pl.view(work[set], {p, d}, {0, 0});
+    Value a = pl.view(s1[set], {p, 1}, {0, 0});
+    Value s = pl.view(s2[set], {p, 1}, {0, 0});
+    Value r = pl.view(rstd[set], {p, 1}, {0, 0});
     Value src = in;
     if (centre) {
       pl.reduce(ncore::AluOp::Add, a, in);
@@ -71,9 +91,17 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
       pl.activation(ncore::ActFunc::Identity, w, in, 1.0, 0.0, a);
       src = w;
     }
-    // Sum of squares; the squared row itself is not needed (written to out).
-    pl.activation(ncore::ActFunc::Square, out, src, 1.0, 0.0, Value(), s);
+    // Sum of squares; the squared row itself is not needed (written to the
+    // output tile, which the scaling overwrites).
+    pl.activation(ncore::ActFunc::Square, pl.outTile(y, r0, p, zero, d), src,
+                  1.0, 0.0, Value(), s);
     pl.activation(ncore::ActFunc::Rsqrt, r, s, 1.0 / d, eps);
+    return src;
+  };
+  auto scaleRows = [&](Index r0, int64_t p, unsigned set, Value src) {
+    Value out = pl.outTile(y, r0, p, zero, d);
+    Value r = pl.view(rstd[set], {p, 1}, {0, 0});
+    Value w = pl.view(work[set], {p, d}, {0, 0});
     // The scaling by rstd rides in the affine step: (src * rstd) * gamma or
     // (src * rstd) + beta in one scalar_tensor_tensor pass.
     auto scaledThen = [&](ncore::AluOp alu, Value dst, Value row) {
@@ -93,14 +121,27 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
       pl.tensorScalar(ncore::AluOp::Multiply, out, src, r);
     }
     pl.storeOut(y, r0, p, zero, d, out);
-  });
+  };
+  if (sets == 2) {
+    pl.forEachChunkPipelined(
+        x->rows, 128,
+        [&](Index r0, int64_t p, unsigned set) { stats(r0, p, set); },
+        [&](Index r0, int64_t p, unsigned set) {
+          scaleRows(r0, p, set, pl.view(work[set], {p, d}, {0, 0}));
+        });
+  } else {
+    pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
+      scaleRows(r0, p, 0, stats(r0, p, 0));
+    });
+  }
   return success();
 }
 
 static LogicalResult lowerLayerNorm(ProgramLowering &pl, Operation *o) {
   auto op = cast<LayerNormOp>(o);
   return lowerNorm(pl, op, op.getInput(), op.getScale(), op.getBias(),
-                   op.getEpsilon().convertToDouble(), /*centre=*/true);
+                   op.getEpsilon().convertToDouble(), /*centre=*/true,
+                   op.getScaleOffset().convertToDouble());
 }
 
 static LogicalResult lowerRmsNorm(ProgramLowering &pl, Operation *o) {

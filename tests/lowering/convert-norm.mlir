@@ -1,26 +1,36 @@
 // RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
 
-// layer_norm with scale and bias over 300 rows (2 full tiles in a loop, a
-// peeled tile of 44): two-pass statistics in fp32, rsqrt(s / D + eps) in one
-// activation, gamma/beta broadcast once.
+// layer_norm with scale and bias over 300 rows (2 full tiles and one of
+// 44): two-pass statistics in fp32, rsqrt(s / D + eps) in one activation,
+// gamma/beta broadcast once. The row tiles are software pipelined over two
+// sets of working tiles: the statistics of tile i + 1 are issued before
+// the scaling of tile i (with 3 tiles, no loop is left).
 
 // CHECK-LABEL: ncore.program @prog_ln
 // CHECK-SAME: {ncore.role = "param"}
 // CHECK-SAME: {ncore.role = "param"}
 // CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x96xf32>, <sbuf, 1x128xf32>, <sbuf, 1x96xf32>
 // CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x96xf32>, <sbuf, 1x128xf32>, <sbuf, 1x96xf32>
-// CHECK: ncore.loop %{{.+}} trips 2 {
-// CHECK:   ncore.tensor_reduce add %[[S1:.+]], %[[X:.+]] : <sbuf, 128x1xf32>, <sbuf, 128x96xf32>
-// CHECK:   ncore.tensor_scalar multiply %[[S1]], %[[S1]] imm -0.010416
-// CHECK:   ncore.activation identity %[[C:.+]], %[[X]] bias %[[S1]]
-// CHECK:   ncore.activation square %{{.+}}, %[[C]] reduce %[[S2:[^ ]+]] :
-// CHECK:   ncore.activation rsqrt %[[R:.+]], %[[S2]] {bias = 9.99999974E-6 : f32, scale = 0.010416
-// (c * rstd) * gamma in one pass, then + beta.
-// CHECK:   ncore.scalar_tensor_tensor multiply %[[C]], %[[C]], %{{.+}}, %[[R]] :
-// CHECK:   ncore.tensor_tensor add
-// CHECK:   ncore.dma_copy
-// CHECK: }
+// CHECK-NOT: ncore.loop
+// Statistics of tile 0 (set 0).
+// CHECK: ncore.tensor_reduce add %[[S1:.+]], %[[X:.+]] : <sbuf, 128x1xf32>, <sbuf, 128x96xf32>
+// CHECK: ncore.tensor_scalar multiply %[[S1]], %[[S1]] imm -0.010416
+// CHECK: ncore.activation identity %[[C:.+]], %[[X]] bias %[[S1]]
+// CHECK: ncore.activation square %{{.+}}, %[[C]] reduce %[[S2:[^ ]+]] :
+// CHECK: ncore.activation rsqrt %[[R:.+]], %[[S2]] {bias = 9.99999974E-6 : f32, scale = 0.010416
+// Statistics of tile 1 (set 1) ...
+// CHECK: ncore.tensor_reduce add %{{.+}}, %{{.+}} : <sbuf, 128x1xf32>, <sbuf, 128x96xf32>
+// CHECK: ncore.activation identity %[[C1:.+]], %{{.+}} bias
+// CHECK: ncore.activation rsqrt %[[R1:[^ ]+]], %{{.+}} {bias
+// ... then the scaling of tile 0: (c * rstd) * gamma in one pass, + beta.
+// CHECK: ncore.scalar_tensor_tensor multiply %[[C]], %[[C]], %{{.+}}, %[[R]] :
+// CHECK: ncore.tensor_tensor add
+// CHECK: ncore.dma_copy
+// Statistics of the last tile (44 rows), the scaling of tiles 1 and 2.
 // CHECK: ncore.tensor_reduce add %{{.+}}, %{{.+}} : <sbuf, 44x1xf32>, <sbuf, 44x96xf32>
+// CHECK: ncore.scalar_tensor_tensor multiply %[[C1]], %[[C1]], %{{.+}}, %[[R1]] :
+// CHECK: ncore.scalar_tensor_tensor multiply %{{.+}} : !ncore.tile<sbuf, 44x96xf32>
+// CHECK-NOT: ncore.loop
 func.func private @prog_ln(%x: tensor<3x100x96xf32>, %g: tensor<96xf32>, %b: tensor<96xf32>) -> tensor<3x100x96xf32> attributes {seam.program} {
   %y = seam.layer_norm %x scale %g bias %b : (tensor<3x100x96xf32>, tensor<96xf32>, tensor<96xf32>) -> tensor<3x100x96xf32>
   return %y : tensor<3x100x96xf32>

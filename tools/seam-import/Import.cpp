@@ -313,7 +313,8 @@ Value GraphBuilder::layerNorm(Value x, double eps, const llvm::Twine &prefix) {
     bias = zeros(prefix + ".bias", {d});
   }
   return b.create<mlir::seam::LayerNormOp>(loc, x.getType(), x, scale, bias,
-                                           b.getF64FloatAttr(eps));
+                                           b.getF64FloatAttr(eps),
+                                           /*scale_offset=*/FloatAttr());
 }
 
 Value GraphBuilder::rmsNorm(Value x, double eps, const llvm::Twine &prefix) {

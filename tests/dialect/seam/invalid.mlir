@@ -88,6 +88,22 @@ func.func @norm_scale(%x: tensor<1x8x64xf32>, %g: tensor<32xf32>) {
 
 // -----
 
+func.func @norm_offset_without_scale(%x: tensor<1x8x64xf32>, %b: tensor<64xf32>) {
+  // expected-error @+1 {{scale_offset 1.000000e+00 needs a scale}}
+  %y = seam.layer_norm %x bias %b {scale_offset = 1.0 : f64} : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @norm_offset_nan(%x: tensor<1x8x64xf32>, %g: tensor<64xf32>) {
+  // expected-error @+1 {{scale_offset must be finite, got nan}}
+  %y = seam.layer_norm %x scale %g {scale_offset = 0x7FF8000000000000 : f64} : (tensor<1x8x64xf32>, tensor<64xf32>) -> tensor<1x8x64xf32>
+  return
+}
+
+// -----
+
 func.func @norm_eps(%x: tensor<1x8x64xf32>) {
   // expected-error @+1 {{epsilon must be > 0, got 0}}
   %y = seam.rms_norm %x {epsilon = 0.0 : f64} : (tensor<1x8x64xf32>) -> tensor<1x8x64xf32>

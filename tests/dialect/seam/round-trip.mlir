@@ -29,8 +29,12 @@ func.func @norms_and_broadcast(%x: tensor<1x256x64xbf16>, %m: tensor<1x1x64xbf16
   %n = seam.layer_norm %x scale %g bias %b {epsilon = 1.0e-12 : f64} : (tensor<1x256x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<1x256x64xbf16>
   // CHECK: seam.layer_norm %{{.+}} : (tensor<1x256x64xbf16>) -> tensor<1x256x64xbf16>
   %n2 = seam.layer_norm %n : (tensor<1x256x64xbf16>) -> tensor<1x256x64xbf16>
+  // adaLN's n * (1 + s) + h folded into the norm; scale_offset prints only
+  // when it is not 0.
+  // CHECK: seam.layer_norm %{{.+}} scale %{{.+}} bias %{{.+}} {scale_offset = 1.000000e+00 : f64}
+  %n3 = seam.layer_norm %n2 scale %g bias %b {scale_offset = 1.0 : f64} : (tensor<1x256x64xbf16>, tensor<64xbf16>, tensor<64xbf16>) -> tensor<1x256x64xbf16>
   // CHECK: seam.rms_norm %{{.+}} scale %{{.+}}
-  %r = seam.rms_norm %n2 scale %g : (tensor<1x256x64xbf16>, tensor<64xbf16>) -> tensor<1x256x64xbf16>
+  %r = seam.rms_norm %n3 scale %g : (tensor<1x256x64xbf16>, tensor<64xbf16>) -> tensor<1x256x64xbf16>
   // CHECK: seam.mul %{{.+}}, %{{.+}} : (tensor<1x256x64xbf16>, tensor<1x1x64xbf16>) -> tensor<1x256x64xbf16>
   %s = seam.mul %r, %m : (tensor<1x256x64xbf16>, tensor<1x1x64xbf16>) -> tensor<1x256x64xbf16>
   // CHECK: seam.add

@@ -147,7 +147,8 @@ std::vector<double> linearRef(const std::vector<float> &x,
 std::vector<double> normRef(const std::vector<float> &x, int64_t rows,
                             int64_t d, double eps, bool centre,
                             const std::vector<float> *g,
-                            const std::vector<float> *b) {
+                            const std::vector<float> *b,
+                            double scaleOffset = 0.0) {
   std::vector<double> y(rows * d);
   for (int64_t r = 0; r < rows; ++r) {
     const float *row = &x[r * d];
@@ -165,7 +166,7 @@ std::vector<double> normRef(const std::vector<float> &x, int64_t rows,
     for (int64_t i = 0; i < d; ++i) {
       double v = (row[i] - mean) * rstd;
       if (g)
-        v *= (*g)[i];
+        v *= (*g)[i] + scaleOffset;
       if (b)
         v += (*b)[i];
       y[r * d + i] = v;
@@ -258,33 +259,40 @@ TEST(ConvertLinear, BiasPartialTilesKRemainder) {
 TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
   for (bool bf : {false, true}) {
     std::string t = dt(bf);
-    // 300 rows = 2 full tiles + 44.
+    std::string x3 = "tensor<3x100x96x" + t + ">", v = "tensor<96x" + t + ">";
+    // 300 rows = 2 full tiles + 44. %w is adaLN's n * (1 + s) + h as
+    // seam-fuse-norm-modulation folds it (scale_offset = 1).
     std::string src =
-        "func.func private @p(%x: tensor<3x100x96x" + t + ">, %g: tensor<96x" +
-        t + ">, %b: tensor<96x" + t + ">) -> (tensor<3x100x96x" + t +
-        ">, tensor<3x100x96x" + t +
-        ">) attributes {seam.program} {\n"
+        "func.func private @p(%x: " + x3 + ", %g: " + v + ", %b: " + v +
+        ", %s: " + v + ") -> (" + x3 + ", " + x3 + ", " + x3 +
+        ") attributes {seam.program} {\n"
         "  %y = seam.layer_norm %x scale %g bias %b {epsilon = 1.0e-5 : f64} "
-        ": (tensor<3x100x96x" +
-        t + ">, tensor<96x" + t + ">, tensor<96x" + t +
-        ">) -> tensor<3x100x96x" + t +
-        ">\n"
-        "  %z = seam.rms_norm %x scale %g {epsilon = 1.0e-6 : f64} : "
-        "(tensor<3x100x96x" +
-        t + ">, tensor<96x" + t + ">) -> tensor<3x100x96x" + t +
-        ">\n  return %y, %z : tensor<3x100x96x" + t + ">, tensor<3x100x96x" +
-        t + ">\n}\n";
+        ": (" +
+        x3 + ", " + v + ", " + v + ") -> " + x3 +
+        "\n"
+        "  %z = seam.rms_norm %x scale %g {epsilon = 1.0e-6 : f64} : (" +
+        x3 + ", " + v + ") -> " + x3 +
+        "\n"
+        "  %w = seam.layer_norm %x scale %s bias %b {epsilon = 1.0e-6 : f64, "
+        "scale_offset = 1.0 : f64} : (" +
+        x3 + ", " + v + ", " + v + ") -> " + x3 +
+        "\n  return %y, %z, %w : " + x3 + ", " + x3 + ", " + x3 + "\n}\n";
     auto x = randomValues(300 * 96, 4, bf, -2.0f, 3.0f),
-         g = randomValues(96, 5, bf, 0.5f, 1.5f), b = randomValues(96, 6, bf);
-    ConvRun r = convertAndRun(src, "p", {x, g, b});
+         g = randomValues(96, 5, bf, 0.5f, 1.5f), b = randomValues(96, 6, bf),
+         sm = randomValues(96, 7, bf, -0.3f, 0.3f);
+    ConvRun r = convertAndRun(src, "p", {x, g, b, sm});
     ASSERT_TRUE(r.ok) << r.error;
     double e1 = relL2(r.outputs[0], normRef(x, 300, 96, 1e-5, true, &g, &b));
     double e2 =
         relL2(r.outputs[1], normRef(x, 300, 96, 1e-6, false, &g, nullptr));
+    double e3 =
+        relL2(r.outputs[2], normRef(x, 300, 96, 1e-6, true, &sm, &b, 1.0));
     report("layer_norm", bf, e1);
     report("rms_norm", bf, e2);
+    report("layer_norm scale_offset 1", bf, e3);
     EXPECT_LE(e1, bf ? 1e-2 : 1e-4);
     EXPECT_LE(e2, bf ? 1e-2 : 1e-4);
+    EXPECT_LE(e3, bf ? 1e-2 : 1e-4);
   }
 }
 

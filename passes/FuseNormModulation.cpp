@@ -1,0 +1,216 @@
+//===- FuseNormModulation.cpp - seam-fuse-norm-modulation -----------------===//
+//
+// Folds a per-feature affine modulation of a non-affine layer_norm into the
+// norm's own scale and bias, so that the lowering applies it in the pass
+// that already scales by 1 / std instead of in separate elementwise passes
+// over the whole activation:
+//
+//   n * (1 + s) + h, written n + n * s + h (adaLN, DiT and Flux blocks)
+//                       -> layer_norm scale s bias h {scale_offset = 1}
+//   n * s + h           -> layer_norm scale s bias h
+//   n * s, n + h        -> layer_norm scale s, layer_norm bias h
+//
+// s and h must be per-feature: D elements on the last dimension (any leading
+// dims of size 1), so that they broadcast over every row of n. Every
+// intermediate value must have no other user (else it would still be
+// computed, and the norm too).
+//
+//===----------------------------------------------------------------------===//
+#include "mlir/IR/Builders.h"
+#include "passes/Passes.h"
+#include "passes/Profitability.h"
+#include "passes/Remarks.h"
+#include "passes/Statistics.h"
+
+namespace mlir::seam {
+#define GEN_PASS_DEF_SEAMFUSENORMMODULATION
+#include "passes/Passes.h.inc"
+} // namespace mlir::seam
+
+using namespace mlir;
+using namespace mlir::seam;
+
+namespace {
+
+/// D elements on the last dimension, every other dimension 1.
+bool perFeature(Value v, int64_t d) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return t.getRank() >= 1 && t.getShape().back() == d &&
+         t.getNumElements() == d;
+}
+
+/// The operand of a binary `op` other than `known` (null when neither or
+/// both are `known`).
+Value otherOperand(Operation *op, Value known) {
+  Value l = op->getOperand(0), r = op->getOperand(1);
+  if (l == known && r != known)
+    return r;
+  if (r == known && l != known)
+    return l;
+  return Value();
+}
+
+/// The single user of `v` when it is an `OpTy` with the same result type as
+/// `v` (no broadcast beyond v's shape).
+template <typename OpTy> OpTy soleUser(Value v) {
+  if (!v.hasOneUse())
+    return OpTy();
+  auto op = dyn_cast<OpTy>(*v.getUsers().begin());
+  if (!op || op.getResult().getType() != v.getType())
+    return OpTy();
+  return op;
+}
+
+struct Modulation {
+  Value scale, bias;
+  double offset = 0.0;
+  SmallVector<Operation *> ops; ///< Folded, in program order.
+};
+
+/// The modulation applied to `n` (a layer_norm result), or why there is
+/// none foldable. Returns nullopt with an empty `why` when n feeds no
+/// elementwise add or mul at all (not a candidate).
+std::optional<Modulation> matchModulation(Value n, int64_t d,
+                                          std::string &why) {
+  Modulation m;
+  Value cur = n;
+  auto users = llvm::to_vector(n.getUsers());
+  bool feedsElementwise =
+      llvm::any_of(users, [](Operation *u) { return isa<AddOp, MulOp>(u); });
+  if (!feedsElementwise)
+    return std::nullopt;
+  auto sameType = [&](Operation *op) {
+    return op->getResult(0).getType() == n.getType();
+  };
+  if (users.size() == 2) {
+    // n + n * s: a mul by a per-feature s whose only user adds n back.
+    MulOp mul = dyn_cast<MulOp>(users[0]) ? cast<MulOp>(users[0])
+                                          : dyn_cast<MulOp>(users[1]);
+    Operation *other = mul == users[0] ? users[1] : users[0];
+    auto add = dyn_cast_or_null<AddOp>(other);
+    if (!mul || !add || users[0] == users[1]) {
+      why = "the normalised value has two users that are not n * s and "
+            "n + n * s";
+      return std::nullopt;
+    }
+    Value s = otherOperand(mul, n);
+    if (!s || !perFeature(s, d) || !sameType(mul)) {
+      why = "n is multiplied by a value that is not per-feature [" +
+            std::to_string(d) + "]";
+      return std::nullopt;
+    }
+    if (!mul->hasOneUse() || otherOperand(add, n) != mul.getResult() ||
+        !sameType(add)) {
+      why = "n * s is used other than in n + n * s";
+      return std::nullopt;
+    }
+    m.scale = s;
+    m.offset = 1.0;
+    m.ops = {mul, add};
+    cur = add.getResult();
+  } else if (users.size() == 1) {
+    if (auto mul = soleUser<MulOp>(n)) {
+      Value s = otherOperand(mul, n);
+      if (!s || !perFeature(s, d)) {
+        why = "n is multiplied by a value that is not per-feature [" +
+              std::to_string(d) + "]";
+        return std::nullopt;
+      }
+      m.scale = s;
+      m.ops = {mul};
+      cur = mul.getResult();
+    }
+  } else {
+    why = "the normalised value has " + std::to_string(users.size()) + " users";
+    return std::nullopt;
+  }
+  // Then + h.
+  if (auto add = soleUser<AddOp>(cur)) {
+    Value h = otherOperand(add, cur);
+    if (h && perFeature(h, d)) {
+      m.bias = h;
+      m.ops.push_back(add);
+    }
+  }
+  if (m.ops.empty()) {
+    why = "n is added to or multiplied by a value that is not per-feature "
+          "[" +
+          std::to_string(d) + "]";
+    return std::nullopt;
+  }
+  return m;
+}
+
+struct FuseNormModulationPass
+    : public seam::impl::SeamFuseNormModulationBase<FuseNormModulationPass> {
+  using SeamFuseNormModulationBase::SeamFuseNormModulationBase;
+  PassCounter numFused{"seam-fuse-norm-modulation", "fused",
+                       "Norms that absorbed their modulation"};
+  PassCounter numOpsRemoved{"seam-fuse-norm-modulation", "ops-removed",
+                            "Elementwise ops folded into norms"};
+  PassCounter numRejected{"seam-fuse-norm-modulation", "rejected",
+                          "Modulated norms not fused"};
+
+  void runOnOperation() override {
+    SmallVector<LayerNormOp> norms;
+    getOperation().walk([&](LayerNormOp ln) {
+      if (!ln.getScale() && !ln.getBias())
+        norms.push_back(ln);
+    });
+    for (LayerNormOp ln : norms)
+      tryFuse(ln);
+  }
+
+  void tryFuse(LayerNormOp ln) {
+    auto type = cast<RankedTensorType>(ln.getType());
+    int64_t d = type.getShape().back();
+    std::string why;
+    std::optional<Modulation> m = matchModulation(ln.getResult(), d, why);
+    if (!m) {
+      if (!why.empty()) {
+        decisionRemark(remarks, ln.getLoc())
+            << "seam-fuse-norm-modulation: not fused: " << why;
+        ++numRejected;
+      }
+      return;
+    }
+    if (!isProfitable(ln, "fuse-norm-modulation", why)) {
+      decisionRemark(remarks, ln.getLoc())
+          << "seam-fuse-norm-modulation: legal but not profitable: " << why;
+      ++numRejected;
+      return;
+    }
+    // The fused norm replaces the last folded op, where s and h (which
+    // dominate their own uses) and x are all available.
+    Operation *last = m->ops.back();
+    OpBuilder b(last);
+    Location loc = ln.getLoc();
+    auto feature = RankedTensorType::get({d}, type.getElementType());
+    auto asFeature = [&](Value v) -> Value {
+      if (!v || v.getType() == feature)
+        return v;
+      return b.create<ReshapeOp>(loc, feature, v);
+    };
+    auto fused = b.create<LayerNormOp>(
+        loc, type, ln.getInput(), asFeature(m->scale), asFeature(m->bias),
+        ln.getEpsilonAttr(),
+        m->offset != 0.0 ? b.getF64FloatAttr(m->offset) : FloatAttr());
+    last->getResult(0).replaceAllUsesWith(fused.getResult());
+    for (Operation *op : llvm::reverse(m->ops))
+      op->erase();
+    ln.erase();
+    const char *form =
+        m->scale && m->bias
+            ? (m->offset != 0.0 ? "n * (1 + s) + h" : "n * s + h")
+        : m->scale ? (m->offset != 0.0 ? "n * (1 + s)" : "n * s")
+                   : "n + h";
+    decisionRemark(remarks, fused.getLoc())
+        << "seam-fuse-norm-modulation: folded " << form
+        << " into layer_norm over " << d << " features (" << m->ops.size()
+        << " elementwise op" << (m->ops.size() == 1 ? "" : "s") << " removed)";
+    ++numFused;
+    numOpsRemoved += m->ops.size();
+  }
+};
+
+} // namespace
