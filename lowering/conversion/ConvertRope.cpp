@@ -3,7 +3,8 @@
 //
 // y = x * cos + rotate_half(x) * sin with rotate_half(x) = concat(-x2, x1):
 //   y1 = x1 * cos1 - x2 * sin1,  y2 = x2 * cos2 + x1 * sin2
-// on views of the two halves of a [p, D] tile (Vector engine, fp32 products).
+// on views of the two halves of a [p, D] tile (Vector engine, products in
+// the output dtype).
 // x is [B, H, S, D] (rows (b, h, s)); cos and sin are [S, D] tables read with
 // the same row tiles as the positions: a loop over b * h and one over the
 // position tiles.
@@ -18,10 +19,13 @@ using namespace mlir::seam::conversion;
 
 void conversion::emitRopeTile(ProgramLowering &pl, Value out, Value x,
                               Value cos, Value sin, int64_t p, int64_t d) {
-  Type f32 = pl.builder().getF32Type();
+  // Products in the output's dtype: for bf16 every operand is then bf16
+  // and contiguous, one cycle per element instead of two (the rounding of
+  // each product adds about as much error as the final rounding to bf16).
+  Type et = ncore::NcoreBuilder::tileOf(out).getElementType();
   int64_t h = d / 2;
-  Value xc = pl.alloc(MemSpace::Sbuf, {p, d}, f32);
-  Value t = pl.alloc(MemSpace::Sbuf, {p, h}, f32);
+  Value xc = pl.alloc(MemSpace::Sbuf, {p, d}, et);
+  Value t = pl.alloc(MemSpace::Sbuf, {p, h}, et);
   auto half = [&](Value v, int64_t i) {
     return pl.view(v, {p, h}, {0, Index(i * h)});
   };

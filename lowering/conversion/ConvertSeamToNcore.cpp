@@ -162,6 +162,24 @@ Placement ProgramLowering::placeResult(Value v) {
   auto type = cast<RankedTensorType>(v.getType());
   if (outputs.count(v))
     return placeResultInHbm(v, "out");
+  // Already placed: a concatenation whose first operand placed it.
+  if (auto it = placements.find(v); it != placements.end())
+    return it->second;
+  if (auto slot = concatSlots.find(v); slot != concatSlots.end()) {
+    auto [concat, col] = slot->second;
+    if (placements.count(concat) || fitsSbuf(concat)) {
+      Placement whole = placeResult(concat);
+      if (whole.inSbuf()) {
+        Placement p = whole;
+        p.shape.assign(type.getShape().begin(), type.getShape().end());
+        p.cols = matrixOf(p.shape).second;
+        p.colOffset = whole.colOffset + col;
+        placements[v] = p;
+        ++stats.concatInPlace;
+        return p;
+      }
+    }
+  }
   auto [rows, cols] = matrixOf(type.getShape());
   Type et = type.getElementType();
   int64_t tiles = (rows + 127) / 128;
@@ -498,6 +516,27 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
       lastUse[cls] = std::max(lastUse.lookup(cls), idx);
     }
     ++idx;
+  }
+  // Operands of a column concatenation in SBUF computed by an elementwise op
+  // of this program and used only there are written in place (see
+  // ProgramLowering::concatInPlace).
+  for (Operation &op : body) {
+    auto cat = dyn_cast<ConcatOp>(op);
+    if (!cat || cat.getDim() + 1 != int64_t(shapeOf(cat.getResult()).size()))
+      continue;
+    auto [rows, cols] = matrixOf(shapeOf(cat.getResult()));
+    if (isa<ComplexType>(
+            cast<RankedTensorType>(cat.getType()).getElementType()) ||
+        !(rows <= 128 || rows % 128 == 0))
+      continue;
+    int64_t at = 0;
+    for (Value in : cat.getInputs()) {
+      Operation *def = in.getDefiningOp();
+      if (def && def->getBlock() == &body && in.hasOneUse() &&
+          isa<GeluOp, GeluTanhOp, SiluOp, AddOp, MulOp>(def))
+        pl.concatInPlace(in, cat.getResult(), at);
+      at += shapeOf(in).back();
+    }
   }
   DenseMap<int64_t, SmallVector<Value>> dying;
   for (auto &[cls, last] : lastUse)

@@ -104,6 +104,8 @@ struct TargetInfo {
   X(kernelCalls, "kernel-calls", "Kernel calls inside programs")               \
   X(narrowInHbm, "narrow-in-hbm", "Tensors of few long rows placed in HBM")    \
   X(sbufResident, "sbuf-resident", "Intermediates kept in SBUF")               \
+  X(concatInPlace, "concat-in-place",                                          \
+    "Concatenation operands written in place by their producer")               \
   X(linearsStreamed, "linears-streamed", "Linears lowered weight-streaming")   \
   X(weightPasses, "weight-passes",                                             \
     "Passes of streamed linears over their weight in HBM")                     \
@@ -169,8 +171,16 @@ public:
   /// Marks `v` as a program output written into `outputArg` (an HBM tile).
   void setOutput(Value v, Value outputArg) { outputs[v].push_back(outputArg); }
   /// Places the result `v` of the op being lowered: the output binding if
-  /// `v` is returned, else SBUF when it fits the budget, else an HBM spill.
+  /// `v` is returned, its columns of a concatenation (see concatInPlace),
+  /// else SBUF when it fits the budget, else an HBM spill.
   Placement placeResult(Value v);
+  /// `v` is operand columns [col, col + n) of the column concatenation
+  /// `concat`: placeResult(v) then places `concat` in SBUF (when it fits)
+  /// and gives `v` its columns, so the producer writes there and the
+  /// concatenation copies nothing.
+  void concatInPlace(Value v, Value concat, int64_t col) {
+    concatSlots[v] = {concat, col};
+  }
   /// True when placeResult(v) would put `v` in SBUF (not an output, and
   /// within the budget).
   bool fitsSbuf(Value v) const;
@@ -245,6 +255,7 @@ private:
   ConversionStats &stats;
   KernelDeclarations &kernels;
   DenseMap<Value, Placement> placements;
+  DenseMap<Value, std::pair<Value, int64_t>> concatSlots;
   DenseMap<Value, SmallVector<Value, 1>> outputs;
   DenseMap<Value, int64_t> ownedBytes;
   int64_t used = 0, peak = 0, scratchCount = 0;

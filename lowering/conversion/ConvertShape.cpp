@@ -274,6 +274,10 @@ static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
     int64_t at = 0;
     for (auto [input, x] : llvm::zip(op.getInputs(), ins)) {
       int64_t n = shapeOf(input).back();
+      if (x.root == out.root && x.colOffset == out.colOffset + at) {
+        at += n; // written in place by its producer
+        continue;
+      }
       if (rowTilesExpressible(x)) {
         int64_t tiles = out.rowTiles();
         pl.copy(rowTilesWindow(pl, out, 0, tiles, Index(at), n),

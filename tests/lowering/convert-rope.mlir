@@ -1,13 +1,14 @@
 // RUN: seam-opt %s --convert-seam-to-ncore | FileCheck %s
 
 // rope over 6 heads x 2 position tiles: x * cos, then the halves
-// (x1 cos1 - x2 sin1, x2 cos2 + x1 sin2) on [P, D/2] views.
+// (x1 cos1 - x2 sin1, x2 cos2 + x1 sin2) on [P, D/2] views; the products
+// in the dtype of the output (bf16 here: every operand bf16).
 
 // CHECK-LABEL: ncore.program @prog_rope
 // CHECK: ncore.loop %[[H:.+]] trips 6 {
 // CHECK:   ncore.loop %[[T:.+]] trips 2 {
-// CHECK:     ncore.tensor_tensor multiply %[[XC:.+]], %[[X:.+]], %[[C:.+]] : !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>
-// CHECK:     ncore.tensor_tensor multiply %[[TMP:.+]], %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x64xf32>
+// CHECK:     ncore.tensor_tensor multiply %[[XC:.+]], %[[X:.+]], %[[C:.+]] : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>
+// CHECK:     ncore.tensor_tensor multiply %[[TMP:.+]], %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x64xbf16>
 // CHECK:     ncore.tensor_tensor subtract %{{.+}}, %{{.+}}, %[[TMP]]
 // CHECK:     ncore.tensor_tensor multiply %[[TMP]]
 // CHECK:     ncore.tensor_tensor add %{{.+}}, %{{.+}}, %[[TMP]]

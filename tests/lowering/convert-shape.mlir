@@ -121,3 +121,31 @@ func.func private @prog_rows(%a: tensor<1x2x256x64xf32>, %b: tensor<1x2x128x64xf
   %y = seam.silu %c : tensor<1x2x384x64xf32>
   return %y : tensor<1x2x384x64xf32>
 }
+
+// -----
+
+// Column concatenation in SBUF: the silu and the mul write their columns of
+// the result directly (views of one [128, 2 x 128] tile); only the operand
+// that is a program input is copied in.
+
+// CHECK-LABEL: ncore.program @prog_concat_in_place
+// CHECK: %[[C:.+]] = ncore.alloc : <sbuf, 128x256xf32>
+// CHECK: ncore.loop %[[I:.+]] trips 2 {
+// CHECK:   %[[S:.+]] = ncore.view %[[C]][%[[I]]] offsets #[[MAP:.+]] : <sbuf, 128x256xf32> to <sbuf, 128x64xf32>
+// CHECK:   ncore.activation silu %[[S]], %{{.+}} :
+// CHECK: ncore.loop %[[J:.+]] trips 2 {
+// CHECK:   %[[M:.+]] = ncore.view %[[C]][%[[J]]] offsets #{{.+}} : <sbuf, 128x256xf32> to <sbuf, 128x32xf32>
+// CHECK:   ncore.tensor_tensor multiply %[[M]]
+// The input's columns: one DMA per row tile; nothing else is copied.
+// CHECK: ncore.loop %{{.+}} trips 2 {
+// CHECK:   ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x32xf32>, <hbm, 128x32xf32>
+// CHECK: }
+// CHECK-NOT: ncore.tensor_copy
+// CHECK: ncore.tensor_tensor add
+func.func private @prog_concat_in_place(%x: tensor<256x64xf32>, %y: tensor<256x32xf32>) -> tensor<256x128xf32> attributes {seam.program} {
+  %s = seam.silu %x : tensor<256x64xf32>
+  %m = seam.mul %y, %y : (tensor<256x32xf32>, tensor<256x32xf32>) -> tensor<256x32xf32>
+  %c = seam.concat %s, %m, %y dim 1 : (tensor<256x64xf32>, tensor<256x32xf32>, tensor<256x32xf32>) -> tensor<256x128xf32>
+  %o = seam.add %c, %c : (tensor<256x128xf32>, tensor<256x128xf32>) -> tensor<256x128xf32>
+  return %o : tensor<256x128xf32>
+}

@@ -355,6 +355,45 @@ TEST(ConvertElementwise, ActivationsAndBroadcast) {
   }
 }
 
+TEST(ConvertShape, ConcatOperandsWrittenInPlace) {
+  // A column concatenation in SBUF of an input, a silu and a mul (both
+  // written into their columns of the result by their producers, no copy)
+  // and an add that is also returned (so copied), doubled: 256 rows, f32.
+  const char *src = R"(
+func.func private @p(%x: tensor<256x64xf32>, %y: tensor<256x32xf32>) -> (tensor<256x192xf32>, tensor<256x32xf32>) attributes {seam.program} {
+  %s = seam.silu %x : tensor<256x64xf32>
+  %m = seam.mul %y, %y : (tensor<256x32xf32>, tensor<256x32xf32>) -> tensor<256x32xf32>
+  %a = seam.add %y, %y : (tensor<256x32xf32>, tensor<256x32xf32>) -> tensor<256x32xf32>
+  %c = seam.concat %x, %s, %m, %a dim 1 : (tensor<256x64xf32>, tensor<256x64xf32>, tensor<256x32xf32>, tensor<256x32xf32>) -> tensor<256x192xf32>
+  %o = seam.add %c, %c : (tensor<256x192xf32>, tensor<256x192xf32>) -> tensor<256x192xf32>
+  return %o, %a : tensor<256x192xf32>, tensor<256x32xf32>
+}
+)";
+  auto x = randomValues(256 * 64, 21, false, -3.0f, 3.0f),
+       y = randomValues(256 * 32, 22, false);
+  ConvRun r = convertAndRun(src, "p", {x, y});
+  ASSERT_TRUE(r.ok) << r.error;
+  std::vector<double> want(256 * 192), a(256 * 32);
+  for (int64_t i = 0; i < 256; ++i) {
+    for (int64_t j = 0; j < 64; ++j) {
+      double v = x[i * 64 + j];
+      want[i * 192 + j] = v;
+      want[i * 192 + 64 + j] = v / (1.0 + std::exp(-v));
+    }
+    for (int64_t j = 0; j < 32; ++j) {
+      double v = y[i * 32 + j];
+      want[i * 192 + 128 + j] = v * v;
+      want[i * 192 + 160 + j] = a[i * 32 + j] = v + v;
+    }
+  }
+  for (double &w : want)
+    w *= 2;
+  double e1 = relL2(r.outputs[0], want), e2 = relL2(r.outputs[1], a);
+  report("concat in place", false, e1);
+  EXPECT_LE(e1, 1e-4);
+  EXPECT_LE(e2, 1e-5);
+}
+
 TEST(ConvertShape, HeadsTransposeAfterLinear) {
   // linear -> column slice -> head split -> [0, 2, 1, 3] transpose.
   const int64_t s = 256, k = 64, n = 384, h = 2, hd = 64;
