@@ -98,6 +98,9 @@ std::optional<std::string> checkDftSize(int64_t n, llvm::StringRef what) {
 std::optional<std::string> qkvIsSite(Operation *root) {
   if (!root->hasAttr("seam.fused_qkv"))
     return std::string();
+  if (root->hasAttr("activation"))
+    return std::string("the projection applies an activation the kernel "
+                       "does not");
   return std::nullopt;
 }
 

@@ -66,6 +66,8 @@ std::optional<std::string> checkLegality(MutableArrayRef<LinearOp> group,
       return std::string("the linears' element types differ");
     if (static_cast<bool>(l.getBias()) != bias)
       return std::string("some linears have a bias and some do not");
+    if (l.getActivation())
+      return std::string("a linear applies an activation");
     for (Value w : {l.getWeight(), l.getBias()}) {
       if (!w || dom.properlyDominates(w, group.front()))
         continue;
@@ -78,9 +80,12 @@ std::optional<std::string> checkLegality(MutableArrayRef<LinearOp> group,
 
 struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
   using SeamFuseQkvBase::SeamFuseQkvBase;
-  PassCounter numGroupsFused{"seam-fuse-qkv", "fused-groups", "Groups of linears fused"};
-  PassCounter numLinearsFused{"seam-fuse-qkv", "fused-linears", "Linears folded into a group"};
-  PassCounter numRejected{"seam-fuse-qkv", "rejected-groups", "Candidate groups rejected"};
+  PassCounter numGroupsFused{"seam-fuse-qkv", "fused-groups",
+                             "Groups of linears fused"};
+  PassCounter numLinearsFused{"seam-fuse-qkv", "fused-linears",
+                              "Linears folded into a group"};
+  PassCounter numRejected{"seam-fuse-qkv", "rejected-groups",
+                          "Candidate groups rejected"};
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     DominanceInfo dom(func);
@@ -150,8 +155,8 @@ struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
     auto inTy = first.getInput().getType();
     Type et = first.getType().getElementType();
     int64_t k = inTy.getShape().back();
-    Value wcat = b.create<ConcatOp>(
-        loc, RankedTensorType::get({k, n}, et), weights, b.getI64IntegerAttr(1));
+    Value wcat = b.create<ConcatOp>(loc, RankedTensorType::get({k, n}, et),
+                                    weights, b.getI64IntegerAttr(1));
     Value bcat;
     if (!biases.empty())
       bcat = b.create<ConcatOp>(loc, RankedTensorType::get({n}, et), biases,
@@ -159,7 +164,8 @@ struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
     SmallVector<int64_t> outShape(inTy.getShape().drop_back());
     outShape.push_back(n);
     auto fused = b.create<LinearOp>(loc, RankedTensorType::get(outShape, et),
-                                    first.getInput(), wcat, bcat);
+                                    first.getInput(), wcat, bcat,
+                                    /*activation=*/StringAttr());
     SmallVector<Attribute> roleAttrs;
     for (unsigned r : roles)
       roleAttrs.push_back(b.getStringAttr(roleNames(r)));

@@ -44,7 +44,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 };
 
 /// fuse-qkv, insert-kernels, fuse-rope-attention, fuse-norm-modulation,
-/// form-regions, outline.
+/// fuse-linear-activation, form-regions, outline.
 void buildSeamPipeline(OpPassManager &pm, const PipelineOptions &options);
 
 /// Registers the passes and `seam-pipeline`.

@@ -64,6 +64,23 @@ def SeamFuseNormModulation
   let dependentDialects = ["seam::SeamDialect"];
 }
 
+def SeamFuseLinearActivation
+    : Pass<"seam-fuse-linear-activation", "func::FuncOp"> {
+  let summary = "Fold gelu / silu of a linear into the linear's epilogue";
+  let description = [{
+    `act(linear(x, W, b))` with act gelu, gelu_tanh or silu, when the
+    activation is the linear's only user, becomes `linear(x, W, b)
+    {activation = act}`: the lowering applies it as each output block leaves
+    PSUM (one Scalar-engine pass in place of the evacuation copy) instead of
+    a separate pass over the result.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
+  ];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
 def SeamInsertKernels : Pass<"seam-insert-kernels", "func::FuncOp"> {
   let summary = "Replace matched ops by opaque NKI-style kernel calls";
   let description = [{

@@ -31,6 +31,9 @@ void seam::buildSeamPipeline(OpPassManager &pm, const PipelineOptions &opts) {
   SeamFuseNormModulationOptions no;
   no.remarks = opts.remarks;
   pm.addNestedPass<func::FuncOp>(createSeamFuseNormModulation(no));
+  SeamFuseLinearActivationOptions ao;
+  ao.remarks = opts.remarks;
+  pm.addNestedPass<func::FuncOp>(createSeamFuseLinearActivation(ao));
   SeamFormRegionsOptions ro;
   ro.mode = opts.mode;
   ro.remarks = opts.remarks;
@@ -45,6 +48,6 @@ void seam::registerSeamPassesAndPipelines() {
   PassPipelineRegistration<PipelineOptions>(
       "seam-pipeline",
       "fuse-qkv, insert-kernels, fuse-rope-attention, fuse-norm-modulation, "
-      "form-regions, outline-regions",
+      "fuse-linear-activation, form-regions, outline-regions",
       buildSeamPipeline);
 }

@@ -309,6 +309,8 @@ GraphWork mlir::seam::workOf(StringRef opName, const KernelSignature &sig,
     RankedTensorType x = arg(0), w = arg(1);
     if (x && w && w.getRank() == 2)
       b.matmul(2.0 * outElems * w.getDimSize(0), x);
+    if (hasAttr(sig.config, "activation")) // folded gelu / silu
+      b.passes(1, outElems, kSE, out);
   } else if (opName == GeluOp::getOperationName() ||
              opName == GeluTanhOp::getOperationName() ||
              opName == SiluOp::getOperationName()) {

@@ -38,8 +38,9 @@ static LogicalResult verifySameElementType(Operation *op,
 static LogicalResult expectShape(Operation *op, Value v, llvm::StringRef what,
                                  llvm::ArrayRef<int64_t> expected) {
   if (tensorOf(v).getShape() != expected)
-    return op->emitOpError() << what << " must be " << describeShape(expected)
-                             << ", got " << describeShape(tensorOf(v).getShape());
+    return op->emitOpError()
+           << what << " must be " << describeShape(expected) << ", got "
+           << describeShape(tensorOf(v).getShape());
   return success();
 }
 
@@ -84,12 +85,16 @@ LogicalResult LinearOp::verify() {
                          << describeType(x) << ", weight " << describeType(w);
   if (getBias() && failed(expectShape(*this, getBias(), "bias", {n})))
     return failure();
+  if (auto act = getActivation();
+      act && *act != "gelu" && *act != "gelu_tanh" && *act != "silu")
+    return emitOpError() << "activation must be gelu, gelu_tanh or silu, got '"
+                         << *act << "'";
   SmallVector<int64_t> expected(x.getShape().drop_back());
   expected.push_back(n);
   if (failed(expectShape(*this, getResult(), "result", expected)))
     return failure();
-  return verifySameElementType(*this,
-                               {getInput(), getWeight(), getBias(), getResult()});
+  return verifySameElementType(
+      *this, {getInput(), getWeight(), getBias(), getResult()});
 }
 
 //===----------------------------------------------------------------------===//
@@ -185,7 +190,8 @@ LogicalResult TransposeOp::verify() {
   for (int64_t p : perm) {
     if (p < 0 || p >= in.getRank() || seen[p])
       return emitOpError() << "perm " << describeShape(perm)
-                           << " is not a permutation of 0.." << in.getRank() - 1;
+                           << " is not a permutation of 0.."
+                           << in.getRank() - 1;
     seen[p] = true;
     expected.push_back(in.getDimSize(p));
   }
@@ -337,12 +343,12 @@ static LogicalResult verifyFftAxis(Operation *op, Value in, Value out,
                                    int64_t axis) {
   auto t = tensorOf(in);
   if (axis < 0 || axis >= t.getRank())
-    return op->emitOpError() << "axis " << axis << " out of range for "
-                             << describeType(t);
+    return op->emitOpError()
+           << "axis " << axis << " out of range for " << describeType(t);
   if (tensorOf(out).getShape() != t.getShape())
-    return op->emitOpError() << "result " << shapeOf(out)
-                             << " must have the input's shape "
-                             << describeShape(t.getShape());
+    return op->emitOpError()
+           << "result " << shapeOf(out) << " must have the input's shape "
+           << describeShape(t.getShape());
   return success();
 }
 
@@ -388,8 +394,9 @@ LogicalResult FftConvOp::verify() {
     return emitOpError() << "fft_size " << n
                          << " must be a power of two in [16, 16384]";
   if (l > n / 2)
-    return emitOpError() << "seq_len L = " << l << " exceeds fft_size / 2 = "
-                         << n / 2 << " (the circular convolution would wrap)";
+    return emitOpError() << "seq_len L = " << l
+                         << " exceeds fft_size / 2 = " << n / 2
+                         << " (the circular convolution would wrap)";
   if (int64_t(getHeadDim()) < 1 || h % int64_t(getHeadDim()) != 0)
     return emitOpError() << "head_dim " << int64_t(getHeadDim())
                          << " must be >= 1 and divide H = " << h;
@@ -431,7 +438,8 @@ LogicalResult AllGatherOp::verify() {
 LogicalResult KernelCallOp::verify() {
   if (getKernel().empty())
     return emitOpError("kernel name must not be empty");
-  if (auto &hook = cast<SeamDialect>((*this)->getDialect())->getKernelCallHook())
+  if (auto &hook =
+          cast<SeamDialect>((*this)->getDialect())->getKernelCallHook())
     return hook(getOperation());
   return success();
 }
@@ -460,7 +468,8 @@ LogicalResult BlockOp::verify() {
   if (getKind().empty())
     return emitOpError("block kind must not be empty");
   if (int64_t(getIndex()) < 0)
-    return emitOpError() << "block index must be >= 0, got " << int64_t(getIndex());
+    return emitOpError() << "block index must be >= 0, got "
+                         << int64_t(getIndex());
   return verifyRegionResults(*this, getBody());
 }
 

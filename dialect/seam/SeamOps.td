@@ -60,16 +60,23 @@ def Seam_LinearOp : Seam_Op<"linear", Seam_OutputFusableFusion> {
   let summary = "y = x W (+ b) over the last dimension";
   let description = [{
     `input` is [..., K], `weight` is [K, N], optional `bias` is [N]; the
-    result is [..., N]. All element types match.
+    result is [..., N]. All element types match. With `activation` (`gelu`,
+    `gelu_tanh` or `silu`), the result is that activation of x W (+ b):
+    seam-fuse-linear-activation folds a following activation into the
+    linear, whose lowering applies it as it moves each block out of PSUM.
 
     ```mlir
     %y = seam.linear %x, %w, %b
          : (tensor<1x256x768xf32>, tensor<768x3072xf32>, tensor<3072xf32>)
            -> tensor<1x256x3072xf32>
+    %g = seam.linear %x, %w {activation = "gelu_tanh"}
+         : (tensor<1x256x768xf32>, tensor<768x3072xf32>)
+           -> tensor<1x256x3072xf32>
     ```
   }];
   let arguments = (ins Seam_RealTensor:$input, Seam_RealTensor:$weight,
-                       Optional<Seam_RealTensor>:$bias);
+                       Optional<Seam_RealTensor>:$bias,
+                       OptionalAttr<StrAttr>:$activation);
   let results = (outs Seam_RealTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)

@@ -189,20 +189,29 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
   return best;
 }
 
-/// Evacuates one PSUM block to the output (adding the bias block `bt`).
+/// Evacuates one PSUM block to the output (adding the bias block `bt`),
+/// applying the linear's activation, if any, on the way (one Scalar-engine
+/// pass from PSUM instead of a copy; after the bias add with one).
 void evacuate(ProgramLowering &pl, const Placement &y, Value acc, Value bt,
-              Index r0, int64_t p, Index col, int64_t nc) {
+              Index r0, int64_t p, Index col, int64_t nc,
+              std::optional<ncore::ActFunc> act) {
   Value out = pl.outTile(y, r0, p, col, nc);
-  if (bt)
+  if (bt) {
     pl.tensorTensor(ncore::AluOp::Add, out, acc, bt);
-  else
+    if (act)
+      pl.activation(*act, out, out);
+  } else if (act) {
+    pl.activation(*act, out, acc);
+  } else {
     pl.copy(out, acc);
+  }
   pl.storeOut(y, r0, p, col, nc, out);
 }
 
 void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
                    const Placement &x, const Placement &w, const Placement &y,
-                   const std::optional<Placement> &bias) {
+                   const std::optional<Placement> &bias,
+                   std::optional<ncore::ActFunc> act) {
   int64_t k = x.cols, n = w.cols, rows = x.rows;
   int64_t pk = plan.pk, kb = plan.kb, ns = plan.slabCols;
   Type et = x.elementType;
@@ -295,7 +304,7 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
         Value btv;
         if (bias)
           btv = pl.view(bt[slabPar], {p, nc}, {0, c0});
-        evacuate(pl, y, accv, btv, t0 + gRow0, p, s0 + c0, nc);
+        evacuate(pl, y, accv, btv, t0 + gRow0, p, s0 + c0, nc, act);
       };
       // Alternate accumulators over the blocks of a row tile, or over the
       // row tiles when the slab is one block wide.
@@ -321,7 +330,8 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
 /// as the moving operand and accumulate in PSUM.
 LogicalResult lowerBlocked(ProgramLowering &pl, LinearOp op, const Placement &x,
                            const Placement &w, const Placement &y,
-                           const std::optional<Placement> &bias) {
+                           const std::optional<Placement> &bias,
+                           std::optional<ncore::ActFunc> act) {
   int64_t k = x.cols, n = w.cols, rows = x.rows;
   Type et = x.elementType;
   int64_t kBlocks = (k + 127) / 128;
@@ -361,7 +371,7 @@ LogicalResult lowerBlocked(ProgramLowering &pl, LinearOp op, const Placement &x,
       Value bt;
       if (bias)
         bt = pl.broadcastRow(*bias, n0, nc, p);
-      evacuate(pl, y, accv, bt, r0, p, n0, nc);
+      evacuate(pl, y, accv, bt, r0, p, n0, nc, act);
     });
   });
   return success();
@@ -373,6 +383,11 @@ std::string mib(double bytes) {
 
 LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
   auto op = cast<LinearOp>(o);
+  std::optional<ncore::ActFunc> act;
+  if (auto name = op.getActivation())
+    act = *name == "gelu"        ? ncore::ActFunc::Gelu
+          : *name == "gelu_tanh" ? ncore::ActFunc::GeluTanh
+                                 : ncore::ActFunc::Silu;
   auto x = pl.get(op.getInput(), op), w = pl.get(op.getWeight(), op);
   if (failed(x) || failed(w))
     return failure();
@@ -401,7 +416,7 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
         << k << " x " << n
         << "]: blocked order (W read once per token tile): no "
            "weight-streaming plan fits";
-    return lowerBlocked(pl, op, *x, *w, y, bias);
+    return lowerBlocked(pl, op, *x, *w, y, bias, act);
   }
   ++pl.statistics().linearsStreamed;
   pl.statistics().weightPasses += plan->groups;
@@ -420,7 +435,7 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
         plan->kb, plan->groupTiles, plan->teNs * 1e-3, plan->dmaNs * 1e-3,
         plan->fillNs * 1e-3, plan->teNs >= plan->dmaNs ? "TE" : "DMA");
   }
-  lowerStreamed(pl, *plan, *x, *w, y, bias);
+  lowerStreamed(pl, *plan, *x, *w, y, bias, act);
   return success();
 }
 

@@ -518,7 +518,8 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
     ++idx;
   }
   // Operands of a column concatenation in SBUF computed by an elementwise op
-  // of this program and used only there are written in place (see
+  // or a linear of this program (both write their result through
+  // outTile/window) and used only there are written in place (see
   // ProgramLowering::concatInPlace).
   for (Operation &op : body) {
     auto cat = dyn_cast<ConcatOp>(op);
@@ -533,7 +534,7 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
     for (Value in : cat.getInputs()) {
       Operation *def = in.getDefiningOp();
       if (def && def->getBlock() == &body && in.hasOneUse() &&
-          isa<GeluOp, GeluTanhOp, SiluOp, AddOp, MulOp>(def))
+          isa<GeluOp, GeluTanhOp, SiluOp, AddOp, MulOp, LinearOp>(def))
         pl.concatInPlace(in, cat.getResult(), at);
       at += shapeOf(in).back();
     }

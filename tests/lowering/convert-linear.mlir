@@ -16,8 +16,8 @@
 
 // REMARK: remark: convert-seam-to-ncore: linear [768 x 3072] x [3072 x 768]: weight streamed once in 3 slab(s) of 256 columns (1.50 MiB per DMA, two buffers), K = 128 x 24, X^T of 6 row tile(s) resident
 // STATS: 0 linears-blocked
-// STATS-NEXT: 3 linears-streamed
-// STATS: 3 weight-passes
+// STATS-NEXT: 5 linears-streamed
+// STATS: 5 weight-passes
 
 // COUNT-LABEL: ncore.program @prog_mlp
 // COUNT-COUNT-3: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x24x256xbf16>, <hbm, 128x24x256xbf16>
@@ -85,4 +85,22 @@ func.func private @prog_bias(%x: tensor<200x64xf32>, %w: tensor<64x64xf32>, %b: 
   %h = seam.linear %x, %w, %b : (tensor<200x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<200x64xf32>
   %y = seam.linear %h, %w : (tensor<200x64xf32>, tensor<64x64xf32>) -> tensor<200x64xf32>
   return %y : tensor<200x64xf32>
+}
+
+// -----
+
+// An activation of the linear rides on the PSUM evacuation: one
+// activation per output block reading PSUM (here after the bias add), no
+// separate pass.
+
+// CHECK-LABEL: ncore.program @prog_act
+// CHECK: ncore.matmul %[[ACC:.+]], %{{.+}}, %{{.+}} : <psum, 128x64xf32>, <sbuf, 64x128xf32>, <sbuf, 64x64xf32>
+// CHECK: ncore.activation gelu_tanh %{{.+}}, %[[ACC]] : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<psum, 128x64xf32>
+// CHECK: ncore.matmul
+// CHECK: ncore.tensor_tensor add %[[O:.+]], %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<psum, 128x64xf32>
+// CHECK: ncore.activation silu %[[O]], %[[O]] :
+func.func private @prog_act(%x: tensor<128x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32>) -> tensor<128x64xf32> attributes {seam.program} {
+  %h = seam.linear %x, %w {activation = "gelu_tanh"} : (tensor<128x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32>
+  %y = seam.linear %h, %w, %b {activation = "silu"} : (tensor<128x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<128x64xf32>
+  return %y : tensor<128x64xf32>
 }

@@ -64,13 +64,18 @@ func.func private @prog_heads_on_chip(%x: tensor<1x256x64xbf16>, %w: tensor<64x3
 // -----
 
 // Concat along the columns into SBUF: each row stays on its partition. The
-// operand in SBUF (the linear's result) is one on-chip copy of all its row
-// tiles into columns [0, 64) of the result; the one in HBM (an argument) is a
-// DMA per row tile into columns [64, 192). No HBM scratch.
+// linear writes its result straight into columns [0, 64) of the result (its
+// evacuations go to views of the concatenation's tile: no copy); the operand
+// in HBM (an argument) is a DMA per row tile into columns [64, 192). No HBM
+// scratch.
 
 // CHECK-LABEL: ncore.program @prog_concat_cols
 // CHECK-NOT: relayout
-// CHECK: ncore.tensor_copy %{{.+}}, %{{.+}} : <sbuf, 128x2x64xbf16>, <sbuf, 128x2x64xbf16>
+// CHECK: %[[C:.+]] = ncore.alloc : <sbuf, 128x384xbf16>
+// CHECK-NOT: relayout
+// CHECK: %[[V:.+]] = ncore.view %[[C]]
+// CHECK: ncore.tensor_copy %[[V]], %{{.+}} : <sbuf, 128x64xbf16>, <psum, 128x64xf32>
+// CHECK-NOT: ncore.tensor_copy %{{.+}}, %{{.+}} : <sbuf, 128x2x64xbf16>, <sbuf, 128x2x64xbf16>
 // CHECK: ncore.loop %{{.+}} trips 2 {
 // CHECK:   ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x128xbf16>, <hbm, 128x128xbf16>
 // CHECK-NOT: relayout

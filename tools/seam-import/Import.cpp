@@ -286,7 +286,8 @@ Value GraphBuilder::linear(Value x, const llvm::Twine &prefix, int64_t n,
   Value bv = bias ? zeros(prefix + ".bias", {n}) : Value();
   SmallVector<int64_t> out(in.drop_back());
   out.push_back(n);
-  return b.create<mlir::seam::LinearOp>(loc, tensor(out), x, w, bv);
+  return b.create<mlir::seam::LinearOp>(loc, tensor(out), x, w, bv,
+                                        /*activation=*/StringAttr());
 }
 
 Value GraphBuilder::columnLinear(Value x, const llvm::Twine &prefix, int64_t n,

@@ -8,6 +8,14 @@ func.func @linear_k(%x: tensor<1x128x768xf32>, %w: tensor<1024x3072xf32>) {
 
 // -----
 
+func.func @linear_activation(%x: tensor<1x128x768xf32>, %w: tensor<768x64xf32>) {
+  // expected-error @+1 {{activation must be gelu, gelu_tanh or silu, got 'relu'}}
+  %y = seam.linear %x, %w {activation = "relu"} : (tensor<1x128x768xf32>, tensor<768x64xf32>) -> tensor<1x128x64xf32>
+  return
+}
+
+// -----
+
 func.func @linear_weight_rank(%x: tensor<1x128x768xf32>, %w: tensor<768xf32>) {
   // expected-error @+1 {{weight must be [K, N], got [768] x f32}}
   %y = seam.linear %x, %w : (tensor<1x128x768xf32>, tensor<768xf32>) -> tensor<1x128x768xf32>

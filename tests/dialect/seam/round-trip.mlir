@@ -14,6 +14,8 @@ func.func @dense(%x: tensor<1x128x768xf32>) -> tensor<1x128x3072xf32> {
   %z = seam.linear %y, %w2 : (tensor<1x128x3072xf32>, tensor<3072x3072xf32>) -> tensor<1x128x3072xf32>
   // CHECK: seam.gelu %{{.+}} : tensor<1x128x3072xf32>
   %g = seam.gelu %z : tensor<1x128x3072xf32>
+  // CHECK: seam.linear %{{.+}}, %{{.+}} {activation = "gelu_tanh"} : (tensor<1x128x3072xf32>, tensor<3072x3072xf32>) -> tensor<1x128x3072xf32>
+  %a = seam.linear %g, %w2 {activation = "gelu_tanh"} : (tensor<1x128x3072xf32>, tensor<3072x3072xf32>) -> tensor<1x128x3072xf32>
   // CHECK: seam.gelu_tanh
   %g2 = seam.gelu_tanh %g : tensor<1x128x3072xf32>
   // CHECK: seam.silu

@@ -256,6 +256,74 @@ TEST(ConvertLinear, BiasPartialTilesKRemainder) {
   }
 }
 
+TEST(ConvertLinear, ActivationInTheEvacuation) {
+  // linear {activation = ...}: applied as each block leaves PSUM, with and
+  // without a bias, over a partial token tile and an N remainder; the
+  // output feeds a column concatenation (written in place).
+  struct Case {
+    const char *act;
+    bool bias;
+  };
+  auto gelu = [](double a) {
+    return 0.5 * a * (1.0 + std::erf(a / std::sqrt(2.0)));
+  };
+  auto geluTanh = [](double a) {
+    return 0.5 * a *
+           (1.0 +
+            std::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a * a * a)));
+  };
+  auto silu = [](double a) { return a / (1.0 + std::exp(-a)); };
+  for (Case c :
+       {Case{"gelu_tanh", false}, Case{"gelu", true}, Case{"silu", true}}) {
+    const int64_t m = 200, k = 192, n = 640;
+    std::string bias = c.bias ? ", %b" : "",
+                biasTy = c.bias ? ", tensor<640xf32>" : "";
+    std::string src =
+        std::string("func.func private @p(%x: tensor<1x200x192xf32>, %w: "
+                    "tensor<192x640xf32>") +
+        (c.bias ? ", %b: tensor<640xf32>" : "") +
+        ") -> tensor<1x200x704xf32> attributes {seam.program} {\n"
+        "  %y = seam.linear %x, %w" +
+        bias + " {activation = \"" + c.act +
+        "\"} : (tensor<1x200x192xf32>, tensor<192x640xf32>" + biasTy +
+        ") -> tensor<1x200x640xf32>\n"
+        "  %s = seam.silu %x : tensor<1x200x192xf32>\n"
+        "  %h = seam.slice %s offsets [0, 0, 0] : tensor<1x200x192xf32> -> "
+        "tensor<1x200x64xf32>\n"
+        "  %c = seam.concat %y, %h dim 2 : (tensor<1x200x640xf32>, "
+        "tensor<1x200x64xf32>) -> tensor<1x200x704xf32>\n"
+        "  %o = seam.add %c, %c : (tensor<1x200x704xf32>, "
+        "tensor<1x200x704xf32>) -> tensor<1x200x704xf32>\n"
+        "  return %o : tensor<1x200x704xf32>\n}\n";
+    auto x = randomValues(m * k, 1, false), w = randomValues(k * n, 2, false),
+         b = randomValues(n, 3, false);
+    std::vector<std::vector<float>> in{x, w};
+    if (c.bias)
+      in.push_back(b);
+    ConvRun r = convertAndRun(src, "p", in);
+    ASSERT_TRUE(r.ok) << r.error;
+    std::vector<double> y = linearRef(x, w, c.bias ? &b : nullptr, m, k, n);
+    std::vector<double> want(m * 704);
+    std::string act = c.act;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double v = y[i * n + j];
+        v = act == "gelu"        ? gelu(v)
+            : act == "gelu_tanh" ? geluTanh(v)
+                                 : silu(v);
+        want[i * 704 + j] = 2 * v;
+      }
+      for (int64_t j = 0; j < 64; ++j)
+        want[i * 704 + n + j] = 2 * silu(x[i * k + j]);
+    }
+    double err = relL2(r.outputs[0], want);
+    std::string what = std::string("linear + ") + c.act +
+                       (c.bias ? " + bias" : "") + " -> concat";
+    report(what.c_str(), false, err);
+    EXPECT_LE(err, 1e-4);
+  }
+}
+
 TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
   for (bool bf : {false, true}) {
     std::string t = dt(bf);
