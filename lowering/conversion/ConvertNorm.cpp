@@ -49,17 +49,23 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   Type f32 = pl.builder().getF32Type();
   int64_t pmax = std::min<int64_t>(x->rows, 128);
   Value gamma, beta;
-  if (scale && scaleOffset != 0.0) {
-    // gamma + offset once per op, in fp32 (1 + a small modulation would
-    // lose its low bits in bf16).
-    gamma = pl.broadcastRow(*g, 0, d, pmax,
-                            pl.alloc(MemSpace::Sbuf, {pmax, d}, f32));
-    pl.tensorScalar(ncore::AluOp::Add, gamma, gamma, scaleOffset);
-  } else if (scale) {
-    gamma = pl.broadcastRow(*g, 0, d, pmax);
-  }
-  if (bias)
-    beta = pl.broadcastRow(*bt, 0, d, pmax);
+  // The broadcast gamma / beta rows. With the pipelined order they are
+  // built after the first row tile's statistics, which do not need them: a
+  // modulation computed just before (adaLN's, folded into scale and bias)
+  // then does not hold up the statistics in the engine queues.
+  auto broadcastAffine = [&] {
+    if (scale && scaleOffset != 0.0) {
+      // gamma + offset once per op, in fp32 (1 + a small modulation would
+      // lose its low bits in bf16).
+      gamma = pl.broadcastRow(*g, 0, d, pmax,
+                              pl.alloc(MemSpace::Sbuf, {pmax, d}, f32));
+      pl.tensorScalar(ncore::AluOp::Add, gamma, gamma, scaleOffset);
+    } else if (scale) {
+      gamma = pl.broadcastRow(*g, 0, d, pmax);
+    }
+    if (bias)
+      beta = pl.broadcastRow(*bt, 0, d, pmax);
+  };
   // layer_norm over several row tiles is software pipelined over two sets
   // of working tiles: the statistics of row tile i + 1 (sum, centring, sum
   // of squares, rstd) are issued before the scaling of tile i, so that in
@@ -123,13 +129,23 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     pl.storeOut(y, r0, p, zero, d, out);
   };
   if (sets == 2) {
+    // forEachChunkPipelined emits the first tile's statistics first, outside
+    // its loop.
+    bool affineBuilt = false;
     pl.forEachChunkPipelined(
         x->rows, 128,
-        [&](Index r0, int64_t p, unsigned set) { stats(r0, p, set); },
+        [&](Index r0, int64_t p, unsigned set) {
+          stats(r0, p, set);
+          if (!affineBuilt) {
+            broadcastAffine();
+            affineBuilt = true;
+          }
+        },
         [&](Index r0, int64_t p, unsigned set) {
           scaleRows(r0, p, set, pl.view(work[set], {p, d}, {0, 0}));
         });
   } else {
+    broadcastAffine();
     pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
       scaleRows(r0, p, 0, stats(r0, p, 0));
     });
