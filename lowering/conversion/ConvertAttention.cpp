@@ -270,9 +270,16 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
         sk, s.chunk, [&](Index c0, int64_t nc, unsigned parity) {
           Value acc = pl.view(s.sps[parity], {p, nc}, {zero, zero});
           pl.matmul(acc, qt, pl.view(kt, {dp, nc}, {zero, kvc * sk + c0}));
-          pl.activation(ncore::ActFunc::Identity,
-                        pl.view(s.scores, {p, nc}, {zero, c0}), acc,
-                        op.getScale().convertToDouble());
+          // Evacuated scaled: the even chunks by the Scalar engine's
+          // activation, the odd ones by a tensor_scalar the scheduler may
+          // give the Vector engine, so the exp (Scalar only) does not queue
+          // behind every chunk's evacuation.
+          Value dst = pl.view(s.scores, {p, nc}, {zero, c0});
+          double scale = op.getScale().convertToDouble();
+          if (parity == 0)
+            pl.activation(ncore::ActFunc::Identity, dst, acc, scale);
+          else
+            pl.tensorScalar(ncore::AluOp::Multiply, dst, acc, scale);
         });
     if (causal) {
       Value m = pl.view(mask, {p, sk}, {zero, Index((qTiles - 1) * 128) - q0});
@@ -296,19 +303,17 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     auto pvBlock = [&](Index k0, int64_t nk, Value ptpv, Value ptv, bool first,
                        bool transposeOnly) {
       // Keys k0 .. k0 + nk, or (resident V) t, t + kTiles, ...
-      Value pBlock =
-          vResident
-              ? pl.view(s.probs, {p, nk}, {zero, k0.floorDiv(128)}, {1, kTiles})
-              : pl.view(s.probs, {p, nk}, {zero, k0});
+      Value pBlock = vResident ? pl.view(s.probs, {p, nk},
+                                         {zero, k0.floorDiv(128)}, {1, kTiles})
+                               : pl.view(s.probs, {p, nk}, {zero, k0});
       if (transposeOnly) {
         pl.transpose(ptpv, pBlock);
         return;
       }
-      Value vt =
-          vResident
-              ? pl.view(vAll, {nk, d},
-                        {zero, (kvc * kTiles + k0.floorDiv(128)) * d})
-              : pl.load(va, bk * sk + k0, nk, zero, d);
+      Value vt = vResident
+                     ? pl.view(vAll, {nk, d},
+                               {zero, (kvc * kTiles + k0.floorDiv(128)) * d})
+                     : pl.load(va, bk * sk + k0, nk, zero, d);
       pl.matmul(s.ops, ptv, vt, /*accumulate=*/!first);
     };
     if (sk % 128 == 0) {

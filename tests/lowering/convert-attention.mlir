@@ -34,6 +34,8 @@
 // CHECK:     ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x512xf32>, <sbuf, 128x128xbf16>, <sbuf, 128x512xbf16>
 // CHECK:     ncore.activation identity %{{.+}}, %{{.+}} {scale = 0.0879
 // CHECK:     ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x256xf32>
+// The odd chunk is evacuated by a tensor_scalar (Vector engine allowed).
+// CHECK:     ncore.tensor_scalar multiply %{{.+}}, %{{.+}} imm 0.0879
 // CHECK:     ncore.tensor_tensor add %[[S:.+]], %[[S]], %{{.+}}
 // CHECK:     ncore.tensor_reduce max %[[MX:.+]], %[[S]]
 // CHECK:     ncore.tensor_scalar multiply %[[MX]], %[[MX]] imm -1.0
