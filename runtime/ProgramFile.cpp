@@ -382,6 +382,7 @@ std::vector<uint8_t> writeProgram(const Program &program) {
   uint32_t sections;
   std::vector<uint8_t> payload = writePayload(program, sections);
   ByteWriter h;
+  h.out.reserve(64 + payload.size());
   h.out.insert(h.out.end(), kMagic, kMagic + 8);
   h.put<uint32_t>(kProgramFormatVersion);
   h.put<uint32_t>(static_cast<uint32_t>(program.target));

@@ -482,13 +482,23 @@ FailureOr<rt::Program> ProgramEmitter::run() {
            failure();
   foldable.fill(-1);
   barrierSem.fill(-1);
-  // Semaphores the program names itself come first.
+  // Semaphores the program names itself come first. The instructions per
+  // engine (plus a quarter for loop markers and waits) size the streams, so
+  // a large program is not moved on every growth of a stream.
+  std::array<size_t, rt::kNumEngines> perEngine{};
   forEachOwnOp(program.getBody().front(), [&](Operation *op) {
     if (auto w = dyn_cast<SemWaitOp>(op))
       nextSem = std::max<int>(nextSem, w.getSem() + 1);
     if (auto s = dyn_cast<SemSignalOp>(op))
       nextSem = std::max<int>(nextSem, s.getSem() + 1);
+    if (auto inst = dyn_cast<InstructionOpInterface>(op))
+      ++perEngine[streamIndex(
+          InstructionTranslation::convert(inst.getExecutionEngine()))];
   });
+  for (unsigned e = 0; e < rt::kNumEngines; ++e) {
+    prog.streams[e].reserve(perEngine[e] + perEngine[e] / 4);
+    runs[e].reserve(perEngine[e] + perEngine[e] / 4);
+  }
   static const llvm::StringMap<rt::BindingRole> roles = {
       {"input", rt::BindingRole::Input},
       {"output", rt::BindingRole::Output},
