@@ -150,6 +150,10 @@ bool ProgramLowering::fitsSbuf(Value v) const {
   auto type = cast<RankedTensorType>(v.getType());
   if (outputs.count(v))
     return false;
+  // Placed already (a concatenation its operand placed): placeResult
+  // returns that placement.
+  if (auto it = placements.find(v); it != placements.end())
+    return it->second.inSbuf();
   auto [rows, cols] = matrixOf(type.getShape());
   int64_t bytes =
       (rows + 127) / 128 * cols * elementBytes(type.getElementType());
@@ -167,7 +171,7 @@ Placement ProgramLowering::placeResult(Value v) {
     return it->second;
   if (auto slot = concatSlots.find(v); slot != concatSlots.end()) {
     auto [concat, col] = slot->second;
-    if (placements.count(concat) || fitsSbuf(concat)) {
+    if (fitsSbuf(concat)) {
       Placement whole = placeResult(concat);
       if (whole.inSbuf()) {
         Placement p = whole;
@@ -517,28 +521,7 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
     }
     ++idx;
   }
-  // Operands of a column concatenation in SBUF computed by an elementwise op
-  // or a linear of this program (both write their result through
-  // outTile/window) and used only there are written in place (see
-  // ProgramLowering::concatInPlace).
-  for (Operation &op : body) {
-    auto cat = dyn_cast<ConcatOp>(op);
-    if (!cat || cat.getDim() + 1 != int64_t(shapeOf(cat.getResult()).size()))
-      continue;
-    auto [rows, cols] = matrixOf(shapeOf(cat.getResult()));
-    if (isa<ComplexType>(
-            cast<RankedTensorType>(cat.getType()).getElementType()) ||
-        !(rows <= 128 || rows % 128 == 0))
-      continue;
-    int64_t at = 0;
-    for (Value in : cat.getInputs()) {
-      Operation *def = in.getDefiningOp();
-      if (def && def->getBlock() == &body && in.hasOneUse() &&
-          isa<GeluOp, GeluTanhOp, SiluOp, AddOp, MulOp, LinearOp>(def))
-        pl.concatInPlace(in, cat.getResult(), at);
-      at += shapeOf(in).back();
-    }
-  }
+  conversion::placeConcatOperandsInPlace(pl, body);
   DenseMap<int64_t, SmallVector<Value>> dying;
   for (auto &[cls, last] : lastUse)
     dying[last].push_back(cls);

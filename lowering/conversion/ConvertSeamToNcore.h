@@ -266,6 +266,13 @@ private:
 void emitRopeTile(ProgramLowering &pl, Value out, Value x, Value cos, Value sin,
                   int64_t p, int64_t d);
 
+/// Marks, before a program's ops are lowered, the operands of its column
+/// concatenations that their producers can write in place (see
+/// ProgramLowering::concatInPlace): computed in `body` by an elementwise op
+/// or a linear (both write their result through outTile / window) and used
+/// only by the concatenation. ConvertShape.cpp, next to the concat lowering.
+void placeConcatOperandsInPlace(ProgramLowering &pl, Block &body);
+
 } // namespace conversion
 } // namespace mlir::seam
 

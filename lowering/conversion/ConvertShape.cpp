@@ -249,6 +249,33 @@ static bool lowerRowConcat(ProgramLowering &pl, ConcatOp op,
   return true;
 }
 
+/// A concatenation along the columns whose result can live in SBUF row
+/// tiles (real, up to one tile of rows or whole tiles); placement budget
+/// aside.
+static bool isOnChipColumnConcat(ConcatOp op) {
+  SmallVector<int64_t> res = shapeOf(op.getResult());
+  auto [rows, cols] = matrixOf(res);
+  return !isa<ComplexType>(op.getType().getElementType()) &&
+         op.getDim() == int64_t(res.size()) - 1 &&
+         (rows <= 128 || rows % 128 == 0);
+}
+
+void conversion::placeConcatOperandsInPlace(ProgramLowering &pl, Block &body) {
+  for (Operation &op : body) {
+    auto cat = dyn_cast<ConcatOp>(op);
+    if (!cat || !isOnChipColumnConcat(cat))
+      continue;
+    int64_t at = 0;
+    for (Value in : cat.getInputs()) {
+      Operation *def = in.getDefiningOp();
+      if (def && def->getBlock() == &body && in.hasOneUse() &&
+          isa<GeluOp, GeluTanhOp, SiluOp, AddOp, MulOp, LinearOp>(def))
+        pl.concatInPlace(in, cat.getResult(), at);
+      at += shapeOf(in).back();
+    }
+  }
+}
+
 static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
   auto op = cast<ConcatOp>(o);
   SmallVector<int64_t> res = shapeOf(op.getResult());
@@ -257,12 +284,10 @@ static LogicalResult lowerConcat(ProgramLowering &pl, Operation *o) {
     return success();
   // Along the columns into SBUF: every row stays on its partition, so an
   // operand in SBUF is one on-chip copy into its columns of the result (and
-  // one in HBM a DMA per row tile), with no round trip through HBM.
+  // one in HBM a DMA per row tile), with no round trip through HBM; one its
+  // producer wrote in place is nothing.
   auto [rows, cols] = matrixOf(res);
-  bool real = !isa<ComplexType>(
-      cast<RankedTensorType>(op.getResult().getType()).getElementType());
-  if (real && dim == int64_t(res.size()) - 1 && pl.fitsSbuf(op.getResult()) &&
-      (rows <= 128 || rows % 128 == 0)) {
+  if (isOnChipColumnConcat(op) && pl.fitsSbuf(op.getResult())) {
     SmallVector<Placement> ins;
     for (Value input : op.getInputs()) {
       auto x = pl.get(input, op);

@@ -154,3 +154,25 @@ func.func private @prog_concat_in_place(%x: tensor<256x64xf32>, %y: tensor<256x3
   %o = seam.add %c, %c : (tensor<256x128xf32>, tensor<256x128xf32>) -> tensor<256x128xf32>
   return %o : tensor<256x128xf32>
 }
+
+// -----
+
+// A concatenation that takes most of the SBUF budget (100 KB of each
+// partition's 128 KB): its operand placed it in SBUF, and the concat itself
+// then counts it as placed (not as a second 100 KB that would not fit), so
+// it stays on chip: the input's columns are one DMA into it, and nothing is
+// copied out to HBM and back.
+
+// CHECK-LABEL: ncore.program @prog_concat_fills_sbuf
+// CHECK-NOT: relayout
+// CHECK: ncore.activation silu
+// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x12500xf32>, <hbm, 128x12500xf32>
+// CHECK-NOT: <hbm, 128x12500xf32>, <sbuf
+// CHECK-NOT: <hbm, 128x12500xf32>, <hbm
+// CHECK: ncore.tensor_tensor add
+func.func private @prog_concat_fills_sbuf(%x: tensor<128x12500xf32>, %y: tensor<128x12500xf32>) -> tensor<128x25000xf32> attributes {seam.program} {
+  %s = seam.silu %x : tensor<128x12500xf32>
+  %c = seam.concat %s, %y dim 1 : (tensor<128x12500xf32>, tensor<128x12500xf32>) -> tensor<128x25000xf32>
+  %o = seam.add %c, %c : (tensor<128x25000xf32>, tensor<128x25000xf32>) -> tensor<128x25000xf32>
+  return %o : tensor<128x25000xf32>
+}
