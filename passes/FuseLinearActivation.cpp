@@ -25,17 +25,6 @@ using namespace mlir::seam;
 
 namespace {
 
-/// The activation name of a unary op the linear lowering can apply.
-std::optional<StringRef> activationName(Operation *op) {
-  if (isa<GeluOp>(op))
-    return StringRef("gelu");
-  if (isa<GeluTanhOp>(op))
-    return StringRef("gelu_tanh");
-  if (isa<SiluOp>(op))
-    return StringRef("silu");
-  return std::nullopt;
-}
-
 struct FuseLinearActivationPass
     : public seam::impl::SeamFuseLinearActivationBase<
           FuseLinearActivationPass> {
@@ -48,7 +37,8 @@ struct FuseLinearActivationPass
   void runOnOperation() override {
     SmallVector<Operation *> acts;
     getOperation().walk([&](Operation *op) {
-      if (activationName(op) && op->getOperand(0).getDefiningOp<LinearOp>())
+      if (linearActivationName(op) &&
+          op->getOperand(0).getDefiningOp<LinearOp>())
         acts.push_back(op);
     });
     for (Operation *act : acts)
@@ -57,7 +47,7 @@ struct FuseLinearActivationPass
 
   void tryFuse(Operation *act) {
     auto lin = act->getOperand(0).getDefiningOp<LinearOp>();
-    StringRef name = *activationName(act);
+    StringRef name = *linearActivationName(act);
     auto reject = [&](const Twine &why) {
       decisionRemark(remarks, act->getLoc())
           << "seam-fuse-linear-activation: " << name

@@ -82,23 +82,26 @@ std::optional<Modulation> matchModulation(Value n, int64_t d,
   auto sameType = [&](Operation *op) {
     return op->getResult(0).getType() == n.getType();
   };
+  auto notPerFeature = [&](StringRef what) {
+    why =
+        ("n is " + what + " a value that is not per-feature [" + Twine(d) + "]")
+            .str();
+    return std::nullopt;
+  };
   if (users.size() == 2) {
     // n + n * s: a mul by a per-feature s whose only user adds n back.
-    MulOp mul = dyn_cast<MulOp>(users[0]) ? cast<MulOp>(users[0])
-                                          : dyn_cast<MulOp>(users[1]);
-    Operation *other = mul == users[0] ? users[1] : users[0];
-    auto add = dyn_cast_or_null<AddOp>(other);
-    if (!mul || !add || users[0] == users[1]) {
+    if (isa<MulOp>(users[1]))
+      std::swap(users[0], users[1]);
+    auto mul = dyn_cast<MulOp>(users[0]);
+    auto add = dyn_cast<AddOp>(users[1]);
+    if (!mul || !add) {
       why = "the normalised value has two users that are not n * s and "
             "n + n * s";
       return std::nullopt;
     }
     Value s = otherOperand(mul, n);
-    if (!s || !perFeature(s, d) || !sameType(mul)) {
-      why = "n is multiplied by a value that is not per-feature [" +
-            std::to_string(d) + "]";
-      return std::nullopt;
-    }
+    if (!s || !perFeature(s, d) || !sameType(mul))
+      return notPerFeature("multiplied by");
     if (!mul->hasOneUse() || otherOperand(add, n) != mul.getResult() ||
         !sameType(add)) {
       why = "n * s is used other than in n + n * s";
@@ -111,11 +114,8 @@ std::optional<Modulation> matchModulation(Value n, int64_t d,
   } else if (users.size() == 1) {
     if (auto mul = soleUser<MulOp>(n)) {
       Value s = otherOperand(mul, n);
-      if (!s || !perFeature(s, d)) {
-        why = "n is multiplied by a value that is not per-feature [" +
-              std::to_string(d) + "]";
-        return std::nullopt;
-      }
+      if (!s || !perFeature(s, d))
+        return notPerFeature("multiplied by");
       m.scale = s;
       m.ops = {mul};
       cur = mul.getResult();
@@ -132,12 +132,8 @@ std::optional<Modulation> matchModulation(Value n, int64_t d,
       m.ops.push_back(add);
     }
   }
-  if (m.ops.empty()) {
-    why = "n is added to or multiplied by a value that is not per-feature "
-          "[" +
-          std::to_string(d) + "]";
-    return std::nullopt;
-  }
+  if (m.ops.empty())
+    return notPerFeature("added to or multiplied by");
   return m;
 }
 

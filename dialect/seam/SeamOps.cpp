@@ -72,6 +72,20 @@ LogicalResult ParamOp::verify() {
 // linear
 //===----------------------------------------------------------------------===//
 
+/// seam.linear's activations: the names of GeluOp, GeluTanhOp, SiluOp.
+static constexpr llvm::StringLiteral kLinearActivations[] = {
+    "gelu", "gelu_tanh", "silu"};
+
+std::optional<llvm::StringRef> mlir::seam::linearActivationName(Operation *op) {
+  if (isa<GeluOp>(op))
+    return kLinearActivations[0];
+  if (isa<GeluTanhOp>(op))
+    return kLinearActivations[1];
+  if (isa<SiluOp>(op))
+    return kLinearActivations[2];
+  return std::nullopt;
+}
+
 LogicalResult LinearOp::verify() {
   auto x = getInput().getType(), w = getWeight().getType();
   if (x.getRank() < 1)
@@ -86,7 +100,7 @@ LogicalResult LinearOp::verify() {
   if (getBias() && failed(expectShape(*this, getBias(), "bias", {n})))
     return failure();
   if (auto act = getActivation();
-      act && *act != "gelu" && *act != "gelu_tanh" && *act != "silu")
+      act && !llvm::is_contained(kLinearActivations, *act))
     return emitOpError() << "activation must be gelu, gelu_tanh or silu, got '"
                          << *act << "'";
   SmallVector<int64_t> expected(x.getShape().drop_back());

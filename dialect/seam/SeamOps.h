@@ -88,6 +88,11 @@ constexpr int64_t kMaxTensorElements = int64_t(1) << 36;
 /// it on each outlined region; lowering compiles each such func).
 constexpr llvm::StringLiteral kProgramAttrName = "seam.program";
 
+/// The name of the unary activation op `op` as seam.linear's `activation`
+/// attribute spells it (gelu, gelu_tanh, silu), or nullopt for any other
+/// op. The verifier accepts exactly these names.
+std::optional<llvm::StringRef> linearActivationName(Operation *op);
+
 } // namespace mlir::seam
 
 #endif // SEAM_DIALECT_SEAM_SEAMOPS_H

@@ -200,11 +200,14 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   // no DMA, rope or transpose. Needs the second slot, an even number of
   // tiles per head (so that every head starts at slot 0) and room for all
   // heads.
+  // Per partition: `bytes` with its one K^T replaced by every head's Q^T,
+  // K^T (and V), plus the second slot's score and probability rows.
   int64_t residentBytes =
       nHeads * (sq * eb + sk * eb + (vResident ? kTiles * d * eb : 0));
+  int64_t secondSlotBytes = sk * 4 + sk * eb;
   bool allHeads = pipelined && rem == 0 && full % 2 == 0 && group == 1 &&
                   nHeads > 1 &&
-                  bytes - sk * eb + sk * 4 + sk * eb + residentBytes <=
+                  bytes - sk * eb + residentBytes + secondSlotBytes <=
                       pl.target().workingBytes;
   Slot slots[2];
   if (sq >= 128)
