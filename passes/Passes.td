@@ -81,6 +81,25 @@ def SeamFuseLinearActivation
   let dependentDialects = ["seam::SeamDialect"];
 }
 
+def SeamOverlapIndependent
+    : Pass<"seam-overlap-independent", "func::FuncOp"> {
+  let summary = "Move per-sample argument-only work behind an earlier norm";
+  let description = [{
+    Engines issue in program order, so an op's place decides what it can
+    overlap. Per-sample ops (one-row results) that depend only on the
+    function's arguments (adaLN's modulation matvec and its all_gather) move
+    back to just after the last layer_norm before their first use, where the
+    DMA queues and the Tensor engine are idle while the norm occupies the
+    vector engines. Values are unchanged; only the order is. Each moved op
+    (views aside) is a remark; counters: `moved`, `norms-overlapped`.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
+  ];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
 def SeamInsertKernels : Pass<"seam-insert-kernels", "func::FuncOp"> {
   let summary = "Replace matched ops by opaque NKI-style kernel calls";
   let description = [{

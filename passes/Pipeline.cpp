@@ -1,7 +1,8 @@
 //===- Pipeline.cpp - seam-pipeline and registration ----------------------===//
-#include "passes/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "passes/Passes.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -41,6 +42,12 @@ void seam::buildSeamPipeline(OpPassManager &pm, const PipelineOptions &opts) {
   SeamOutlineRegionsOptions oo;
   oo.share = opts.share;
   pm.addPass(createSeamOutlineRegions(oo));
+  // Identical work computed once (the conditioning's silu, repeated by
+  // every block of the import), before scheduling places what remains.
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  SeamOverlapIndependentOptions vo;
+  vo.remarks = opts.remarks;
+  pm.addNestedPass<func::FuncOp>(createSeamOverlapIndependent(vo));
 }
 
 void seam::registerSeamPassesAndPipelines() {

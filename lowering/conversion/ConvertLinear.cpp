@@ -57,6 +57,17 @@ struct LinearPlan {
   double estimateNs() const { return std::max(teNs, dmaNs) + fillNs; }
 };
 
+/// Whether a streamed linear of one row (a matvec: adaLN's modulation)
+/// computes Y^T instead of Y: W blocks stationary, the single column of X^T
+/// moving, the N outputs on partitions. Each matmul then takes the issue
+/// floor (64 cycles) instead of N columns per K block, and a slab's outputs
+/// fit one PSUM tile, evacuated once per slab. Needs N (and so every slab
+/// width, multiples of 128) in whole blocks of 128, and no bias (a bias row
+/// would have to be transposed too).
+bool matvecTransposed(const Placement &x, int64_t n, bool bias) {
+  return x.rows == 1 && n % 128 == 0 && n / 128 <= ncore::kMatmulMaxN && !bias;
+}
+
 /// The transfer size the slab width aims for, per DMA queue: 64 KiB moves
 /// in ~2.8 us at 23 B/ns (trn2), so the ~0.6 us fixed cost is under a fifth
 /// of it (hardware.md "DMA": >= 2 KiB per partition approaches peak).
@@ -103,24 +114,29 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
   double fixed = prof->dmaFixedCostNs;
   int64_t minPiece = int64_t(fixed * queueBw); // ncore-split-dma's floor
 
-  // Tensor engine: the same for every plan (matmuls and transposes).
+  // Tensor engine: the same for every plan (matmuls and transposes). A
+  // matvec (see matvecTransposed) issues K/pk x N/128 matmuls of one column.
   double teCycles = 0;
-  for (int64_t t = 0; t < rowTiles; ++t) {
-    int64_t p = std::min<int64_t>(128, rows - t * 128);
-    for (int64_t c = 0; c < n; c += 512) {
-      int64_t nc = std::min<int64_t>(512, n - c);
+  if (matvecTransposed(x, n, hasBias))
+    teCycles = double(kb) * double(n / 128) *
+               std::min<double>(prof->matmulStationaryIssueCap, 128) * fp32;
+  else
+    for (int64_t t = 0; t < rowTiles; ++t) {
+      int64_t p = std::min<int64_t>(128, rows - t * 128);
+      for (int64_t c = 0; c < n; c += 512) {
+        int64_t nc = std::min<int64_t>(512, n - c);
+        teCycles += kb *
+                    std::max<double>(
+                        std::min<double>(prof->matmulStationaryIssueCap, p),
+                        double(nc)) *
+                    fp32;
+      }
       teCycles +=
           kb *
-          std::max<double>(std::min<double>(prof->matmulStationaryIssueCap, p),
-                           double(nc)) *
+          std::max<double>(std::min<double>(prof->matmulStationaryIssueCap, pk),
+                           double(p)) *
           fp32;
     }
-    teCycles +=
-        kb *
-        std::max<double>(std::min<double>(prof->matmulStationaryIssueCap, pk),
-                         double(p)) *
-        fp32;
-  }
   double teNs = teCycles / teGhz;
 
   int64_t budget = pl.workingBudget();
@@ -208,10 +224,73 @@ void evacuate(ProgramLowering &pl, const Placement &y, Value acc, Value bt,
   pl.storeOut(y, r0, p, col, nc, out);
 }
 
+/// A matvec as Y^T (see matvecTransposed). In a slab of `cols` columns from
+/// s0 (nbs = cols / 128 of them per partition), output column
+/// s0 + p * nbs + c accumulates on partition p of PSUM column s0 / 128 + c,
+/// from the stationary W[block j, s0 + c :: nbs] and the moving column j of
+/// X^T. A slab's [128, nbs] outputs in row-major order are then Y's columns
+/// in order: one DMA per slab writes them back as a row. One PSUM tile holds
+/// every slab's columns and is evacuated once, after the last matmul: the
+/// matmuls never wait for an evacuation, which may queue behind other work
+/// of the vector engines (the norm this matvec is scheduled to overlap).
+void lowerMatvec(ProgramLowering &pl, const LinearPlan &plan,
+                 const Placement &x, const Placement &w, const Placement &y,
+                 std::optional<ncore::ActFunc> act) {
+  int64_t k = x.cols, n = w.cols;
+  int64_t pk = plan.pk, kb = plan.kb, ns = plan.slabCols;
+  Type et = x.elementType;
+  pl.noteWorkingBytes(plan.workingBytes);
+  // X^T [pk, kb]: k = p * kb + j at partition p, column j, which is X's own
+  // row-major order: one DMA.
+  Value xt = pl.alloc(MemSpace::Sbuf, {pk, kb}, et);
+  pl.dma(xt, pl.window(x, 0, 1, 0, k));
+  Value acc =
+      pl.alloc(MemSpace::Psum, {128, n / 128}, pl.builder().getF32Type());
+  Value slabs[2];
+  for (unsigned i = 0; i < 2; ++i)
+    slabs[i] = pl.alloc(MemSpace::Sbuf, {pk, kb * ns}, et);
+  Value w3 = pl.reshape(w.root, {pk, kb, n});
+  auto loadSlab = [&](Index s0, int64_t cols, unsigned par) {
+    Value buffer = slabs[par];
+    Value dst = pl.reshape(
+        cols == ns ? buffer : pl.view(buffer, {pk, kb * cols}, {0, 0}),
+        {pk, kb, cols});
+    pl.dma(dst, pl.view(w3, {pk, kb, cols}, {0, 0, s0}));
+  };
+  auto computeSlab = [&](Index s0, int64_t cols, unsigned par) {
+    int64_t nbs = cols / 128;
+    Index a0 = s0.floorDiv(128);
+    pl.forEachChunk(nbs, 1, [&](Index c, int64_t, bool) {
+      Value accv = pl.view(acc, {128, 1}, {0, a0 + c});
+      pl.forEachChunk(
+          kb, 1,
+          [&](Index j, int64_t, bool first) {
+            Value st =
+                pl.view(slabs[par], {pk, 128}, {0, j * cols + c}, {1, nbs});
+            pl.matmul(accv, st, pl.view(xt, {pk, 1}, {0, j}),
+                      /*accumulate=*/!first);
+          },
+          /*peelFirst=*/true);
+    });
+  };
+  pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
+  Value out = pl.alloc(MemSpace::Sbuf, {128, n / 128}, y.elementType);
+  if (act)
+    pl.activation(*act, out, acc);
+  else
+    pl.copy(out, acc);
+  pl.forEachChunk(n, ns, [&](Index s0, int64_t cols, bool) {
+    pl.dma(pl.window(y, 0, 1, s0, cols),
+           pl.view(out, {128, cols / 128}, {0, s0.floorDiv(128)}));
+  });
+}
+
 void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
                    const Placement &x, const Placement &w, const Placement &y,
                    const std::optional<Placement> &bias,
                    std::optional<ncore::ActFunc> act) {
+  if (matvecTransposed(x, w.cols, bias.has_value()))
+    return lowerMatvec(pl, plan, x, w, y, act);
   int64_t k = x.cols, n = w.cols, rows = x.rows;
   int64_t pk = plan.pk, kb = plan.kb, ns = plan.slabCols;
   Type et = x.elementType;
@@ -239,17 +318,26 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
     int64_t gRows = std::min<int64_t>(groupRowsMax, rows - gRow0);
     // 1. X^T of the group: block j of tile t at free offset
     //    j * groupRowsMax + t * 128, holding X[rows of t, j::kb]^T.
-    pl.forEachChunkAlternating(gRows, 128, [&](Index t0, int64_t p, unsigned) {
-      Value xs = pl.load(x, t0 + gRow0, p, 0, k);
-      pl.forEachChunkAlternating(kb, 1, [&](Index j, int64_t, unsigned par) {
-        Value src = kb == 1 ? pl.view(xs, {p, pk}, {0, j})
-                            : pl.view(xs, {p, pk}, {0, j}, {1, kb});
-        Value tpv = pl.view(tp[par], {pk, p}, {0, 0});
-        pl.transpose(tpv, src);
-        Value dst = pl.view(xt, {pk, p}, {0, j * groupRowsMax + t0});
-        pl.copy(dst, tpv);
-      });
-    });
+    if (gRows == 1) {
+      // One row (a matvec): X^T is X itself, k = p * kb + j at partition p,
+      // column j: one DMA in row-major order, no Tensor-engine transposes
+      // and no PSUM evacuations in the vector engines' queues.
+      pl.dma(pl.view(xt, {pk, kb}, {0, 0}), pl.window(x, gRow0, 1, 0, k));
+    } else {
+      pl.forEachChunkAlternating(
+          gRows, 128, [&](Index t0, int64_t p, unsigned) {
+            Value xs = pl.load(x, t0 + gRow0, p, 0, k);
+            pl.forEachChunkAlternating(
+                kb, 1, [&](Index j, int64_t, unsigned par) {
+                  Value src = kb == 1 ? pl.view(xs, {p, pk}, {0, j})
+                                      : pl.view(xs, {p, pk}, {0, j}, {1, kb});
+                  Value tpv = pl.view(tp[par], {pk, p}, {0, 0});
+                  pl.transpose(tpv, src);
+                  Value dst = pl.view(xt, {pk, p}, {0, j * groupRowsMax + t0});
+                  pl.copy(dst, tpv);
+                });
+          });
+    }
     // 2. Slabs of W, software pipelined over two buffers: the DMA of slab
     //    s + 1 (and its broadcast bias) is issued before the matmuls and
     //    stores of slab s.
@@ -427,13 +515,16 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
         "convert-seam-to-ncore: linear [{0} x {1}] x [{1} x {2}]: weight "
         "streamed {3} in {4} slab(s) of {5} columns ({6} per DMA, two "
         "buffers), K = {7} x {8}, X^T of {9} row tile(s) resident; estimated "
-        "TE {10:F1} us, DMA {11:F1} us, fill {12:F1} us ({13}-bound)",
+        "TE {10:F1} us, DMA {11:F1} us, fill {12:F1} us ({13}-bound){14}",
         x->rows, k, n,
         plan->groups == 1 ? std::string("once")
                           : llvm::formatv("{0} times", plan->groups).str(),
         slabs, plan->slabCols, mib(double(k) * plan->slabCols * eb), plan->pk,
         plan->kb, plan->groupTiles, plan->teNs * 1e-3, plan->dmaNs * 1e-3,
-        plan->fillNs * 1e-3, plan->teNs >= plan->dmaNs ? "TE" : "DMA");
+        plan->fillNs * 1e-3, plan->teNs >= plan->dmaNs ? "TE" : "DMA",
+        matvecTransposed(*x, n, bias.has_value())
+            ? "; one row: Y^T on partitions, W stationary"
+            : "");
   }
   lowerStreamed(pl, *plan, *x, *w, y, bias, act);
   return success();

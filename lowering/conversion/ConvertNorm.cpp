@@ -2,15 +2,20 @@
 //---------------------------===//
 //
 // Per row tile (rows on partitions, the normalised dim on the free axis):
-//   layer_norm: sum x (tensor_reduce), -mean (tensor_scalar), x - mean
-//     (activation identity with a per-partition [P, 1] bias), sum (x - mean)^2
-//     (activation square with add-reduce), rstd = rsqrt(s / D + eps) (one
-//     activation: scale 1/D, bias eps), y = (x - mean) * rstd (tensor_scalar
-//     with the [P, 1] rstd), then * gamma + beta (broadcast rows; gamma +
-//     scale_offset once per op, in fp32, when the op has an offset).
+//   layer_norm: sum x (tensor_reduce), -mean (tensor_scalar), sum (x - mean)^2
+//     (activation square of x with the [P, 1] bias -mean and add-reduce: the
+//     centred row is not needed for it), rstd = rsqrt(s / D + eps) (one
+//     activation: scale 1/D, bias eps), the centred row x - mean (activation
+//     identity with the bias), then (x - mean) * rstd * gamma (one
+//     scalar_tensor_tensor pass) + beta (broadcast rows; gamma + scale_offset
+//     once per op when the op has an offset).
 //   rms_norm: sum x^2 (activation square with add-reduce), rstd as above,
 //     y = x * rstd (* gamma).
-// Statistics stay fp32; the centred row is fp32 (two-pass variance).
+// Statistics stay fp32 (two-pass variance, centred inside the squaring
+// activation). The centred row and the affine rows are kept in the output's
+// dtype when that is bf16: each pass then streams bf16 at one element per
+// cycle instead of fp32's two, at the cost of one bf16 rounding of
+// x - mean and of gamma (+ offset), the precision of the output itself.
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
@@ -36,8 +41,8 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     return op->emitOpError() << "convert-seam-to-ncore: scale and bias must "
                                 "have the normalised size "
                              << d;
-  // Working set per partition: the fp32 centred row, the input row when it
-  // is staged, the gamma/beta rows.
+  // Working set per partition (at most, in fp32): the centred row, the input
+  // row when it is staged, the gamma/beta rows.
   int64_t bytes = d * 4 + d * 4 + 2 * d * 4;
   if (bytes > pl.target().workingBytes)
     return op->emitOpError()
@@ -47,6 +52,9 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
            << pl.target().workingBytes << " available)";
   Placement y = pl.placeResult(op->getResult(0));
   Type f32 = pl.builder().getF32Type();
+  // The rows the affine passes stream: bf16 when the output is (see the
+  // header), fp32 otherwise.
+  Type rowType = y.elementType.isBF16() ? y.elementType : f32;
   int64_t pmax = std::min<int64_t>(x->rows, 128);
   Value gamma, beta;
   // The broadcast gamma / beta rows. With the pipelined order they are
@@ -58,7 +66,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
       // gamma + offset once per op, in fp32 (1 + a small modulation would
       // lose its low bits in bf16).
       gamma = pl.broadcastRow(*g, 0, d, pmax,
-                              pl.alloc(MemSpace::Sbuf, {pmax, d}, f32));
+                              pl.alloc(MemSpace::Sbuf, {pmax, d}, rowType));
       pl.tensorScalar(ncore::AluOp::Add, gamma, gamma, scaleOffset);
     } else if (scale) {
       gamma = pl.broadcastRow(*g, 0, d, pmax);
@@ -76,7 +84,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
                                                                            : 1;
   Value work[2], s1[2], s2[2], rstd[2];
   for (unsigned i = 0; i < sets; ++i) {
-    work[i] = pl.alloc(MemSpace::Sbuf, {pmax, d}, f32);
+    work[i] = pl.alloc(MemSpace::Sbuf, {pmax, d}, rowType);
     s1[i] = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
     s2[i] = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
     rstd[i] = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
@@ -90,19 +98,22 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     Value a = pl.view(s1[set], {p, 1}, {0, 0});
     Value s = pl.view(s2[set], {p, 1}, {0, 0});
     Value r = pl.view(rstd[set], {p, 1}, {0, 0});
-    Value src = in;
+    Value negMean;
     if (centre) {
       pl.reduce(ncore::AluOp::Add, a, in);
       pl.tensorScalar(ncore::AluOp::Multiply, a, a, -1.0 / d);
-      pl.activation(ncore::ActFunc::Identity, w, in, 1.0, 0.0, a);
-      src = w;
+      negMean = a;
     }
-    // Sum of squares; the squared row itself is not needed (written to the
+    // Sum of squares of the centred row, from x in fp32 inside the
+    // activation; the squared row itself is not needed (written to the
     // output tile, which the scaling overwrites).
-    pl.activation(ncore::ActFunc::Square, pl.outTile(y, r0, p, zero, d), src,
-                  1.0, 0.0, Value(), s);
+    pl.activation(ncore::ActFunc::Square, pl.outTile(y, r0, p, zero, d), in,
+                  1.0, 0.0, negMean, s);
     pl.activation(ncore::ActFunc::Rsqrt, r, s, 1.0 / d, eps);
-    return src;
+    if (!centre)
+      return in;
+    pl.activation(ncore::ActFunc::Identity, w, in, 1.0, 0.0, negMean);
+    return w;
   };
   auto scaleRows = [&](Index r0, int64_t p, unsigned set, Value src) {
     Value out = pl.outTile(y, r0, p, zero, d);

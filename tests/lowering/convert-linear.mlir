@@ -16,8 +16,8 @@
 
 // REMARK: remark: convert-seam-to-ncore: linear [768 x 3072] x [3072 x 768]: weight streamed once in 3 slab(s) of 256 columns (1.50 MiB per DMA, two buffers), K = 128 x 24, X^T of 6 row tile(s) resident
 // STATS: 0 linears-blocked
-// STATS-NEXT: 5 linears-streamed
-// STATS: 5 weight-passes
+// STATS-NEXT: 6 linears-streamed
+// STATS: 6 weight-passes
 
 // COUNT-LABEL: ncore.program @prog_mlp
 // COUNT-COUNT-3: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x24x256xbf16>, <hbm, 128x24x256xbf16>
@@ -103,4 +103,27 @@ func.func private @prog_act(%x: tensor<128x64xf32>, %w: tensor<64x64xf32>, %b: t
   %h = seam.linear %x, %w {activation = "gelu_tanh"} : (tensor<128x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32>
   %y = seam.linear %h, %w, %b {activation = "silu"} : (tensor<128x64xf32>, tensor<64x64xf32>, tensor<64xf32>) -> tensor<128x64xf32>
   return %y : tensor<128x64xf32>
+}
+
+// -----
+
+// One row without a bias (adaLN's modulation matvec): Y^T on partitions.
+// X^T by one DMA (no transposes), W blocks stationary against the single
+// moving column, every output in one PSUM tile evacuated once after the
+// last slab, and one DMA per slab writes its [128, nbs] outputs back as a
+// row.
+// REMARK: remark: convert-seam-to-ncore: linear [1 x 3072] x [3072 x 2304]: weight streamed once in 9 slab(s) of 256 columns {{.+}}; one row: Y^T on partitions, W stationary
+// CHECK-LABEL: ncore.program @prog_mv
+// CHECK: %[[XT:.+]] = ncore.alloc : <sbuf, 128x24xbf16>
+// CHECK-NEXT: ncore.dma_copy %[[XT]], %arg0 : <sbuf, 128x24xbf16>, <hbm, 1x3072xbf16>
+// CHECK: %[[ACC:.+]] = ncore.alloc : <psum, 128x18xf32>
+// CHECK-NOT: ncore.transpose
+// CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x1xf32>, <sbuf, 128x128xbf16>, <sbuf, 128x1xbf16>
+// CHECK-NOT: ncore.tensor_copy
+// CHECK: ncore.tensor_copy %[[OUT:.+]], %[[ACC]] : <sbuf, 128x18xbf16>, <psum, 128x18xf32>
+// CHECK: ncore.loop
+// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <hbm, 1x256xbf16>, <sbuf, 128x2xbf16>
+func.func private @prog_mv(%x: tensor<1x3072xbf16>, %w: tensor<3072x2304xbf16>) -> tensor<1x2304xbf16> attributes {seam.program} {
+  %y = seam.linear %x, %w : (tensor<1x3072xbf16>, tensor<3072x2304xbf16>) -> tensor<1x2304xbf16>
+  return %y : tensor<1x2304xbf16>
 }

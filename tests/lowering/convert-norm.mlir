@@ -14,16 +14,18 @@
 // Statistics of tile 0 (set 0).
 // CHECK: ncore.tensor_reduce add %[[S1:.+]], %[[X:.+]] : <sbuf, 128x1xf32>, <sbuf, 128x96xf32>
 // CHECK: ncore.tensor_scalar multiply %[[S1]], %[[S1]] imm -0.010416
-// CHECK: ncore.activation identity %[[C:.+]], %[[X]] bias %[[S1]]
-// CHECK: ncore.activation square %{{.+}}, %[[C]] reduce %[[S2:[^ ]+]] :
+// The sum of squares centres x inside the activation (bias -mean); the
+// centred row comes after the statistics.
+// CHECK: ncore.activation square %{{.+}}, %[[X]] bias %[[S1]] reduce %[[S2:[^ ]+]] :
 // CHECK: ncore.activation rsqrt %[[R:.+]], %[[S2]] {bias = 9.99999974E-6 : f32, scale = 0.010416
+// CHECK: ncore.activation identity %[[C:.+]], %[[X]] bias %[[S1]]
 // gamma and beta broadcast (a ones column times the row on the TE).
 // CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x96xf32>, <sbuf, 1x128xf32>, <sbuf, 1x96xf32>
 // CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x96xf32>, <sbuf, 1x128xf32>, <sbuf, 1x96xf32>
 // Statistics of tile 1 (set 1) ...
 // CHECK: ncore.tensor_reduce add %{{.+}}, %{{.+}} : <sbuf, 128x1xf32>, <sbuf, 128x96xf32>
-// CHECK: ncore.activation identity %[[C1:.+]], %{{.+}} bias
 // CHECK: ncore.activation rsqrt %[[R1:[^ ]+]], %{{.+}} {bias
+// CHECK: ncore.activation identity %[[C1:.+]], %{{.+}} bias
 // ... then the scaling of tile 0: (c * rstd) * gamma in one pass, + beta.
 // CHECK: ncore.scalar_tensor_tensor multiply %[[C]], %[[C]], %{{.+}}, %[[R]] :
 // CHECK: ncore.tensor_tensor add
@@ -58,4 +60,20 @@ func.func @forward(%x: tensor<3x100x96xf32>) -> tensor<3x100x96xf32> {
 func.func private @prog_rms(%x: tensor<1x6x256x128xbf16>, %g: tensor<128xbf16>) -> tensor<1x6x256x128xbf16> attributes {seam.program} {
   %y = seam.rms_norm %x scale %g : (tensor<1x6x256x128xbf16>, tensor<128xbf16>) -> tensor<1x6x256x128xbf16>
   return %y : tensor<1x6x256x128xbf16>
+}
+
+// -----
+
+// A bf16 layer_norm (adaLN's, with scale_offset): the statistics stay fp32,
+// the centred row and gamma + 1 are bf16 like the output, so both affine
+// passes stream bf16 (one element per cycle).
+// CHECK-LABEL: ncore.program @prog_ln_bf16
+// CHECK: ncore.activation square %{{.+}}, %[[X:[^ ]+]] bias %[[M:[^ ]+]] reduce %{{.+}} : !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
+// CHECK: ncore.activation identity %{{.+}}, %[[X]] bias %[[M]] : !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<sbuf, 128x1xf32>
+// CHECK: ncore.tensor_scalar add %[[G:[^ ]+]], %[[G]] imm 1.000000e+00 : !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<sbuf, 128x256xbf16>
+// CHECK: ncore.scalar_tensor_tensor multiply {{.+}} : !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<sbuf, 128x1xf32>
+// CHECK: ncore.tensor_tensor add {{.+}} : !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<sbuf, 128x256xbf16>
+func.func private @prog_ln_bf16(%x: tensor<256x256xbf16>, %s: tensor<256xbf16>, %h: tensor<256xbf16>) -> tensor<256x256xbf16> attributes {seam.program} {
+  %y = seam.layer_norm %x scale %s bias %h {epsilon = 1.0e-6 : f64, scale_offset = 1.0 : f64} : (tensor<256x256xbf16>, tensor<256xbf16>, tensor<256xbf16>) -> tensor<256x256xbf16>
+  return %y : tensor<256x256xbf16>
 }

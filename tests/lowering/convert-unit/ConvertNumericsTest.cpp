@@ -221,7 +221,12 @@ TEST(ConvertLinear, BiasPartialTilesKRemainder) {
         LinearCase{128, 384, 128, false}, LinearCase{128, 128, 640, false},
         LinearCase{200, 192, 640, true}, LinearCase{200, 192, 640, false},
         LinearCase{128, 192, 640, true}, LinearCase{200, 128, 640, true},
-        LinearCase{200, 192, 128, true}, LinearCase{1, 384, 1536, true}}) {
+        LinearCase{200, 192, 128, true}, LinearCase{1, 384, 1536, true},
+        // One row without a bias: the transposed matvec (Y^T on
+        // partitions, one slab or several, a slab remainder); N not in
+        // blocks of 128: the row form with X^T by one DMA.
+        LinearCase{1, 384, 1536, false}, LinearCase{1, 3072, 2304, false},
+        LinearCase{1, 256, 640, false}, LinearCase{1, 192, 200, false}}) {
     for (bool bf : {false, true}) {
       std::string t = dt(bf);
       auto ty = [&](std::initializer_list<int64_t> dims) {
