@@ -159,6 +159,10 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   Value scorePsum[2];
   for (Value &b : scorePsum)
     b = pl.alloc(MemSpace::Psum, {std::min<int64_t>(sq, 128), scoreChunk}, f32);
+  // P^T PSUM groups shared by the slots (a slot keeps its own only when
+  // sharedPtp is not set): the Tensor engine transposes one tile's P at a
+  // time anyway, and three slots of their own would not fit in PSUM.
+  Value sharedPtp[2];
   auto allocSlot = [&](int64_t p, bool ownQt) {
     Slot s;
     s.p = p;
@@ -181,7 +185,9 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
       int64_t blocks = std::min<int64_t>(kPvGroup, sk / 128);
       for (unsigned i = 0; i < 2; ++i) {
         s.ptGroup[i] = pl.alloc(MemSpace::Sbuf, {128, blocks * p}, et);
-        s.ptpGroup[i] = pl.alloc(MemSpace::Psum, {128, blocks * p}, f32);
+        s.ptpGroup[i] = sharedPtp[i] && p == 128
+                            ? sharedPtp[i]
+                            : pl.alloc(MemSpace::Psum, {128, blocks * p}, f32);
       }
     } else {
       s.pt = pl.alloc(MemSpace::Sbuf, {kb, p}, et);
@@ -205,15 +211,27 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   int64_t residentBytes =
       nHeads * (sq * eb + sk * eb + (vResident ? kTiles * d * eb : 0));
   int64_t secondSlotBytes = sk * 4 + sk * eb;
-  bool allHeads = pipelined && rem == 0 && full % 2 == 0 && group == 1 &&
-                  nHeads > 1 &&
-                  bytes - sk * eb + residentBytes + secondSlotBytes <=
-                      pl.target().workingBytes;
-  Slot slots[2];
+  auto fitsResident = [&](int64_t extraSlots) {
+    return bytes - sk * eb + residentBytes + extraSlots * secondSlotBytes <=
+           pl.target().workingBytes;
+  };
+  // Every head's tiles start at slot 0: full is a multiple of the slots.
+  // Three slots when they fit (the scores then run two tiles ahead, see the
+  // pipeline below), else two.
+  unsigned nSlots = !pipelined ? 1 : 2;
+  bool allHeads = pipelined && rem == 0 && group == 1 && nHeads > 1;
+  if (allHeads && full % 3 == 0 && fitsResident(2))
+    nSlots = 3;
+  else
+    allHeads = allHeads && full % 2 == 0 && fitsResident(1);
+  if (allHeads && sk % 128 == 0)
+    for (Value &b : sharedPtp)
+      b = pl.alloc(MemSpace::Psum,
+                   {128, std::min<int64_t>(kPvGroup, sk / 128) * 128}, f32);
+  Slot slots[3];
   if (sq >= 128)
-    slots[0] = allocSlot(128, !allHeads);
-  if (pipelined)
-    slots[1] = allocSlot(128, !allHeads);
+    for (unsigned i = 0; i < nSlots; ++i)
+      slots[i] = allocSlot(128, !allHeads);
   std::optional<Slot> last;
   if (rem)
     last = allocSlot(rem, true);
@@ -369,22 +387,15 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   // queues one tile's softmax (Vector/Scalar) runs while the Tensor engine
   // does the other's P V, and the next scores are ready when the Tensor
   // engine gets to them. Tile 0 (scores and softmax, slot 0) has been
-  // issued before; `next`, when given, issues the scores of the next
-  // head's tile 0 into the slot after this head's last tile, before this
-  // head's last output (then its softmax after), so the pipeline runs on.
-  auto headTiles = [&](Index head, Index bk, Index kvc,
-                       function_ref<void(Slot &)> next = nullptr) {
+  // issued before. (With every head resident, the pipeline below runs
+  // across heads instead.)
+  auto headTiles = [&](Index head, Index bk, Index kvc) {
     pl.forRangeAlternating(full - 1, [&](Index t, unsigned parity) {
       scoresPhase(slots[1 - parity], head, tileStart(t + 1), kvc);
       outputPhase(slots[parity], head, bk, tileStart(t), kvc);
       softmaxPhase(slots[1 - parity]);
     });
-    unsigned c = (full - 1) % 2;
-    if (next)
-      next(slots[1 - c]);
-    outputPhase(slots[c], head, bk, Index((full - 1) * 128), kvc);
-    if (next)
-      softmaxPhase(slots[1 - c]);
+    outputPhase(slots[(full - 1) % 2], head, bk, Index((full - 1) * 128), kvc);
   };
 
   if (allHeads) {
@@ -392,13 +403,38 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
       prepareKv(h, h);
       buildTransposed(qa, h * sq, sq, qtAll, h * sq);
     });
-    scoresPhase(slots[0], zero, zero, zero);
+    // One software pipeline over every (head, query tile), over nSlots
+    // slots (tile t of every head in slot t % nSlots: full is a multiple of
+    // nSlots): the step of tile t issues the scores of the tile A = nSlots
+    // - 1 ahead, the output of tile t, then the softmax of the next tile;
+    // near a head's end "ahead" and "next" are the next head's first tiles,
+    // so the pipeline never drains between heads. With three slots a tile's
+    // scores are evacuated a whole step before its softmax, and the Scalar
+    // engine's exp never waits on the row max that follows that
+    // evacuation; with two, the next tile's scores and softmax share a
+    // step.
+    unsigned ahead = nSlots - 1;
+    auto tileRow = [](int64_t t) { return Index(t * 128); };
+    for (unsigned j = 0; j < ahead; ++j)
+      scoresPhase(slots[j], zero, tileRow(j), zero);
     softmaxPhase(slots[0]);
-    pl.forRange(nHeads - 1, [&](Index h) {
-      headTiles(h, h, h, [&](Slot &s) { scoresPhase(s, h + 1, zero, h + 1); });
-    });
-    Index lastHead(nHeads - 1);
-    headTiles(lastHead, lastHead, lastHead);
+    auto head = [&](Index h, bool hasNext) {
+      pl.forRangeUnrolled(full - ahead, nSlots, [&](Index t, unsigned c) {
+        scoresPhase(slots[(c + ahead) % nSlots], h, tileStart(t + ahead), h);
+        outputPhase(slots[c], h, h, tileStart(t), h);
+        softmaxPhase(slots[(c + 1) % nSlots]);
+      });
+      for (int64_t t = full - ahead; t < full; ++t) {
+        if (hasNext)
+          scoresPhase(slots[(t + ahead) % nSlots], h + 1,
+                      tileRow(t + ahead - full), h + 1);
+        outputPhase(slots[t % nSlots], h, h, tileRow(t), h);
+        if (t + 1 < full || hasNext)
+          softmaxPhase(slots[(t + 1) % nSlots]);
+      }
+    };
+    pl.forRange(nHeads - 1, [&](Index h) { head(h, true); });
+    head(Index(nHeads - 1), false);
   } else {
     pl.forRange(batch * kvHeads, [&](Index bk) {
       prepareKv(bk, zero);

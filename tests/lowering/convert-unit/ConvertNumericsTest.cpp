@@ -604,7 +604,10 @@ TEST(ConvertAttention, StableSoftmaxCausalRopeGqa) {
                      AttnCase{true, true, false, 2, 2, 256, 64},
                      AttnCase{false, true, true, 2, 1, 256, 128},
                      AttnCase{true, false, true, 2, 2, 384, 64},
-                     AttnCase{false, true, false, 3, 3, 512, 128}}) {
+                     AttnCase{false, true, false, 3, 3, 512, 128},
+                     // Three slots across heads: 6 query tiles per head
+                     // (a loop of steps, then the next head's first two).
+                     AttnCase{false, true, false, 3, 3, 768, 64}}) {
     std::string t = dt(c.bf);
     auto sh = [&](int64_t h) {
       return "tensor<1x" + std::to_string(h) + "x" + std::to_string(c.seq) +
