@@ -25,9 +25,13 @@ class ByteWriter {
 public:
   std::vector<uint8_t> out;
   template <typename T> void put(T v) {
-    uint8_t buf[sizeof(T)];
-    std::memcpy(buf, &v, sizeof(T));
-    out.insert(out.end(), buf, buf + sizeof(T));
+    size_t at = out.size();
+    out.resize(at + sizeof(T));
+    std::memcpy(out.data() + at, &v, sizeof(T));
+  }
+  /// Overwrites a value put earlier at byte `at`.
+  template <typename T> void patch(size_t at, T v) {
+    std::memcpy(out.data() + at, &v, sizeof(T));
   }
   void putString(const std::string &s) {
     put<uint32_t>(static_cast<uint32_t>(s.size()));
@@ -121,55 +125,75 @@ void writeInstruction(ByteWriter &w, const Instruction &inst) {
       writeAp(w, inst.aps[s]);
 }
 
-std::vector<uint8_t> writePayload(const Program &p, uint32_t &sections) {
-  ByteWriter w;
+/// Appends the payload to `w`, each section written in place (its size
+/// patched after its body): a program of tens of thousands of instructions
+/// is several MB, and every extra copy of it touches fresh pages.
+void writePayloadInto(ByteWriter &w, const Program &p, uint32_t &sections) {
   sections = 0;
-  auto section = [&](uint32_t tag, const ByteWriter &body) {
+  auto section = [&](uint32_t tag, auto &&body) {
     w.put<uint32_t>(tag);
     w.put<uint32_t>(0);
-    w.put<uint64_t>(body.out.size());
-    w.out.insert(w.out.end(), body.out.begin(), body.out.end());
+    size_t sizeAt = w.out.size();
+    w.put<uint64_t>(0);
+    size_t start = w.out.size();
+    body();
+    w.patch<uint64_t>(sizeAt, w.out.size() - start);
     ++sections;
   };
-  ByteWriter meta;
-  meta.putString(p.name);
-  section(kMeta, meta);
+  section(kMeta, [&] { w.putString(p.name); });
 
-  ByteWriter binds;
-  binds.put<uint32_t>(static_cast<uint32_t>(p.bindings.size()));
-  for (const Binding &b : p.bindings) {
-    binds.putString(b.name);
-    binds.put<uint8_t>(static_cast<uint8_t>(b.dtype));
-    binds.put<uint8_t>(static_cast<uint8_t>(b.role));
-    binds.put<uint32_t>(static_cast<uint32_t>(b.shape.size()));
-    for (int64_t d : b.shape)
-      binds.put<int64_t>(d);
-    binds.put<uint64_t>(b.hbmOffset);
-    binds.put<uint64_t>(b.hbmSize);
-  }
-  section(kBindings, binds);
+  section(kBindings, [&] {
+    w.put<uint32_t>(static_cast<uint32_t>(p.bindings.size()));
+    for (const Binding &b : p.bindings) {
+      w.putString(b.name);
+      w.put<uint8_t>(static_cast<uint8_t>(b.dtype));
+      w.put<uint8_t>(static_cast<uint8_t>(b.role));
+      w.put<uint32_t>(static_cast<uint32_t>(b.shape.size()));
+      for (int64_t d : b.shape)
+        w.put<int64_t>(d);
+      w.put<uint64_t>(b.hbmOffset);
+      w.put<uint64_t>(b.hbmSize);
+    }
+  });
 
-  ByteWriter consts;
-  consts.put<uint32_t>(static_cast<uint32_t>(p.constants.size()));
-  for (const Constant &c : p.constants) {
-    consts.put<uint32_t>(c.binding);
-    consts.put<uint8_t>(static_cast<uint8_t>(c.kind));
-    consts.put<uint64_t>(c.seed);
-    consts.put<float>(c.scale);
-    consts.putBytes(c.bytes);
-  }
-  section(kConstants, consts);
+  section(kConstants, [&] {
+    w.put<uint32_t>(static_cast<uint32_t>(p.constants.size()));
+    for (const Constant &c : p.constants) {
+      w.put<uint32_t>(c.binding);
+      w.put<uint8_t>(static_cast<uint8_t>(c.kind));
+      w.put<uint64_t>(c.seed);
+      w.put<float>(c.scale);
+      w.putBytes(c.bytes);
+    }
+  });
 
   for (unsigned e = 0; e < kNumEngines; ++e) {
     if (p.streams[e].empty())
       continue;
-    ByteWriter s;
-    s.put<uint8_t>(static_cast<uint8_t>(e));
-    s.put<uint32_t>(static_cast<uint32_t>(p.streams[e].size()));
-    for (const Instruction &inst : p.streams[e])
-      writeInstruction(s, inst);
-    section(kStream, s);
+    section(kStream, [&] {
+      w.put<uint8_t>(static_cast<uint8_t>(e));
+      w.put<uint32_t>(static_cast<uint32_t>(p.streams[e].size()));
+      for (const Instruction &inst : p.streams[e])
+        writeInstruction(w, inst);
+    });
   }
+}
+
+/// Bytes to reserve for a program's file: about a hundred per instruction
+/// (more with waits and three access patterns), the constants' bytes.
+size_t sizeHint(const Program &p) {
+  size_t n = 4096 + 64 * p.bindings.size();
+  for (const Constant &c : p.constants)
+    n += 64 + c.bytes.size();
+  for (const auto &stream : p.streams)
+    n += 160 * stream.size();
+  return n;
+}
+
+std::vector<uint8_t> writePayload(const Program &p, uint32_t &sections) {
+  ByteWriter w;
+  w.out.reserve(sizeHint(p));
+  writePayloadInto(w, p, sections);
   return std::move(w.out);
 }
 
@@ -379,21 +403,31 @@ public:
 } // namespace
 
 std::vector<uint8_t> writeProgram(const Program &program) {
-  uint32_t sections;
-  std::vector<uint8_t> payload = writePayload(program, sections);
+  // The header, its payload size, hash and checksum patched once the
+  // payload has been written after it (in the same buffer).
   ByteWriter h;
-  h.out.reserve(64 + payload.size());
+  h.out.reserve(kProgramHeaderSize + sizeHint(program));
   h.out.insert(h.out.end(), kMagic, kMagic + 8);
   h.put<uint32_t>(kProgramFormatVersion);
   h.put<uint32_t>(static_cast<uint32_t>(program.target));
-  h.put<uint64_t>(payload.size());
-  h.put<uint64_t>(fnv1a64(payload.data(), payload.size()));
-  uint32_t crc = crc32(h.out.data(), h.out.size());
-  crc = crc32(payload.data(), payload.size(), crc);
-  h.put<uint32_t>(crc);
-  h.put<uint32_t>(sections);
+  size_t sizeAt = h.out.size();
   h.put<uint64_t>(0);
-  h.out.insert(h.out.end(), payload.begin(), payload.end());
+  size_t hashAt = h.out.size();
+  h.put<uint64_t>(0);
+  size_t crcAt = h.out.size();
+  h.put<uint32_t>(0);
+  size_t sectionsAt = h.out.size();
+  h.put<uint32_t>(0);
+  h.put<uint64_t>(0);
+  uint32_t sections;
+  writePayloadInto(h, program, sections);
+  const uint8_t *payload = h.out.data() + kProgramHeaderSize;
+  size_t payloadSize = h.out.size() - kProgramHeaderSize;
+  h.patch<uint64_t>(sizeAt, payloadSize);
+  h.patch<uint64_t>(hashAt, fnv1a64(payload, payloadSize));
+  uint32_t crc = crc32(h.out.data(), crcAt);
+  h.patch<uint32_t>(crcAt, crc32(payload, payloadSize, crc));
+  h.patch<uint32_t>(sectionsAt, sections);
   return std::move(h.out);
 }
 
