@@ -285,10 +285,24 @@ void lowerMatvec(ProgramLowering &pl, const LinearPlan &plan,
   });
 }
 
-void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
+/// Whether every reader of `input` other than `op` is a later linear of it
+/// whose weight is a program argument (so it streams and reuses X^T, see
+/// lowerStreamed): then `input` itself is dead once X^T is built.
+bool onlyLinearsRead(Value input, Operation *op) {
+  return llvm::all_of(input.getUsers(), [&](Operation *user) {
+    if (user == op)
+      return true;
+    auto lin = dyn_cast<LinearOp>(user);
+    return lin && lin.getInput() == input &&
+           isa<BlockArgument>(lin.getWeight()) && op->isBeforeInBlock(lin);
+  });
+}
+
+void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
                    const Placement &x, const Placement &w, const Placement &y,
                    const std::optional<Placement> &bias,
                    std::optional<ncore::ActFunc> act) {
+  Value input = op.getInput();
   if (matvecTransposed(x, w.cols, bias.has_value()))
     return lowerMatvec(pl, plan, x, w, y, act);
   int64_t k = x.cols, n = w.cols, rows = x.rows;
@@ -298,7 +312,13 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
   int64_t groupRowsMax = std::min<int64_t>(rows, plan.groupTiles * 128);
   pl.noteWorkingBytes(plan.workingBytes);
 
-  Value xt = pl.alloc(MemSpace::Sbuf, {pk, kb * groupRowsMax}, et);
+  // X^T of every row (one group) is kept for the later linears of the same
+  // input and K split (the single-stream block's QKV and MLP projections),
+  // which then transpose nothing.
+  Value xt = plan.groups == 1 ? pl.derivedTile(input, kb) : Value();
+  bool reused = bool(xt);
+  if (!xt)
+    xt = pl.alloc(MemSpace::Sbuf, {pk, kb * groupRowsMax}, et);
   // Two of each working tile: transposes alternate PSUM tiles, slabs and
   // accumulators alternate buffers (the DMA of slab s+1, the evacuation of
   // block b and its store overlap the matmuls of slab s / block b+1).
@@ -318,7 +338,9 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
     int64_t gRows = std::min<int64_t>(groupRowsMax, rows - gRow0);
     // 1. X^T of the group: block j of tile t at free offset
     //    j * groupRowsMax + t * 128, holding X[rows of t, j::kb]^T.
-    if (gRows == 1) {
+    if (reused) {
+      ++pl.statistics().transposesReused;
+    } else if (gRows == 1) {
       // One row (a matvec): X^T is X itself, k = p * kb + j at partition p,
       // column j: one DMA in row-major order, no Tensor-engine transposes
       // and no PSUM evacuations in the vector engines' queues.
@@ -411,6 +433,9 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan,
     };
     pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
   }
+  if (!reused && plan.groups == 1 && rows > 1)
+    pl.keepDerivedTile(input, kb, xt, kb * groupRowsMax * (et.isBF16() ? 2 : 4),
+                       onlyLinearsRead(input, op));
 }
 
 /// The blocked order: per token tile, X^T blocks of 128 consecutive K rows,
@@ -497,6 +522,12 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
                                "dtypes)";
   Placement y = pl.placeResult(op.getResult());
   std::optional<LinearPlan> plan = planLinear(pl, *x, *w, y, bias.has_value());
+  // An earlier linear of this input left its X^T of every row resident: one
+  // pass over W, whatever SBUF the plan saw left.
+  if (plan && plan->groups > 1 && pl.derivedTile(op.getInput(), plan->kb)) {
+    plan->groupTiles = x->rowTiles();
+    plan->groups = 1;
+  }
   if (!plan) {
     ++pl.statistics().linearsBlocked;
     decisionRemark(pl.target().remarks, op.getLoc())
@@ -526,7 +557,7 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
             ? "; one row: Y^T on partitions, W stationary"
             : "");
   }
-  lowerStreamed(pl, *plan, *x, *w, y, bias, act);
+  lowerStreamed(pl, *plan, op, *x, *w, y, bias, act);
   return success();
 }
 

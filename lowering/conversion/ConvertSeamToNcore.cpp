@@ -228,12 +228,34 @@ int64_t ProgramLowering::workingBudget() const {
   return std::max<int64_t>(0, tgt.sbufPartitionBytes - used - kHelperMargin);
 }
 
+bool ProgramLowering::keepDerivedTile(Value v, int64_t key, Value tile,
+                                      int64_t bytes, bool replacesV) {
+  // A view's bytes belong to its source (released with it, not with v).
+  if (isa_and_nonnull<ReshapeOp, SliceOp>(v.getDefiningOp()))
+    return false;
+  int64_t own = ownedBytes.lookup(v);
+  int64_t extra = replacesV ? bytes - own : bytes;
+  if (extra > workingBudget())
+    return false;
+  derived[{v, key}] = tile;
+  used += extra;
+  peak = std::max(peak, used);
+  ownedBytes[v] = own + extra;
+  return true;
+}
+
 void ProgramLowering::release(Value owner) {
   auto it = ownedBytes.find(owner);
   if (it == ownedBytes.end())
     return;
   used -= it->second;
   ownedBytes.erase(it);
+  SmallVector<std::pair<Value, int64_t>> gone;
+  for (auto &entry : derived)
+    if (entry.first.first == owner)
+      gone.push_back(entry.first);
+  for (auto &key : gone)
+    derived.erase(key);
 }
 
 //===----------------------------------------------------------------------===//

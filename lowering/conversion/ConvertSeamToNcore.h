@@ -107,6 +107,8 @@ struct TargetInfo {
   X(concatInPlace, "concat-in-place",                                          \
     "Concatenation operands written in place by their producer")               \
   X(linearsStreamed, "linears-streamed", "Linears lowered weight-streaming")   \
+  X(transposesReused, "xt-reused",                                             \
+    "Linears that reused an earlier linear's X^T of the same input")           \
   X(weightPasses, "weight-passes",                                             \
     "Passes of streamed linears over their weight in HBM")                     \
   X(linearsBlocked, "linears-blocked", "Linears left to the blocked order")
@@ -245,6 +247,19 @@ public:
   /// lowered (after its result is placed), less a margin for the small
   /// tiles its helpers allocate.
   int64_t workingBudget() const;
+  /// A tile computed from the seam value `v` that later ops reading `v`
+  /// reuse instead of computing it again (a streamed linear's X^T, keyed by
+  /// its K split: the QKV and MLP projections of one input), or null.
+  Value derivedTile(Value v, int64_t key) const {
+    return derived.lookup({v, key});
+  }
+  /// Keeps `tile` (bytes per partition) as derived from `v` until v's last
+  /// use. With `replacesV` (every later reader of v reuses the tile, so v's
+  /// own bytes are dead once it is built) the tile takes over v's bytes in
+  /// the SBUF budget; else it is kept only when the budget has room for it
+  /// beside v. False when nothing is kept.
+  bool keepDerivedTile(Value v, int64_t key, Value tile, int64_t bytes,
+                       bool replacesV);
   /// Declares that the op being lowered keeps `bytes` per partition of
   /// working tiles live at once: the program's recorded SBUF peak
   /// (`seam.sbuf_peak_bytes`, the budget of ncore-double-buffer) includes it.
@@ -258,6 +273,7 @@ private:
   DenseMap<Value, std::pair<Value, int64_t>> concatSlots;
   DenseMap<Value, SmallVector<Value, 1>> outputs;
   DenseMap<Value, int64_t> ownedBytes;
+  DenseMap<std::pair<Value, int64_t>, Value> derived;
   int64_t used = 0, peak = 0, scratchCount = 0;
 };
 

@@ -16,8 +16,9 @@
 
 // REMARK: remark: convert-seam-to-ncore: linear [768 x 3072] x [3072 x 768]: weight streamed once in 3 slab(s) of 256 columns (1.50 MiB per DMA, two buffers), K = 128 x 24, X^T of 6 row tile(s) resident
 // STATS: 0 linears-blocked
-// STATS-NEXT: 6 linears-streamed
-// STATS: 6 weight-passes
+// STATS-NEXT: 8 linears-streamed
+// STATS: 8 weight-passes
+// STATS-NEXT: 1 xt-reused
 
 // COUNT-LABEL: ncore.program @prog_mlp
 // COUNT-COUNT-3: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x24x256xbf16>, <hbm, 128x24x256xbf16>
@@ -126,4 +127,22 @@ func.func private @prog_act(%x: tensor<128x64xf32>, %w: tensor<64x64xf32>, %b: t
 func.func private @prog_mv(%x: tensor<1x3072xbf16>, %w: tensor<3072x2304xbf16>) -> tensor<1x2304xbf16> attributes {seam.program} {
   %y = seam.linear %x, %w : (tensor<1x3072xbf16>, tensor<3072x2304xbf16>) -> tensor<1x2304xbf16>
   return %y : tensor<1x2304xbf16>
+}
+
+// -----
+
+// Two linears of one input (the single-stream block's QKV and MLP
+// projections): the second reuses the first's X^T (kept while the input
+// lives, in place of the input's own bytes: only linears read it), so only
+// the first transposes.
+// COUNT-LABEL: ncore.program @prog_two
+// COUNT-COUNT-4: ncore.transpose
+// COUNT-NOT: ncore.transpose
+// COUNT: ncore.activation silu
+// COUNT-NOT: ncore.transpose
+func.func private @prog_two(%x: tensor<256x192xbf16>, %w1: tensor<192x128xbf16>, %w2: tensor<192x320xbf16>) -> (tensor<256x128xbf16>, tensor<256x320xbf16>) attributes {seam.program} {
+  %a = seam.linear %x, %w1 : (tensor<256x192xbf16>, tensor<192x128xbf16>) -> tensor<256x128xbf16>
+  %s = seam.silu %a : tensor<256x128xbf16>
+  %b = seam.linear %x, %w2 {activation = "silu"} : (tensor<256x192xbf16>, tensor<192x320xbf16>) -> tensor<256x320xbf16>
+  return %s, %b : tensor<256x128xbf16>, tensor<256x320xbf16>
 }

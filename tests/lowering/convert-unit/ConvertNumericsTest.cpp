@@ -329,6 +329,46 @@ TEST(ConvertLinear, ActivationInTheEvacuation) {
   }
 }
 
+TEST(ConvertLinear, SecondLinearOfAnInputReusesItsTranspose) {
+  // Two linears of one input (a single-stream block's QKV and MLP
+  // projections): the second reuses the first's X^T. An op between them,
+  // the second with an activation; both outputs checked.
+  const int64_t m = 256, k = 192, n1 = 128, n2 = 320;
+  for (bool bf : {false, true}) {
+    std::string t = dt(bf);
+    auto ty = [&](int64_t a, int64_t b) {
+      return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" + t +
+             ">";
+    };
+    std::string src =
+        "func.func private @p(%x: " + ty(m, k) + ", %w1: " + ty(k, n1) +
+        ", %w2: " + ty(k, n2) + ") -> (" + ty(m, n1) + ", " + ty(m, n2) +
+        ") attributes {seam.program} {\n"
+        "  %a = seam.linear %x, %w1 : (" +
+        ty(m, k) + ", " + ty(k, n1) + ") -> " + ty(m, n1) +
+        "\n  %s = seam.silu %a : " + ty(m, n1) +
+        "\n  %b = seam.linear %x, %w2 {activation = \"silu\"} : (" + ty(m, k) +
+        ", " + ty(k, n2) + ") -> " + ty(m, n2) +
+        "\n  return %s, %b : " + ty(m, n1) + ", " + ty(m, n2) + "\n}\n";
+    auto x = randomValues(m * k, 1, bf), w1 = randomValues(k * n1, 2, bf),
+         w2 = randomValues(k * n2, 3, bf);
+    ConvRun r = convertAndRun(src, "p", {x, w1, w2});
+    ASSERT_TRUE(r.ok) << r.error;
+    auto silu = [](double a) { return a / (1.0 + std::exp(-a)); };
+    std::vector<double> a = linearRef(x, w1, nullptr, m, k, n1),
+                        b = linearRef(x, w2, nullptr, m, k, n2);
+    for (double &v : a)
+      v = silu(v);
+    for (double &v : b)
+      v = silu(v);
+    double ea = relL2(r.outputs[0], a), eb = relL2(r.outputs[1], b);
+    report("two linears of one input (first)", bf, ea);
+    report("two linears of one input (second, X^T reused)", bf, eb);
+    EXPECT_LE(ea, bf ? 1e-2 : 1e-5);
+    EXPECT_LE(eb, bf ? 1e-2 : 1e-5);
+  }
+}
+
 TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
   for (bool bf : {false, true}) {
     std::string t = dt(bf);
