@@ -68,6 +68,8 @@ std::optional<std::string> checkLegality(MutableArrayRef<LinearOp> group,
       return std::string("some linears have a bias and some do not");
     if (l.getActivation())
       return std::string("a linear applies an activation");
+    if (l.getScale())
+      return std::string("a linear scales its columns");
     for (Value w : {l.getWeight(), l.getBias()}) {
       if (!w || dom.properlyDominates(w, group.front()))
         continue;
@@ -165,6 +167,7 @@ struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
     outShape.push_back(n);
     auto fused = b.create<LinearOp>(loc, RankedTensorType::get(outShape, et),
                                     first.getInput(), wcat, bcat,
+                                    /*scale=*/Value(),
                                     /*activation=*/StringAttr());
     SmallVector<Attribute> roleAttrs;
     for (unsigned r : roles)

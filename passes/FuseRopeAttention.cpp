@@ -82,8 +82,10 @@ Value concatOrSingle(OpBuilder &b, Location loc, ArrayRef<Value> pieces,
 struct FuseRopeAttentionPass
     : public seam::impl::SeamFuseRopeAttentionBase<FuseRopeAttentionPass> {
   using SeamFuseRopeAttentionBase::SeamFuseRopeAttentionBase;
-  PassCounter numFused{"seam-fuse-rope-attention", "fused", "Attentions that absorbed their rope"};
-  PassCounter numRejected{"seam-fuse-rope-attention", "rejected", "Attentions fed by rope, not fused"};
+  PassCounter numFused{"seam-fuse-rope-attention", "fused",
+                       "Attentions that absorbed their rope"};
+  PassCounter numRejected{"seam-fuse-rope-attention", "rejected",
+                          "Attentions fed by rope, not fused"};
   void runOnOperation() override {
     SmallVector<AttentionOp> atts;
     getOperation().walk([&](AttentionOp a) {
@@ -133,9 +135,9 @@ struct FuseRopeAttentionPass
     Value newK = concatOrSingle(b, loc, ks, 2);
     Value cos = concatOrSingle(b, loc, coss, 0);
     Value sin = concatOrSingle(b, loc, sins, 0);
-    auto fused = b.create<AttentionOp>(loc, att.getType(), newQ, newK,
-                                       att.getV(), cos, sin,
-                                       att.getScaleAttr(), att.getCausalAttr());
+    auto fused =
+        b.create<AttentionOp>(loc, att.getType(), newQ, newK, att.getV(), cos,
+                              sin, att.getScaleAttr(), att.getCausalAttr());
     att.replaceAllUsesWith(fused.getResult());
     att.erase();
     // q and k may share ops (self-attention on one rotated value).

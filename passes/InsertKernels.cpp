@@ -27,10 +27,14 @@ namespace {
 struct InsertKernelsPass
     : public seam::impl::SeamInsertKernelsBase<InsertKernelsPass> {
   using SeamInsertKernelsBase::SeamInsertKernelsBase;
-  PassCounter numInserted{"seam-insert-kernels", "kernel-calls", "Kernel calls inserted"};
-  PassCounter numRejected{"seam-insert-kernels", "rejected-sites", "Sites whose constraints fail"};
-  PassCounter numDeclined{"seam-insert-kernels", "auto-declined-sites", "Legal sites kernels=auto left to the compiler"};
-  PassCounter numSimulations{"seam-insert-kernels", "auto-simulations", "Window simulations kernels=auto ran"};
+  PassCounter numInserted{"seam-insert-kernels", "kernel-calls",
+                          "Kernel calls inserted"};
+  PassCounter numRejected{"seam-insert-kernels", "rejected-sites",
+                          "Sites whose constraints fail"};
+  PassCounter numDeclined{"seam-insert-kernels", "auto-declined-sites",
+                          "Legal sites kernels=auto left to the compiler"};
+  PassCounter numSimulations{"seam-insert-kernels", "auto-simulations",
+                             "Window simulations kernels=auto ran"};
 
   /// What happened to one requested kernel in this function.
   struct Outcome {

@@ -100,6 +100,23 @@ def SeamOverlapIndependent
   let dependentDialects = ["seam::SeamDialect"];
 }
 
+def SeamFuseLinearScale : Pass<"seam-fuse-linear-scale", "func::FuncOp"> {
+  let summary = "Fold a product by a row (adaLN's gate) into the linear's epilogue";
+  let description = [{
+    `linear(x, W) * g` with g a row of N elements broadcast over the tokens,
+    when the product is the linear's only user, becomes `linear(x, W) scale
+    g`: the lowering multiplies each block as it leaves PSUM (the evacuation
+    itself when there is no bias or activation) instead of a separate pass.
+    Also through an all_reduce when g comes from a collective (the same on
+    every rank): all_reduce(linear) * g = all_reduce(linear * g).
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
+  ];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
 def SeamInsertKernels : Pass<"seam-insert-kernels", "func::FuncOp"> {
   let summary = "Replace matched ops by opaque NKI-style kernel calls";
   let description = [{

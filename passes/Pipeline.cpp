@@ -35,6 +35,9 @@ void seam::buildSeamPipeline(OpPassManager &pm, const PipelineOptions &opts) {
   SeamFuseLinearActivationOptions ao;
   ao.remarks = opts.remarks;
   pm.addNestedPass<func::FuncOp>(createSeamFuseLinearActivation(ao));
+  SeamFuseLinearScaleOptions so;
+  so.remarks = opts.remarks;
+  pm.addNestedPass<func::FuncOp>(createSeamFuseLinearScale(so));
   SeamFormRegionsOptions ro;
   ro.mode = opts.mode;
   ro.remarks = opts.remarks;
@@ -55,6 +58,7 @@ void seam::registerSeamPassesAndPipelines() {
   PassPipelineRegistration<PipelineOptions>(
       "seam-pipeline",
       "fuse-qkv, insert-kernels, fuse-rope-attention, fuse-norm-modulation, "
-      "fuse-linear-activation, form-regions, outline-regions",
+      "fuse-linear-activation, fuse-linear-scale, form-regions, "
+      "outline-regions, cse, overlap-independent",
       buildSeamPipeline);
 }

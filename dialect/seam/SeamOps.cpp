@@ -99,6 +99,15 @@ LogicalResult LinearOp::verify() {
                          << describeType(x) << ", weight " << describeType(w);
   if (getBias() && failed(expectShape(*this, getBias(), "bias", {n})))
     return failure();
+  if (Value s = getScale()) {
+    auto st = cast<RankedTensorType>(s.getType());
+    if (st.getRank() < 1 || st.getShape().back() != n ||
+        st.getNumElements() != n)
+      return emitOpError() << "scale must be a row of N = " << n
+                           << " elements (all dims but the last of size 1), "
+                              "got "
+                           << describeType(st);
+  }
   if (auto act = getActivation();
       act && !llvm::is_contained(kLinearActivations, *act))
     return emitOpError() << "activation must be gelu, gelu_tanh or silu, got '"
@@ -108,7 +117,7 @@ LogicalResult LinearOp::verify() {
   if (failed(expectShape(*this, getResult(), "result", expected)))
     return failure();
   return verifySameElementType(
-      *this, {getInput(), getWeight(), getBias(), getResult()});
+      *this, {getInput(), getWeight(), getBias(), getScale(), getResult()});
 }
 
 //===----------------------------------------------------------------------===//

@@ -56,7 +56,8 @@ def Seam_ParamOp : Seam_Op<"param", Seam_InjectiveFusion> {
 // Dense
 //===----------------------------------------------------------------------===//
 
-def Seam_LinearOp : Seam_Op<"linear", Seam_OutputFusableFusion> {
+def Seam_LinearOp : Seam_Op<"linear", Seam_OutputFusableFusion,
+                            [AttrSizedOperandSegments]> {
   let summary = "y = x W (+ b) over the last dimension";
   let description = [{
     `input` is [..., K], `weight` is [K, N], optional `bias` is [N]; the
@@ -64,6 +65,9 @@ def Seam_LinearOp : Seam_Op<"linear", Seam_OutputFusableFusion> {
     `gelu_tanh` or `silu`), the result is that activation of x W (+ b):
     seam-fuse-linear-activation folds a following activation into the
     linear, whose lowering applies it as it moves each block out of PSUM.
+    With `scale` (N elements, all its dims but the last of size 1: a row
+    broadcast over the tokens), the result is then multiplied by it, column
+    by column (adaLN's gate, folded the same way).
 
     ```mlir
     %y = seam.linear %x, %w, %b
@@ -76,10 +80,11 @@ def Seam_LinearOp : Seam_Op<"linear", Seam_OutputFusableFusion> {
   }];
   let arguments = (ins Seam_RealTensor:$input, Seam_RealTensor:$weight,
                        Optional<Seam_RealTensor>:$bias,
+                       Optional<Seam_RealTensor>:$scale,
                        OptionalAttr<StrAttr>:$activation);
   let results = (outs Seam_RealTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+    $input `,` $weight (`,` $bias^)? (`scale` $scale^)? attr-dict `:` functional-type(operands, results)
   }];
 }
 

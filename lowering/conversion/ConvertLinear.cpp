@@ -13,7 +13,7 @@
 //       slab <- W[:, slab]                      one DMA, pk partitions
 //       for each row tile, each 512-column block of the slab:
 //         PSUM <- sum over the K blocks of X^T block^T x W block
-//         Y block <- PSUM (+ bias)
+//         Y block <- PSUM (+ bias, activation, * scale)
 //
 // K is split as k = p * kb + j (p < pk partitions, j < kb blocks), not in
 // consecutive blocks of 128: then W reshaped to [pk, kb, N] puts a whole
@@ -62,10 +62,11 @@ struct LinearPlan {
 /// moving, the N outputs on partitions. Each matmul then takes the issue
 /// floor (64 cycles) instead of N columns per K block, and a slab's outputs
 /// fit one PSUM tile, evacuated once per slab. Needs N (and so every slab
-/// width, multiples of 128) in whole blocks of 128, and no bias (a bias row
-/// would have to be transposed too).
-bool matvecTransposed(const Placement &x, int64_t n, bool bias) {
-  return x.rows == 1 && n % 128 == 0 && n / 128 <= ncore::kMatmulMaxN && !bias;
+/// width, multiples of 128) in whole blocks of 128, and no bias or scale
+/// (`rowOperands`: such a row would have to be transposed too).
+bool matvecTransposed(const Placement &x, int64_t n, bool rowOperands) {
+  return x.rows == 1 && n % 128 == 0 && n / 128 <= ncore::kMatmulMaxN &&
+         !rowOperands;
 }
 
 /// The transfer size the slab width aims for, per DMA queue: 64 KiB moves
@@ -96,7 +97,7 @@ int64_t piecesOf(int64_t bytes, int64_t partitions, int64_t queues,
 
 std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
                                      const Placement &w, const Placement &y,
-                                     bool hasBias) {
+                                     int64_t rowOperands) {
   const ::seam::rt::Profile *prof = pl.target().profile;
   if (!prof || w.inSbuf() || !w.isContiguous() || w.rowOffset != 0)
     return std::nullopt;
@@ -117,7 +118,7 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
   // Tensor engine: the same for every plan (matmuls and transposes). A
   // matvec (see matvecTransposed) issues K/pk x N/128 matmuls of one column.
   double teCycles = 0;
-  if (matvecTransposed(x, n, hasBias))
+  if (matvecTransposed(x, n, rowOperands > 0))
     teCycles = double(kb) * double(n / 128) *
                std::min<double>(prof->matmulStationaryIssueCap, 128) * fp32;
   else
@@ -149,8 +150,7 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
   for (int64_t ns : widths) {
     int64_t slabBytes = kb * ns * eb; // per partition
     // Two slab buffers, the loaded X tile, a broadcast bias per buffer.
-    int64_t fixedBytes =
-        2 * slabBytes + 2 * xLoad + (hasBias ? 2 * ns * eb : 0);
+    int64_t fixedBytes = 2 * slabBytes + 2 * xLoad + 2 * rowOperands * ns * eb;
     int64_t perTile = kb * 128 * eb;
     if (rows < 128)
       perTile = kb * rows * eb;
@@ -207,9 +207,11 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
 
 /// Evacuates one PSUM block to the output (adding the bias block `bt`),
 /// applying the linear's activation, if any, on the way (one Scalar-engine
-/// pass from PSUM instead of a copy; after the bias add with one).
+/// pass from PSUM instead of a copy; after the bias add with one), then its
+/// column scale `sc` (the evacuation itself when it is the only epilogue: a
+/// tensor_tensor reading PSUM costs what the copy costs).
 void evacuate(ProgramLowering &pl, const Placement &y, Value acc, Value bt,
-              Index r0, int64_t p, Index col, int64_t nc,
+              Value sc, Index r0, int64_t p, Index col, int64_t nc,
               std::optional<ncore::ActFunc> act) {
   Value out = pl.outTile(y, r0, p, col, nc);
   if (bt) {
@@ -218,9 +220,14 @@ void evacuate(ProgramLowering &pl, const Placement &y, Value acc, Value bt,
       pl.activation(*act, out, out);
   } else if (act) {
     pl.activation(*act, out, acc);
+  } else if (sc) {
+    pl.tensorTensor(ncore::AluOp::Multiply, out, acc, sc);
+    sc = Value();
   } else {
     pl.copy(out, acc);
   }
+  if (sc)
+    pl.tensorTensor(ncore::AluOp::Multiply, out, out, sc);
   pl.storeOut(y, r0, p, col, nc, out);
 }
 
@@ -301,9 +308,10 @@ bool onlyLinearsRead(Value input, Operation *op) {
 void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
                    const Placement &x, const Placement &w, const Placement &y,
                    const std::optional<Placement> &bias,
+                   const std::optional<Placement> &scale,
                    std::optional<ncore::ActFunc> act) {
   Value input = op.getInput();
-  if (matvecTransposed(x, w.cols, bias.has_value()))
+  if (matvecTransposed(x, w.cols, bias || scale))
     return lowerMatvec(pl, plan, x, w, y, act);
   int64_t k = x.cols, n = w.cols, rows = x.rows;
   int64_t pk = plan.pk, kb = plan.kb, ns = plan.slabCols;
@@ -361,20 +369,28 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
           });
     }
     // 2. Slabs of W, software pipelined over two buffers: the DMA of slab
-    //    s + 1 (and its broadcast bias) is issued before the matmuls and
+    //    s + 1 (and its bias and scale rows) is issued before the matmuls and
     //    stores of slab s.
-    // The bias row of slab s + 1 is DMA'd with it, but broadcast to the
-    // partitions (a ones matmul) when slab s + 1 is computed: a broadcast
-    // issued with the load would make the Tensor engine wait for the DMA
-    // before the matmuls of slab s.
-    Value bt[2], brow[2];
-    bool biasInHbm = bias && !bias->inSbuf();
-    if (bias)
+    // The bias and scale rows of slab s + 1 are DMA'd with it, but
+    // broadcast to the partitions (a ones matmul) when slab s + 1 is
+    // computed: a broadcast issued with the load would make the Tensor
+    // engine wait for the DMA before the matmuls of slab s.
+    struct RowOperand {
+      const std::optional<Placement> &row;
+      Value bcast[2], staged[2];
+      bool inHbm = false;
+    };
+    RowOperand rowOperands[2] = {{bias}, {scale}};
+    for (RowOperand &r : rowOperands) {
+      if (!r.row)
+        continue;
+      r.inHbm = !r.row->inSbuf();
       for (unsigned i = 0; i < 2; ++i) {
-        bt[i] = pl.alloc(MemSpace::Sbuf, {p0, ns}, et);
-        if (biasInHbm)
-          brow[i] = pl.alloc(MemSpace::Sbuf, {1, ns}, bias->elementType);
+        r.bcast[i] = pl.alloc(MemSpace::Sbuf, {p0, ns}, et);
+        if (r.inHbm)
+          r.staged[i] = pl.alloc(MemSpace::Sbuf, {1, ns}, r.row->elementType);
       }
+    }
     auto loadSlab = [&](Index s0, int64_t cols, unsigned par) {
       Value buffer = slabs[par];
       Value dst = pl.reshape(
@@ -382,22 +398,25 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
           {pk, kb, cols});
       Value src = pl.view(w3, {pk, kb, cols}, {0, 0, s0});
       pl.dma(dst, src);
-      if (biasInHbm)
-        pl.dma(pl.view(brow[par], {1, cols}, {0, 0}),
-               pl.window(*bias, 0, 1, s0, cols));
+      for (RowOperand &r : rowOperands)
+        if (r.inHbm)
+          pl.dma(pl.view(r.staged[par], {1, cols}, {0, 0}),
+                 pl.window(*r.row, 0, 1, s0, cols));
     };
     auto computeSlab = [&](Index s0, int64_t cols, unsigned slabPar) {
       Value buffer = slabs[slabPar];
-      if (biasInHbm) {
-        Placement row = *bias;
-        row.root = brow[slabPar];
-        row.space = MemSpace::Sbuf;
-        row.rows = 1;
-        row.cols = row.pitch = ns;
-        row.rowOffset = row.colOffset = 0;
-        pl.broadcastRow(row, 0, cols, p0, bt[slabPar]);
-      } else if (bias) {
-        pl.broadcastRow(*bias, s0, cols, p0, bt[slabPar]);
+      for (RowOperand &r : rowOperands) {
+        if (r.inHbm) {
+          Placement staged = *r.row;
+          staged.root = r.staged[slabPar];
+          staged.space = MemSpace::Sbuf;
+          staged.rows = 1;
+          staged.cols = staged.pitch = ns;
+          staged.rowOffset = staged.colOffset = 0;
+          pl.broadcastRow(staged, 0, cols, p0, r.bcast[slabPar]);
+        } else if (r.row) {
+          pl.broadcastRow(*r.row, s0, cols, p0, r.bcast[slabPar]);
+        }
       }
       // One output block: K accumulated in PSUM, then evacuated.
       auto block = [&](Index t0, int64_t p, Index c0, int64_t nc,
@@ -411,10 +430,13 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
               pl.matmul(accv, st, mv, /*accumulate=*/!first);
             },
             /*peelFirst=*/true);
-        Value btv;
-        if (bias)
-          btv = pl.view(bt[slabPar], {p, nc}, {0, c0});
-        evacuate(pl, y, accv, btv, t0 + gRow0, p, s0 + c0, nc, act);
+        Value rowViews[2];
+        for (unsigned i = 0; i < 2; ++i)
+          if (rowOperands[i].row)
+            rowViews[i] =
+                pl.view(rowOperands[i].bcast[slabPar], {p, nc}, {0, c0});
+        evacuate(pl, y, accv, rowViews[0], rowViews[1], t0 + gRow0, p, s0 + c0,
+                 nc, act);
       };
       // Alternate accumulators over the blocks of a row tile, or over the
       // row tiles when the slab is one block wide.
@@ -444,6 +466,7 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
 LogicalResult lowerBlocked(ProgramLowering &pl, LinearOp op, const Placement &x,
                            const Placement &w, const Placement &y,
                            const std::optional<Placement> &bias,
+                           const std::optional<Placement> &scale,
                            std::optional<ncore::ActFunc> act) {
   int64_t k = x.cols, n = w.cols, rows = x.rows;
   Type et = x.elementType;
@@ -481,10 +504,12 @@ LogicalResult lowerBlocked(ProgramLowering &pl, LinearOp op, const Placement &x,
             pl.matmul(accv, st, mv, /*accumulate=*/!first);
           },
           /*peelFirst=*/true);
-      Value bt;
+      Value bt, sc;
       if (bias)
         bt = pl.broadcastRow(*bias, n0, nc, p);
-      evacuate(pl, y, accv, bt, r0, p, n0, nc, act);
+      if (scale)
+        sc = pl.broadcastRow(*scale, n0, nc, p);
+      evacuate(pl, y, accv, bt, sc, r0, p, n0, nc, act);
     });
   });
   return success();
@@ -511,6 +536,13 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
       return failure();
     bias = *b;
   }
+  std::optional<Placement> scale;
+  if (op.getScale()) {
+    auto sc = pl.get(op.getScale(), op);
+    if (failed(sc))
+      return failure();
+    scale = *sc;
+  }
   int64_t k = x->cols, n = w->cols;
   if (w->rows != k || w->shape.size() != 2)
     return op.emitOpError() << "convert-seam-to-ncore: weight must be [K, N] "
@@ -521,7 +553,8 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
                                "differ (the Tensor engine multiplies equal "
                                "dtypes)";
   Placement y = pl.placeResult(op.getResult());
-  std::optional<LinearPlan> plan = planLinear(pl, *x, *w, y, bias.has_value());
+  std::optional<LinearPlan> plan =
+      planLinear(pl, *x, *w, y, int64_t(bias.has_value()) + scale.has_value());
   // An earlier linear of this input left its X^T of every row resident: one
   // pass over W, whatever SBUF the plan saw left.
   if (plan && plan->groups > 1 && pl.derivedTile(op.getInput(), plan->kb)) {
@@ -535,7 +568,7 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
         << k << " x " << n
         << "]: blocked order (W read once per token tile): no "
            "weight-streaming plan fits";
-    return lowerBlocked(pl, op, *x, *w, y, bias, act);
+    return lowerBlocked(pl, op, *x, *w, y, bias, scale, act);
   }
   ++pl.statistics().linearsStreamed;
   pl.statistics().weightPasses += plan->groups;
@@ -553,11 +586,11 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
         slabs, plan->slabCols, mib(double(k) * plan->slabCols * eb), plan->pk,
         plan->kb, plan->groupTiles, plan->teNs * 1e-3, plan->dmaNs * 1e-3,
         plan->fillNs * 1e-3, plan->teNs >= plan->dmaNs ? "TE" : "DMA",
-        matvecTransposed(*x, n, bias.has_value())
+        matvecTransposed(*x, n, bias || scale)
             ? "; one row: Y^T on partitions, W stationary"
             : "");
   }
-  lowerStreamed(pl, *plan, op, *x, *w, y, bias, act);
+  lowerStreamed(pl, *plan, op, *x, *w, y, bias, scale, act);
   return success();
 }
 

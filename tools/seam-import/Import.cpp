@@ -287,6 +287,7 @@ Value GraphBuilder::linear(Value x, const llvm::Twine &prefix, int64_t n,
   SmallVector<int64_t> out(in.drop_back());
   out.push_back(n);
   return b.create<mlir::seam::LinearOp>(loc, tensor(out), x, w, bv,
+                                        /*scale=*/Value(),
                                         /*activation=*/StringAttr());
 }
 

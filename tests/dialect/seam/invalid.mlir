@@ -32,6 +32,14 @@ func.func @linear_bias(%x: tensor<1x128x768xf32>, %w: tensor<768x64xf32>, %b: te
 
 // -----
 
+func.func @linear_scale(%x: tensor<1x128x768xf32>, %w: tensor<768x64xf32>, %s: tensor<2x64xf32>) {
+  // expected-error @+1 {{scale must be a row of N = 64 elements (all dims but the last of size 1), got [2, 64] x f32}}
+  %y = seam.linear %x, %w scale %s : (tensor<1x128x768xf32>, tensor<768x64xf32>, tensor<2x64xf32>) -> tensor<1x128x64xf32>
+  return
+}
+
+// -----
+
 func.func @linear_result(%x: tensor<1x128x768xf32>, %w: tensor<768x64xf32>) {
   // expected-error @+1 {{result must be [1, 128, 64], got [1, 128, 32]}}
   %y = seam.linear %x, %w : (tensor<1x128x768xf32>, tensor<768x64xf32>) -> tensor<1x128x32xf32>

@@ -16,6 +16,10 @@ func.func @dense(%x: tensor<1x128x768xf32>) -> tensor<1x128x3072xf32> {
   %g = seam.gelu %z : tensor<1x128x3072xf32>
   // CHECK: seam.linear %{{.+}}, %{{.+}} {activation = "gelu_tanh"} : (tensor<1x128x3072xf32>, tensor<3072x3072xf32>) -> tensor<1x128x3072xf32>
   %a = seam.linear %g, %w2 {activation = "gelu_tanh"} : (tensor<1x128x3072xf32>, tensor<3072x3072xf32>) -> tensor<1x128x3072xf32>
+  // A column scale (a row of N), with a bias and an activation.
+  // CHECK: seam.linear %{{.+}}, %{{.+}}, %[[B]] scale %{{.+}} {activation = "silu"} : (tensor<1x128x3072xf32>, tensor<3072x3072xf32>, tensor<3072xf32>, tensor<1x1x3072xf32>) -> tensor<1x128x3072xf32>
+  %row = seam.param "row" init ones(1.0) seed 0 : tensor<1x1x3072xf32>
+  %sc = seam.linear %g, %w2, %b scale %row {activation = "silu"} : (tensor<1x128x3072xf32>, tensor<3072x3072xf32>, tensor<3072xf32>, tensor<1x1x3072xf32>) -> tensor<1x128x3072xf32>
   // CHECK: seam.gelu_tanh
   %g2 = seam.gelu_tanh %g : tensor<1x128x3072xf32>
   // CHECK: seam.silu

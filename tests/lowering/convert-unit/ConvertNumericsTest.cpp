@@ -369,6 +369,43 @@ TEST(ConvertLinear, SecondLinearOfAnInputReusesItsTranspose) {
   }
 }
 
+TEST(ConvertLinear, ColumnScaleInTheEvacuation) {
+  // linear {scale = g}: y = act(x W + b) * g, g a row; alone (the
+  // evacuation itself), after a bias and an activation; a partial token
+  // tile and an N remainder.
+  const int64_t m = 200, k = 192, n = 640;
+  auto silu = [](double a) { return a / (1.0 + std::exp(-a)); };
+  for (bool full : {false, true})
+    for (bool bf : {false, true}) {
+      std::string t = dt(bf);
+      std::string xt = "tensor<1x200x192x" + t + ">",
+                  wt = "tensor<192x640x" + t + ">",
+                  vt = "tensor<640x" + t + ">",
+                  gt = "tensor<1x1x640x" + t + ">",
+                  yt = "tensor<1x200x640x" + t + ">";
+      std::string src =
+          "func.func private @p(%x: " + xt + ", %w: " + wt + ", %b: " + vt +
+          ", %g: " + gt + ") -> " + yt + " attributes {seam.program} {\n" +
+          "  %y = seam.linear %x, %w" + (full ? ", %b" : "") + " scale %g" +
+          (full ? " {activation = \"silu\"}" : "") + " : (" + xt + ", " + wt +
+          (full ? ", " + vt : "") + ", " + gt + ") -> " + yt +
+          "\n  return %y : " + yt + "\n}\n";
+      auto x = randomValues(m * k, 1, bf), w = randomValues(k * n, 2, bf),
+           b = randomValues(n, 3, bf), g = randomValues(n, 4, bf);
+      ConvRun r = convertAndRun(src, "p", {x, w, b, g});
+      ASSERT_TRUE(r.ok) << r.error;
+      std::vector<double> want = linearRef(x, w, full ? &b : nullptr, m, k, n);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double &v = want[i * n + j];
+          v = (full ? silu(v) : v) * g[j];
+        }
+      double err = relL2(r.outputs[0], want);
+      report(full ? "linear + bias + silu, * row" : "linear * row", bf, err);
+      EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+    }
+}
+
 TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
   for (bool bf : {false, true}) {
     std::string t = dt(bf);
