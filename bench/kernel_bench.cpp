@@ -178,10 +178,18 @@ std::vector<Case> allCases() {
           {b.getNamedAttr("fft_size", b.getI64IntegerAttr(n))});
       return sig;
     });
-    // Per (b, h): forward DFT of real u (2 + 4 passes), inverse to a real
-    // output (4 + 2 passes); per h: the filter's forward DFT.
-    double perSeq = dftMacs(n, 1, 2, 4);
-    c.fp32Macs = double(bt * h) * 2 * perSeq + double(h) * perSeq;
+    // Per (b, h): forward DFT of real u, inverse to a real output; per h:
+    // the filter's forward DFT. Up to 128 points the dense DFTs (2 passes
+    // each way); above, the four-step over the Hermitian half of the
+    // spectrum (FftCommon.h): f1 <= n1 / 2 columns, 2 + 4 passes forward,
+    // 4 + 2 back.
+    double fwd = dftMacs(n, 1, 2, 2), inv = fwd;
+    if (auto f = sk::fftFactors(n); f && n > 128) {
+      double n1 = f->first, n2 = f->second, half = n1 / 2 + 1;
+      fwd = n2 * n1 * half * 2 + half * n2 * n2 * 4;
+      inv = half * n2 * n2 * 4 + n1 * half * n2 * 2;
+    }
+    c.fp32Macs = double(bt * h) * (fwd + inv) + double(h) * fwd;
     c.hbmBytes = 2 * bytesOf({bt, h, l}, 4) + bytesOf({h, l}, 4) + h * 4;
     return c;
   };

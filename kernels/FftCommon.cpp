@@ -47,6 +47,8 @@ BatchedDft::BatchedDft(KernelBuilder &kb, const Config &config)
     cfg.inRows = n1;
   if (cfg.outRows <= 0)
     cfg.outRows = n1;
+  bool hermitian = cfg.convolution && !cfg.complexInput && n1 % 2 == 0;
+  f1Cols = hermitian ? n1 / 2 + 1 : n1;
   seqsPerGroup = kNumPartitions / n2;
   groupRows = seqsPerGroup * n2;
   Type f32 = kb.f32();
@@ -86,8 +88,20 @@ BatchedDft::BatchedDft(KernelBuilder &kb, const Config &config)
   ibds = load({m, m}, ConstantSpec::sin(m, m, n2, 1.0).blocks(n2, n2), f32);
   ibdns = load({m, m}, ConstantSpec::sin(m, m, n2, -1.0).blocks(n2, n2), f32);
   double inv = 1.0 / double(n);
-  iwr = load({n1, 1, n2}, ConstantSpec::cos(n1, n2, n, inv), f32);
-  iwi = load({n1, 1, n2}, ConstantSpec::sin(n1, n2, n, inv), f32);
+  if (hermitian) {
+    // The half sum's weights: 2 / N, and 1 / N on the self-paired rows
+    // f1 = 0 and f1 = n1 / 2 (halved once, on the Vector engine).
+    iwr = load({n1, 1, n2}, ConstantSpec::cos(n1, n2, n, 2.0 * inv), f32);
+    iwi = load({n1, 1, n2}, ConstantSpec::sin(n1, n2, n, 2.0 * inv), f32);
+    for (Value t : {iwr, iwi})
+      for (int64_t row : {int64_t(0), n1 / 2}) {
+        Value r = kb.view(t, {1, 1, n2}, {row, 0, 0});
+        kb.tensorScalar(AluOp::Multiply, r, r, 0.5);
+      }
+  } else {
+    iwr = load({n1, 1, n2}, ConstantSpec::cos(n1, n2, n, inv), f32);
+    iwi = load({n1, 1, n2}, ConstantSpec::sin(n1, n2, n, inv), f32);
+  }
   ic1 = load({n1, n1}, ConstantSpec::cos(n1, n1, n1), f32);
   ins1 = load({n1, n1}, ConstantSpec::sin(n1, n1, n1, -1.0), f32);
   y = kb.psum({kNumPartitions, kMatmulMaxN});
@@ -119,14 +133,15 @@ Value BatchedDft::half(Value t, const Lane &, int64_t rows, int64_t col,
 
 void BatchedDft::stage1(const Lane &l, Value a, int64_t rows) {
   int64_t k = rows > 0 ? rows : cfg.inRows;
-  Value cv = kb.view(c1, {k, n1}, {0, 0});
-  Value sv = kb.view(s1, {k, n1}, {0, 0});
-  Value nsv = ns1 ? kb.view(ns1, {k, n1}, {0, 0}) : Value();
+  int64_t w = f1Cols;
+  Value cv = kb.view(c1, {k, w}, {0, 0});
+  Value sv = kb.view(s1, {k, w}, {0, 0});
+  Value nsv = ns1 ? kb.view(ns1, {k, w}, {0, 0}) : Value();
   for (int64_t j = 0; j < l.groups; ++j) {
     int64_t seqs = seqsOf(l, j), m = seqs * n2;
-    int64_t col = colB(l) + j * n1;
-    Value pr = kb.view(br, {m, n1}, {0, col});
-    Value pi = kb.view(bi, {m, n1}, {0, col});
+    int64_t col = colB(l) + j * w;
+    Value pr = kb.view(br, {m, w}, {0, col});
+    Value pi = kb.view(bi, {m, w}, {0, col});
     Index s = l.seq0 + j * seqsPerGroup;
     Value re = kb.view(a, {k, seqs, n2, 1}, {0, s, 0, 0});
     kb.matmul(pr, re, cv);
@@ -161,7 +176,7 @@ void BatchedDft::twiddle(const Lane &l) {
   int64_t m = groupRows, w = widthB(l), col = colB(l);
   // The same twiddles for every group: a zero stride over the groups.
   auto tw = [&](Value t) {
-    return kb.view(t, {m, l.groups, n1}, {0, 0, 0}, {1, 0, 1});
+    return kb.view(t, {m, l.groups, f1Cols}, {0, 0, 0}, {1, 0, 1});
   };
   complexMultiply(l, m, half(cr, l, m, col, w), half(ci, l, m, col, w),
                   half(br, l, m, col, w), half(bi, l, m, col, w), tw(twr),
@@ -187,13 +202,13 @@ Value BatchedDft::spectrumIm(const Lane &l) {
 }
 
 void BatchedDft::inverse1(const Lane &l, Value pr, Value pi) {
-  int64_t m = groupRows;
+  int64_t m = groupRows, w = f1Cols;
   for (int64_t j = 0; j < l.groups; ++j) {
     int64_t col = colE(l) + j * m;
-    Value er = kb.view(br, {n1, m}, {0, col});
-    Value ei = kb.view(bi, {n1, m}, {0, col});
-    Value sr = kb.view(pr, {m, n1}, {0, j * n1});
-    Value si = kb.view(pi, {m, n1}, {0, j * n1});
+    Value er = kb.view(br, {w, m}, {0, col});
+    Value ei = kb.view(bi, {w, m}, {0, col});
+    Value sr = kb.view(pr, {m, w}, {0, j * w});
+    Value si = kb.view(pi, {m, w}, {0, j * w});
     kb.matmul(er, sr, ibdc);
     kb.matmul(er, si, ibdns, /*accumulate=*/true);
     kb.matmul(ei, sr, ibds);
@@ -202,21 +217,22 @@ void BatchedDft::inverse1(const Lane &l, Value pr, Value pi) {
 }
 
 void BatchedDft::inverseTwiddle(const Lane &l) {
-  int64_t w = widthE(l), col = colE(l);
+  int64_t w = widthE(l), col = colE(l), rows = f1Cols;
   // Winv depends on t' only: a zero stride over (j, g).
   auto tw = [&](Value t) {
-    return kb.view(t, {n1, l.groups * seqsPerGroup, n2}, {0, 0, 0}, {1, 0, 1});
+    return kb.view(t, {rows, l.groups * seqsPerGroup, n2}, {0, 0, 0},
+                   {1, 0, 1});
   };
-  complexMultiply(l, n1, half(cr, l, n1, col, w), half(ci, l, n1, col, w),
-                  half(br, l, n1, col, w), half(bi, l, n1, col, w), tw(iwr),
+  complexMultiply(l, rows, half(cr, l, rows, col, w), half(ci, l, rows, col, w),
+                  half(br, l, rows, col, w), half(bi, l, rows, col, w), tw(iwr),
                   tw(iwi));
 }
 
 void BatchedDft::inverse3(const Lane &l) {
-  int64_t w = widthE(l), col = colE(l), r = cfg.outRows;
+  int64_t w = widthE(l), col = colE(l), r = cfg.outRows, k = f1Cols;
   Value out = half(y, l, r, col, w);
-  kb.matmul(out, kb.view(ic1, {n1, r}, {0, 0}), half(cr, l, n1, col, w));
-  kb.matmul(out, kb.view(ins1, {n1, r}, {0, 0}), half(ci, l, n1, col, w),
+  kb.matmul(out, kb.view(ic1, {k, r}, {0, 0}), half(cr, l, k, col, w));
+  kb.matmul(out, kb.view(ins1, {k, r}, {0, 0}), half(ci, l, k, col, w),
             /*accumulate=*/true);
 }
 

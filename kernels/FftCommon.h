@@ -32,6 +32,17 @@
 //   3': y[t'', (g,t')] = Re sum_f1 Finv_n1[f1, t''] E'[f1, (g,t')]
 //   y[t'', (c, t')] = y_c[n2 t'' + t']
 //
+// Half spectra: for a convolution of real sequences the spectra are
+// Hermitian, X[N - k] = conj X[k]. With k = f1 + n1 f2 the partner of
+// (f1, f2) is (n1 - f1, n2 - 1 - f2) for 0 < f1 < n1 / 2, while the columns
+// f1 = 0 and f1 = n1 / 2 pair among themselves. Stages 1 and 3 therefore
+// compute only f1 <= n1 / 2 (f1Cols = n1 / 2 + 1 columns per group), and the
+// inverse takes the real part of the half sum with the weights 2 for
+// 0 < f1 < n1 / 2 and 1 for the two self-paired columns, carried by its
+// twiddles Winv: the same real result, with stage 1, the twiddles, stage 3
+// and the spectrum product over half the columns and inverse stage 3
+// contracting f1Cols rows.
+//
 // Each stage is a method over one lane; a kernel runs a stage over both
 // lanes of a tile before the next stage, so the Tensor engine works on one
 // lane while the Vector engine does the other's twiddles.
@@ -90,6 +101,9 @@ public:
   BatchedDft(KernelBuilder &kb, const Config &config);
 
   int64_t n1, n2;
+  /// Spectrum columns (f1) computed per group: n1, or n1 / 2 + 1 for a
+  /// convolution of real sequences (Hermitian spectra, see above).
+  int64_t f1Cols;
   int64_t seqsPerGroup; ///< G
   int64_t groupRows;    ///< M = G n2
   int64_t seqsPerTile() const { return kLanes * kGroupsPerLane * seqsPerGroup; }
@@ -135,7 +149,7 @@ private:
   Value cr, ci;            ///< SBUF in dtype (E' reuses them: fp32)
   SmallVector<Value, 4> tmp;
 
-  int64_t widthB(const Lane &l) const { return l.groups * n1; }
+  int64_t widthB(const Lane &l) const { return l.groups * f1Cols; }
   int64_t widthE(const Lane &l) const { return l.groups * groupRows; }
   int64_t colB(const Lane &l) const { return l.index * kGroupsPerLane * n1; }
   int64_t colE(const Lane &l) const {

@@ -111,16 +111,22 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
   int64_t chunkGroups = ceilDiv(chunk, g);
   auto seqTile = [&]() { return kb.sbuf({n1, chunk, n2, 1}, f32); };
   // y of a tile replaces its filter columns in `ak` once the spectra are
-  // taken (every chunk starts by zeroing `ak` again).
+  // taken (every chunk zeroes the filter's padding in `ak` again).
   Value ak = seqTile(), au = seqTile(), ay = ak;
   Value av = o.v ? seqTile() : Value(), aq = o.q ? seqTile() : Value();
-  // Zero padding: the DMAs only ever write the first L elements.
+  // Zero padding: stage 1 contracts only the rows that hold data, which the
+  // DMAs write whole except the last one of a length that n2 does not
+  // divide; the rest of that row is zeroed.
+  auto zeroTail = [&](Value t, int64_t len) {
+    if (len % n2 != 0)
+      kb.memset(kb.view(t, {1, chunk, n2, 1}, {len / n2, 0, 0, 0}), 0.0f);
+  };
   for (Value t : {au, av, aq})
     if (t)
-      kb.memset(t, 0.0f);
+      zeroTail(t, o.len);
   int64_t keptCols = spectraPerTile
                          ? BatchedDft::kLanes * BatchedDft::kGroupsPerLane * n1
-                         : chunkGroups * n1;
+                         : chunkGroups * dft.f1Cols;
   Value kr = kb.sbuf({m, keptCols}, f32), ki = kb.sbuf({m, keptCols}, f32);
   Value pr = kb.sbuf({m, kMatmulMaxN}, f32),
         pi = kb.sbuf({m, kMatmulMaxN}, f32);
@@ -159,10 +165,10 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
   // The kept spectra of a lane: per tile at the lane's columns, else at its
   // groups' columns of the chunk.
   auto kept = [&](Value t, const BatchedDft::Lane &l) {
-    int64_t w = l.groups * n1;
+    int64_t w = l.groups * dft.f1Cols;
     if (spectraPerTile)
       return kb.view(t, {m, w}, {0, l.index * BatchedDft::kGroupsPerLane * n1});
-    return kb.view(t, {m, w}, {0, l.group0 * n1});
+    return kb.view(t, {m, w}, {0, l.group0 * dft.f1Cols});
   };
   auto filterSpectra = [&](ArrayRef<BatchedDft::Lane> lanes) {
     for (auto &l : lanes)
@@ -188,7 +194,7 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
             body(Index(tiles * tileSeqs), Index(tiles * groupsPerTile), rest);
         };
     // Filter: k'[0] = k[0] + D[h].
-    kb.memset(ak, 0.0f);
+    zeroTail(ak, o.filterLen);
     moveChannels(kF, ak, std::nullopt, h0, count, o.filterLen, false);
     kb.dma(kb.view(drow, {1, count}, {0, 0}),
            kb.reshape(kb.view(o.d, {count}, {h0}), {1, count}));
@@ -236,7 +242,7 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
           dft.stage3(l);
         // P = U K'.
         auto half = [&](Value t, const BatchedDft::Lane &l) {
-          return kb.view(t, {m, l.groups * n1},
+          return kb.view(t, {m, l.groups * dft.f1Cols},
                          {0, l.index * BatchedDft::kGroupsPerLane * n1});
         };
         for (auto &l : lanes)

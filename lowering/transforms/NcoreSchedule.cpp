@@ -187,9 +187,46 @@ bool sameWindows(const Footprint &a, const Footprint &b) {
          a.steps == b.steps;
 }
 
+/// Whether two accesses of the same shape that move with the same loops by
+/// the same steps, `delta` bytes apart, never touch a common byte in any
+/// pair of iterations: the mixed-radix test of disjointAcrossIterations on
+/// their windows, their loop steps and the offset between them (a digit of
+/// two values). Loops neither moves are left out: each iteration of them
+/// repeats the same bytes for both. The copies of one transfer a dmaLoop
+/// issues per iteration (channel c and c + R, each walking its own range)
+/// are disjoint this way, where the hulls over the loops overlap.
+bool disjointShifted(const Footprint &a, const Footprint &b) {
+  if (a.lattice != b.lattice || a.steps != b.steps ||
+      a.elementBytes != b.elementBytes || a.extent != b.extent)
+    return false;
+  int64_t delta = std::abs(a.lo - b.lo);
+  if (delta == 0)
+    return false;
+  SmallVector<std::pair<int64_t, int64_t>, 8> strides;
+  for (auto [stride, count] : a.lattice)
+    strides.push_back({std::abs(stride), count});
+  llvm::SmallDenseMap<Operation *, int64_t, 4> perLoop;
+  for (const auto &ls : a.steps)
+    perLoop[const_cast<LoopOp &>(ls.first).getOperation()] += ls.second;
+  for (auto &[op, step] : perLoop) {
+    int64_t trips = cast<LoopOp>(op).getTrips();
+    if (step != 0 && trips > 1)
+      strides.push_back({std::abs(step), trips});
+  }
+  strides.push_back({delta, 2});
+  llvm::sort(strides);
+  int64_t span = a.elementBytes;
+  for (auto [stride, count] : strides) {
+    if (stride < span)
+      return false;
+    span = stride * (count - 1) + span;
+  }
+  return true;
+}
+
 bool conflicts(const Footprint &a, const Footprint &b) {
   return a.root == b.root && (a.write || b.write) && a.pLo < b.pHi &&
-         b.pLo < a.pHi && a.lo < b.hi && b.lo < a.hi;
+         b.pLo < a.pHi && a.lo < b.hi && b.lo < a.hi && !disjointShifted(a, b);
 }
 
 /// Two loops in sequence over the same tiles (an elementwise op after the

@@ -175,6 +175,57 @@ ncore.program @rewrite(%x: !ncore.tile<hbm, 384x128xbf16>) {
 
 // -----
 
+// The copies of a transfer that a dmaLoop issues per iteration (kernels'
+// KernelBuilder::dmaLoop): in iteration (b, i) copy u stores sequence
+// 2 u + i of batch b. The hulls of the two copies over both loops overlap
+// (the batch loop spans them), but the copies are the same window a fixed
+// 2 sequences apart, and windows, steps and that offset number the bytes
+// one-to-one: no wait between them (they run on two queues together). In
+// @shifted_overlap the second copy is half a window after the first, so
+// it waits for it.
+// CHECK-LABEL: ncore.program @shifted_copies
+ncore.program @shifted_copies(%y: !ncore.tile<hbm, 4096xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 64x64xf32>
+  ncore.loop %b trips 4 {
+    ncore.loop %i trips 2 {
+      %y0 = ncore.view %y[%b, %i] offsets affine_map<(d0, d1) -> ((d0 * 4 + d1) * 256)> : !ncore.tile<hbm, 4096xf32> to !ncore.tile<hbm, 256xf32>
+      %r0 = ncore.reshape %y0 : !ncore.tile<hbm, 256xf32> to !ncore.tile<hbm, 64x4xf32>
+      %t0 = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 4)> : !ncore.tile<sbuf, 64x64xf32> to !ncore.tile<sbuf, 64x4xf32>
+      // CHECK: ncore.dma_copy
+      ncore.dma_copy %r0, %t0 : !ncore.tile<hbm, 64x4xf32>, !ncore.tile<sbuf, 64x4xf32>
+      %y1 = ncore.view %y[%b, %i] offsets affine_map<(d0, d1) -> ((d0 * 4 + d1 + 2) * 256)> : !ncore.tile<hbm, 4096xf32> to !ncore.tile<hbm, 256xf32>
+      %r1 = ncore.reshape %y1 : !ncore.tile<hbm, 256xf32> to !ncore.tile<hbm, 64x4xf32>
+      %t1 = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 4 + 8)> : !ncore.tile<sbuf, 64x64xf32> to !ncore.tile<sbuf, 64x4xf32>
+      // CHECK-NOT: ncore.sem_wait
+      // CHECK: ncore.dma_copy
+      ncore.dma_copy %r1, %t1 : !ncore.tile<hbm, 64x4xf32>, !ncore.tile<sbuf, 64x4xf32>
+    }
+  }
+}
+
+// -----
+
+// CHECK-LABEL: ncore.program @shifted_overlap
+ncore.program @shifted_overlap(%y: !ncore.tile<hbm, 4096xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 64x64xf32>
+  ncore.loop %b trips 4 {
+    ncore.loop %i trips 2 {
+      %y0 = ncore.view %y[%b, %i] offsets affine_map<(d0, d1) -> ((d0 * 4 + d1) * 256)> : !ncore.tile<hbm, 4096xf32> to !ncore.tile<hbm, 256xf32>
+      %r0 = ncore.reshape %y0 : !ncore.tile<hbm, 256xf32> to !ncore.tile<hbm, 64x4xf32>
+      %t0 = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 4)> : !ncore.tile<sbuf, 64x64xf32> to !ncore.tile<sbuf, 64x4xf32>
+      ncore.dma_copy %r0, %t0 : !ncore.tile<hbm, 64x4xf32>, !ncore.tile<sbuf, 64x4xf32>
+      %y1 = ncore.view %y[%b, %i] offsets affine_map<(d0, d1) -> ((d0 * 4 + d1) * 256 + 128)> : !ncore.tile<hbm, 4096xf32> to !ncore.tile<hbm, 256xf32>
+      %r1 = ncore.reshape %y1 : !ncore.tile<hbm, 256xf32> to !ncore.tile<hbm, 64x4xf32>
+      %t1 = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 4 + 8)> : !ncore.tile<sbuf, 64x64xf32> to !ncore.tile<sbuf, 64x4xf32>
+      // CHECK: ncore.sem_wait 4
+      // CHECK-NEXT: ncore.dma_copy
+      ncore.dma_copy %r1, %t1 : !ncore.tile<hbm, 64x4xf32>, !ncore.tile<sbuf, 64x4xf32>
+    }
+  }
+}
+
+// -----
+
 // Two loops in sequence over the same row tiles (an op and the elementwise
 // op after it): iteration i of the second loop waits for iteration i of the
 // first (a wait that steps with the loop), not for the whole first loop, so
@@ -200,6 +251,6 @@ ncore.program @aligned_loops(%x: !ncore.tile<hbm, 128x512xf32>) {
 
 // STATS: ncore-schedule
 // STATS: 2 engine-moves
-// STATS: 4 loop-carried-waits
+// STATS: 5 loop-carried-waits
 // STATS: signals
 // STATS: waits
