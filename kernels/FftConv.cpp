@@ -158,10 +158,6 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
         },
         toHbm);
   };
-  // Elementwise over the rows that hold data, columns of `count` channels.
-  auto rowsOf = [&](Value a, int64_t count) {
-    return kb.view(a, {ru, count, n2, 1}, {0, 0, 0, 0});
-  };
   // The kept spectra of a lane: per tile at the lane's columns, else at its
   // groups' columns of the chunk.
   auto kept = [&](Value t, const BatchedDft::Lane &l) {
@@ -193,32 +189,80 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
           if (rest > 0)
             body(Index(tiles * tileSeqs), Index(tiles * groupsPerTile), rest);
         };
-    // Filter: k'[0] = k[0] + D[h].
+    // The same over a software pipeline: tile t's `body` calls `next` once
+    // it has read its inputs (after stage 1), which issues the transfers in
+    // of tile t + 1 (`fetch`, DMA only). They are then queued before tile
+    // t's stores and arrive while it is transformed; in program order they
+    // follow every read of tile t's inputs, so that the schedule's
+    // same-iteration waits are the true ones (tile t + 1's reads wait for
+    // the previous iteration's fetch).
+    using Next = llvm::function_ref<void()>;
+    auto forEachTileFetched =
+        [&](llvm::function_ref<void(Index, int64_t)> fetch,
+            llvm::function_ref<void(Index, Index, int64_t, Next)> body) {
+          int64_t all = tiles + (rest > 0 ? 1 : 0);
+          auto seqsOf = [&](int64_t t) { return t < tiles ? tileSeqs : rest; };
+          fetch(Index(0), seqsOf(0));
+          if (tiles > 1)
+            kb.forRange(tiles - 1, [&](Index t) {
+              body(t * tileSeqs, t * groupsPerTile, tileSeqs,
+                   [&] { fetch((t + 1) * tileSeqs, tileSeqs); });
+            });
+          for (int64_t t = std::max<int64_t>(tiles - 1, 0); t < all; ++t)
+            body(Index(t * tileSeqs), Index(t * groupsPerTile), seqsOf(t), [&] {
+              if (t + 1 < all)
+                fetch(Index((t + 1) * tileSeqs), seqsOf(t + 1));
+            });
+        };
+    // The columns of `seqs` channels from c0 of an A tile.
+    auto cols = [&](Value a, Index c0, int64_t seqs) {
+      return kb.view(a, {n1, seqs, n2, 1}, {0, c0, 0, 0});
+    };
+    // Filter of channels [c0, c0 + seqs): k'[0] = k[0] + D[h]. With the
+    // spectra per tile, each tile loads its own channels (the DMAs of tile
+    // t + 1 overlap the transforms of tile t), else the chunk's at once.
     zeroTail(ak, o.filterLen);
-    moveChannels(kF, ak, std::nullopt, h0, count, o.filterLen, false);
     kb.dma(kb.view(drow, {1, count}, {0, 0}),
            kb.reshape(kb.view(o.d, {count}, {h0}), {1, count}));
-    Value k0 = kb.view(ak, {1, count, 1, 1}, {0, 0, 0, 0});
-    kb.tensorTensor(AluOp::Add, k0, k0, kb.view(drow, {1, count}, {0, 0}));
-    if (!spectraPerTile)
+    auto fetchFilter = [&](Index c0, int64_t seqs) {
+      moveChannels(kF, cols(ak, c0, seqs), std::nullopt, h0 + c0, seqs,
+                   o.filterLen, false);
+    };
+    auto addD = [&](Index c0, int64_t seqs) {
+      Value k0 = kb.view(ak, {1, seqs, 1, 1}, {0, c0, 0, 0});
+      kb.tensorTensor(AluOp::Add, k0, k0, kb.view(drow, {1, seqs}, {0, c0}));
+    };
+    if (!spectraPerTile) {
+      fetchFilter(Index(0), count);
+      addD(Index(0), count);
       forEachTile([&](Index c0, Index grp0, int64_t seqs) {
         filterSpectra(dft.lanes(c0, grp0, seqs));
       });
+    }
 
     kb.forRange(o.batch, [&](Index b) {
-      // u' = gelu(u v) in A's layout.
-      moveChannels(uF, au, b, h0, count, o.len, false);
-      if (av)
-        moveChannels(vF, av, b, h0, count, o.len, false);
-      if (aq)
-        moveChannels(qF, aq, b, h0, count, o.len, false);
-      if (av)
-        kb.tensorTensor(AluOp::Multiply, rowsOf(au, count), rowsOf(au, count),
-                        rowsOf(av, count));
-      if (o.geluInp)
-        kb.activation(ActFunc::Gelu, rowsOf(au, count), rowsOf(au, count));
-      if (aq && o.geluQ)
-        kb.activation(ActFunc::Gelu, rowsOf(aq, count), rowsOf(aq, count));
+      // u' = gelu(u v) in A's layout, a tile of channels at a time (loaded
+      // while the previous tile is transformed).
+      auto fetch = [&](Index c0, int64_t seqs) {
+        if (spectraPerTile)
+          fetchFilter(c0, seqs);
+        moveChannels(uF, cols(au, c0, seqs), b, h0 + c0, seqs, o.len, false);
+        if (av)
+          moveChannels(vF, cols(av, c0, seqs), b, h0 + c0, seqs, o.len, false);
+        if (aq)
+          moveChannels(qF, cols(aq, c0, seqs), b, h0 + c0, seqs, o.len, false);
+      };
+      auto prepareInputs = [&](Index c0, int64_t seqs) {
+        auto rows = [&](Value a) {
+          return kb.view(a, {ru, seqs, n2, 1}, {0, c0, 0, 0});
+        };
+        if (av)
+          kb.tensorTensor(AluOp::Multiply, rows(au), rows(au), rows(av));
+        if (o.geluInp)
+          kb.activation(ActFunc::Gelu, rows(au), rows(au));
+        if (aq && o.geluQ)
+          kb.activation(ActFunc::Gelu, rows(aq), rows(aq));
+      };
       if (o.mask) {
         // mask[b, h0 + c] on each of the ru rows: a rank-1 TE broadcast.
         kb.dma(kb.view(maskRow, {1, count}, {0, 0}),
@@ -230,12 +274,17 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
           kb.copy(kb.view(maskAll, {ru, w, 1}, {0, c, 0}), acc);
         }
       }
-      forEachTile([&](Index c0, Index grp0, int64_t seqs) {
+      forEachTileFetched(fetch, [&](Index c0, Index grp0, int64_t seqs,
+                                    Next next) {
         auto lanes = dft.lanes(c0, grp0, seqs);
-        if (spectraPerTile)
+        if (spectraPerTile) {
+          addD(c0, seqs);
           filterSpectra(lanes);
+        }
+        prepareInputs(c0, seqs);
         for (auto &l : lanes)
           dft.stage1(l, au);
+        next();
         for (auto &l : lanes)
           dft.twiddle(l);
         for (auto &l : lanes)
@@ -270,8 +319,9 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
             kb.tensorTensor(AluOp::Multiply, yv, yv,
                             kb.view(aq, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0}));
         }
+        // y of the tile leaves while the next tile is transformed.
+        moveChannels(outF, cols(ay, c0, seqs), b, h0 + c0, seqs, o.len, true);
       });
-      moveChannels(outF, ay, b, h0, count, o.len, true);
     });
   };
   int64_t chunks = o.channels / chunk;

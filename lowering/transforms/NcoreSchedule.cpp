@@ -229,6 +229,49 @@ bool conflicts(const Footprint &a, const Footprint &b) {
          b.pLo < a.pHi && a.lo < b.hi && b.lo < a.hi && !disjointShifted(a, b);
 }
 
+/// Floor and ceiling of a / b for b > 0.
+int64_t floorDiv(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+int64_t ceilDivSigned(int64_t a, int64_t b) { return -floorDiv(-a, b); }
+
+/// Whether consumer C's access `fc` never meets the instances of producer
+/// P's access `fp` that it would wait for, when both are in the same loop
+/// nest and move only with its outermost loop, by the same step s. Those
+/// instances are P in C's iteration (P earlier in the body) and in the
+/// iterations before it (Delta = i_C - i_P >= 0; >= 1 for P later in the
+/// body, loop-carried): C's window shifted by s Delta against P's. The
+/// hulls over the loop overlap when, say, tile t + 1 is fetched in
+/// iteration t (software pipelining) while tile t is read, although the two
+/// never touch the same bytes in the iterations that order them.
+bool apartOverIterations(ArrayRef<LoopOp> loops, bool carried,
+                         const Footprint &fc, const Footprint &fp) {
+  if (loops.empty() || fc.steps.size() != 1 || fp.steps.size() != 1 ||
+      fc.steps[0] != fp.steps[0] || fc.steps[0].first != loops.front())
+    return false;
+  int64_t s = fc.steps[0].second;
+  int64_t trips = const_cast<LoopOp &>(loops.front()).getTrips();
+  if (s == 0 || trips < 2)
+    return false;
+  auto start = [&](const Footprint &f) {
+    return f.lo - std::min<int64_t>(0, (trips - 1) * s);
+  };
+  int64_t c0 = start(fc), c1 = c0 + fc.extent;
+  int64_t p0 = start(fp), p1 = p0 + fp.extent;
+  // Delta with [c0, c1) + s Delta meeting [p0, p1).
+  int64_t lo, hi;
+  if (s > 0) {
+    lo = floorDiv(p0 - c1, s) + 1;
+    hi = ceilDivSigned(p1 - c0, s) - 1;
+  } else {
+    lo = floorDiv(c0 - p1, -s) + 1;
+    hi = ceilDivSigned(c1 - p0, -s) - 1;
+  }
+  lo = std::max<int64_t>(lo, carried ? 1 : 0);
+  hi = std::min<int64_t>(hi, trips - 1);
+  return lo > hi;
+}
+
 /// Two loops in sequence over the same tiles (an elementwise op after the
 /// op that wrote its operand, row tile by row tile): the consumer C in loop
 /// Lc and the producer P in loop Lp (their outermost loops, not shared, of
@@ -611,6 +654,9 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         const Footprint &fp = P.footprints[k];
         if (!conflicts(fc, fp))
           return false;
+        if (P.loops == C.loops &&
+            apartOverIterations(C.loops, P.pos >= C.pos, fc, fp))
+          return false;
         // Only earlier iterations of P (P at or after C in the same loop
         // nest): the same window moving to new bytes in every iteration
         // never meets its earlier iterations (the same instruction, or a
@@ -682,7 +728,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         if ((want & engineBit(P.engine)) && consider(p, k))
           want &= uint8_t(~engineBit(P.engine));
         if (fp.write && P.loops == C.loops && fp.pLo <= fc.pLo &&
-            fp.pHi >= fc.pHi && fp.lo <= fc.lo && fp.hi >= fc.hi)
+            fp.pHi >= fc.pHi && fp.lo <= fc.lo && fp.hi >= fc.hi &&
+            !apartOverIterations(C.loops, false, fc, fp))
           break;
       }
     }

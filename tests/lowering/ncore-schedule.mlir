@@ -226,6 +226,49 @@ ncore.program @shifted_overlap(%y: !ncore.tile<hbm, 4096xf32>) {
 
 // -----
 
+// Accesses that move with their loop by the same step are compared at the
+// iterations a wait would order: an instruction later in the body
+// (loop-carried) only in the iterations before. In @apart the Vector
+// engine fills window i at the start of iteration i and the store of its
+// first half ends it: the store of iteration i - 1 read window i - 1, so the
+// fill does not wait for it (the hulls over the loop overlap, the windows
+// differ). In @carried the
+// store reads window i + 1, which iteration i + 1 fills: that fill waits
+// for it.
+// CHECK-LABEL: ncore.program @apart
+ncore.program @apart(%y: !ncore.tile<hbm, 128x320xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x320xf32>
+  ncore.loop %i trips 4 {
+    %a = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 64)> : !ncore.tile<sbuf, 128x320xf32> to !ncore.tile<sbuf, 128x64xf32>
+    // CHECK-NOT: ncore.sem_wait
+    // CHECK: ncore.memset
+    ncore.memset %a, 1.0 on vector : !ncore.tile<sbuf, 128x64xf32>
+    %h = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 64)> : !ncore.tile<sbuf, 128x320xf32> to !ncore.tile<sbuf, 128x32xf32>
+    %yv = ncore.view %y[%i] offsets affine_map<(d0) -> (0, d0 * 64)> : !ncore.tile<hbm, 128x320xf32> to !ncore.tile<hbm, 128x32xf32>
+    // CHECK: ncore.sem_wait 1
+    // CHECK-NEXT: ncore.dma_copy
+    ncore.dma_copy %yv, %h : !ncore.tile<hbm, 128x32xf32>, !ncore.tile<sbuf, 128x32xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: ncore.program @carried
+ncore.program @carried(%y: !ncore.tile<hbm, 128x320xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x320xf32>
+  ncore.loop %i trips 4 {
+    %a = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 64)> : !ncore.tile<sbuf, 128x320xf32> to !ncore.tile<sbuf, 128x64xf32>
+    // CHECK: ncore.sem_wait 4 ge {{[0-9]+}} steps [1] on vector
+    // CHECK-NEXT: ncore.memset
+    ncore.memset %a, 1.0 on vector : !ncore.tile<sbuf, 128x64xf32>
+    %b = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 64 + 64)> : !ncore.tile<sbuf, 128x320xf32> to !ncore.tile<sbuf, 128x64xf32>
+    %yv = ncore.view %y[%i] offsets affine_map<(d0) -> (0, d0 * 64)> : !ncore.tile<hbm, 128x320xf32> to !ncore.tile<hbm, 128x64xf32>
+    ncore.dma_copy %yv, %b : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+  }
+}
+
+// -----
+
 // Two loops in sequence over the same row tiles (an op and the elementwise
 // op after it): iteration i of the second loop waits for iteration i of the
 // first (a wait that steps with the loop), not for the whole first loop, so
@@ -251,6 +294,6 @@ ncore.program @aligned_loops(%x: !ncore.tile<hbm, 128x512xf32>) {
 
 // STATS: ncore-schedule
 // STATS: 2 engine-moves
-// STATS: 5 loop-carried-waits
+// STATS: 6 loop-carried-waits
 // STATS: signals
 // STATS: waits
