@@ -31,6 +31,14 @@
 // tensor, a K with no good split), the blocked order below is used: token
 // tile -> N block -> K block, W read once per token tile.
 //
+// A linear whose only reader is the input of another streamed linear (an
+// MLP's first projection, its activation folded in, feeding the second)
+// hands Y^T over instead of Y when its whole weight fits in SBUF beside
+// them (`lowerHandoff`): W resident and stationary, X^T moving, so each
+// PSUM block is [128 features, tokens], which is the second linear's X^T
+// block (its K split's feature order), and the second linear transposes
+// nothing. Bias and activation apply per partition on the evacuation.
+//
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
 #include "lowering/conversion/ConvertSeamToNcore.h"
@@ -305,6 +313,159 @@ bool onlyLinearsRead(Value input, Operation *op) {
   });
 }
 
+/// X^T of rows [gRow0, gRow0 + gRows) of `x` into `xt` ([pk, kb *
+/// groupRowsMax]: block j of row tile t at free offset j * groupRowsMax +
+/// t, holding X[rows of t, j::kb]^T), through the two PSUM tiles `tp`.
+void transposeRows(ProgramLowering &pl, const Placement &x, Value xt,
+                   int64_t pk, int64_t kb, int64_t groupRowsMax, int64_t gRow0,
+                   int64_t gRows, Value tp[2]) {
+  int64_t k = x.cols;
+  pl.forEachChunkAlternating(gRows, 128, [&](Index t0, int64_t p, unsigned) {
+    Value xs = pl.load(x, t0 + gRow0, p, 0, k);
+    pl.forEachChunkAlternating(kb, 1, [&](Index j, int64_t, unsigned par) {
+      Value src = kb == 1 ? pl.view(xs, {p, pk}, {0, j})
+                          : pl.view(xs, {p, pk}, {0, j}, {1, kb});
+      Value tpv = pl.view(tp[par], {pk, p}, {0, 0});
+      pl.transpose(tpv, src);
+      Value dst = pl.view(xt, {pk, p}, {0, j * groupRowsMax + t0});
+      pl.copy(dst, tpv);
+    });
+  });
+}
+
+/// Whether `op`'s result is handed to its only reader, a linear, as that
+/// linear's X^T (see the file comment): the reader's weight streams (a
+/// program argument with a K split), `op` has more than one row, no column
+/// scale, a bias (if any) in HBM, its weight, its X^T (unless an earlier
+/// linear left it), the Y^T and the PSUM blocks fit the working budget, and
+/// loading the whole weight up front costs less than the transposes saved.
+/// Returns the reader's K split (kb2), or 0.
+int64_t handoffBlocks(ProgramLowering &pl, LinearOp op, const Placement &x,
+                      const Placement &w, const std::optional<Placement> &bias,
+                      bool scale, int64_t kb1) {
+  Value result = op.getResult();
+  if (!result.hasOneUse() || scale || x.rows < 2 || !pl.target().profile)
+    return 0;
+  auto next = dyn_cast<LinearOp>(*result.getUsers().begin());
+  if (!next || next.getInput() != result ||
+      !isa<BlockArgument>(next.getWeight()) || next.getScale() ||
+      pl.fitsSbuf(result) == false)
+    return 0;
+  if (w.inSbuf() || !w.isContiguous() || w.rowOffset != 0 ||
+      (bias && (bias->inSbuf() || !bias->isContiguous())))
+    return 0;
+  int64_t n = w.cols, kb2 = kBlocksOf(n);
+  if (kb2 == 0 || n / kb2 != 128 || kb1 == 0)
+    return 0;
+  int64_t eb = x.elementType.isBF16() ? 2 : 4;
+  int64_t rows = x.rows;
+  bool xtDerived = bool(pl.derivedTile(op.getInput(), kb1));
+  int64_t working = kb1 * n * eb + (bias ? kb2 * eb : 0) +
+                    (xtDerived ? 0 : kb1 * rows * eb + x.cols * eb);
+  // Y^T is the next linear's X^T: kept as its bytes (keepDerivedTile).
+  int64_t yt = kb2 * rows * eb;
+  if (working + yt > pl.workingBudget())
+    return 0;
+  // The whole weight arrives before the first matmul (a streamed linear
+  // overlaps all but its first slab): worth it when that load takes less
+  // than the transposes the next linear no longer does (rows / 128 x kb2
+  // of them, each a matmul of 128 columns).
+  const ::seam::rt::Profile &prof = *pl.target().profile;
+  double fp32 = x.elementType.isBF16() ? 1.0 : prof.matmulFp32Factor;
+  double savedNs =
+      double((rows + 127) / 128) * double(kb2) *
+      std::max<double>(std::min<double>(prof.matmulStationaryIssueCap, 128),
+                       128) *
+      fp32 / prof.teClockGhz;
+  double loadNs =
+      prof.dmaFixedCostNs +
+      double(x.cols * n * eb) /
+          (prof.dmaEngineBytesPerNs * std::max<int64_t>(1, prof.dmaEngines));
+  if (loadNs > savedNs)
+    return 0;
+  return kb2;
+}
+
+/// Y^T of a linear handed to the next linear as its X^T (see the file
+/// comment): `kb2` blocks of 128 features (feature p * kb2 + j on partition
+/// p of block j), each [128, rows] at free offset j * rows.
+void lowerHandoff(ProgramLowering &pl, LinearOp op, const Placement &x,
+                  const Placement &w, const std::optional<Placement> &bias,
+                  std::optional<ncore::ActFunc> act, int64_t kb2) {
+  Value input = op.getInput();
+  int64_t k = x.cols, n = w.cols, rows = x.rows;
+  int64_t kb1 = kBlocksOf(k), pk1 = k / kb1, pk2 = n / kb2;
+  Type et = x.elementType, f32 = pl.builder().getF32Type();
+  int64_t eb = et.isBF16() ? 2 : 4;
+  // The weight, resident: [pk1, kb1, N] (row p * kb1 + i at partition p,
+  // block i), one DMA.
+  Value wres = pl.alloc(MemSpace::Sbuf, {pk1, kb1 * n}, et);
+  pl.dma(pl.reshape(wres, {pk1, kb1, n}), pl.reshape(w.root, {pk1, kb1, n}));
+  // The bias as [pk2, kb2]: feature p * kb2 + j at partition p, column j,
+  // which is its own row-major order.
+  Value btile;
+  if (bias) {
+    btile = pl.alloc(MemSpace::Sbuf, {pk2, kb2}, bias->elementType);
+    pl.dma(btile, pl.reshape(bias->root, {pk2, kb2}));
+  }
+  // X^T of every row: an earlier linear's, or transposed here.
+  Value xt = pl.derivedTile(input, kb1);
+  if (xt) {
+    ++pl.statistics().transposesReused;
+  } else {
+    xt = pl.alloc(MemSpace::Sbuf, {pk1, kb1 * rows}, et);
+    Value tp[2];
+    for (unsigned i = 0; i < 2; ++i)
+      tp[i] =
+          pl.alloc(MemSpace::Psum, {pk1, std::min<int64_t>(rows, 128)}, f32);
+    transposeRows(pl, x, xt, pk1, kb1, rows, 0, rows, tp);
+  }
+  Value yt = pl.alloc(MemSpace::Sbuf, {pk2, kb2 * rows}, et);
+  int64_t accCols = std::min<int64_t>(rows, ncore::kMatmulMaxN);
+  Value acc[2];
+  for (unsigned i = 0; i < 2; ++i)
+    acc[i] = pl.alloc(MemSpace::Psum, {pk2, accCols}, f32);
+  pl.noteWorkingBytes(kb1 * n * eb + (bias ? kb2 * eb : 0) + kb1 * rows * eb);
+  pl.forEachChunk(kb2, 1, [&](Index j, int64_t, bool) {
+    pl.forEachChunkAlternating(
+        rows, ncore::kMatmulMaxN, [&](Index t0, int64_t tc, unsigned par) {
+          Value accv = pl.view(acc[par], {pk2, tc}, {0, 0});
+          pl.forEachChunk(
+              kb1, 1,
+              [&](Index i, int64_t, bool first) {
+                Value st = pl.view(wres, {pk1, pk2}, {0, i * n + j}, {1, kb2});
+                Value mv = pl.view(xt, {pk1, tc}, {0, i * rows + t0});
+                pl.matmul(accv, st, mv, /*accumulate=*/!first);
+              },
+              /*peelFirst=*/true);
+          Value out = pl.view(yt, {pk2, tc}, {0, j * rows + t0});
+          Value bcol = btile ? pl.view(btile, {pk2, 1}, {0, j}) : Value();
+          if (act)
+            pl.activation(*act, out, accv, 1.0, 0.0, bcol);
+          else if (bcol)
+            pl.tensorScalar(ncore::AluOp::Add, out, accv, bcol);
+          else
+            pl.copy(out, accv);
+        });
+  });
+  Value result = op.getResult();
+  bool kept = pl.keepDerivedTile(result, kb2, yt, kb2 * rows * eb,
+                                 /*replacesV=*/true);
+  (void)kept;
+  assert(kept && "handoffBlocks checked the budget");
+  // The result has no Y of its own: its only reader takes Y^T above. Its
+  // placement gives that reader the shape (never read, see lowerLinear).
+  Placement virt;
+  virt.root = yt;
+  virt.space = MemSpace::Sbuf;
+  virt.elementType = et;
+  virt.shape = shapeOf(result);
+  std::tie(virt.rows, virt.cols) = matrixOf(virt.shape);
+  virt.pitch = virt.cols;
+  pl.bind(result, virt);
+  ++pl.statistics().handoffs;
+}
+
 void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
                    const Placement &x, const Placement &w, const Placement &y,
                    const std::optional<Placement> &bias,
@@ -354,19 +515,7 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
       // and no PSUM evacuations in the vector engines' queues.
       pl.dma(pl.view(xt, {pk, kb}, {0, 0}), pl.window(x, gRow0, 1, 0, k));
     } else {
-      pl.forEachChunkAlternating(
-          gRows, 128, [&](Index t0, int64_t p, unsigned) {
-            Value xs = pl.load(x, t0 + gRow0, p, 0, k);
-            pl.forEachChunkAlternating(
-                kb, 1, [&](Index j, int64_t, unsigned par) {
-                  Value src = kb == 1 ? pl.view(xs, {p, pk}, {0, j})
-                                      : pl.view(xs, {p, pk}, {0, j}, {1, kb});
-                  Value tpv = pl.view(tp[par], {pk, p}, {0, 0});
-                  pl.transpose(tpv, src);
-                  Value dst = pl.view(xt, {pk, p}, {0, j * groupRowsMax + t0});
-                  pl.copy(dst, tpv);
-                });
-          });
+      transposeRows(pl, x, xt, pk, kb, groupRowsMax, gRow0, gRows, tp);
     }
     // 2. Slabs of W, software pipelined over two buffers: the DMA of slab
     //    s + 1 (and its bias and scale rows) is issued before the matmuls and
@@ -552,6 +701,17 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
     return op.emitOpError() << "convert-seam-to-ncore: input and weight dtypes "
                                "differ (the Tensor engine multiplies equal "
                                "dtypes)";
+  if (int64_t kb2 =
+          handoffBlocks(pl, op, *x, *w, bias, bool(scale), kBlocksOf(k))) {
+    if (pl.target().remarks)
+      op.emitRemark() << llvm::formatv(
+          "convert-seam-to-ncore: linear [{0} x {1}] x [{1} x {2}]: weight "
+          "resident and stationary, Y^T handed to the next linear as its X^T "
+          "({3} blocks of 128 features; no transposes there)",
+          x->rows, k, n, kb2);
+    lowerHandoff(pl, op, *x, *w, bias, act, kb2);
+    return success();
+  }
   Placement y = pl.placeResult(op.getResult());
   std::optional<LinearPlan> plan =
       planLinear(pl, *x, *w, y, int64_t(bias.has_value()) + scale.has_value());
@@ -561,6 +721,12 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
     plan->groupTiles = x->rowTiles();
     plan->groups = 1;
   }
+  if (!plan && kBlocksOf(k) &&
+      x->root == pl.derivedTile(op.getInput(), kBlocksOf(k)))
+    return op.emitOpError()
+           << "convert-seam-to-ncore: the input was handed over as X^T (Y^T "
+              "of the linear before), but no weight-streaming plan fits "
+              "this linear to read it";
   if (!plan) {
     ++pl.statistics().linearsBlocked;
     decisionRemark(pl.target().remarks, op.getLoc())

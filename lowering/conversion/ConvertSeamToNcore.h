@@ -111,7 +111,9 @@ struct TargetInfo {
     "Linears that reused an earlier linear's X^T of the same input")           \
   X(weightPasses, "weight-passes",                                             \
     "Passes of streamed linears over their weight in HBM")                     \
-  X(linearsBlocked, "linears-blocked", "Linears left to the blocked order")
+  X(linearsBlocked, "linears-blocked", "Linears left to the blocked order")    \
+  X(handoffs, "yt-handoffs",                                                   \
+    "Linears that handed Y^T to the next linear as its X^T")
 
 /// Counts of one conversion, added to the pass counters when it succeeds.
 struct ConversionStats {

@@ -16,9 +16,10 @@
 
 // REMARK: remark: convert-seam-to-ncore: linear [768 x 3072] x [3072 x 768]: weight streamed once in 3 slab(s) of 256 columns (1.50 MiB per DMA, two buffers), K = 128 x 24, X^T of 6 row tile(s) resident
 // STATS: 0 linears-blocked
-// STATS-NEXT: 8 linears-streamed
-// STATS: 8 weight-passes
-// STATS-NEXT: 1 xt-reused
+// STATS-NEXT: 9 linears-streamed
+// STATS: 9 weight-passes
+// STATS-NEXT: 2 xt-reused
+// STATS-NEXT: 1 yt-handoffs
 
 // COUNT-LABEL: ncore.program @prog_mlp
 // COUNT-COUNT-3: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x24x256xbf16>, <hbm, 128x24x256xbf16>
@@ -145,4 +146,24 @@ func.func private @prog_two(%x: tensor<256x192xbf16>, %w1: tensor<192x128xbf16>,
   %s = seam.silu %a : tensor<256x128xbf16>
   %b = seam.linear %x, %w2 {activation = "silu"} : (tensor<256x192xbf16>, tensor<192x320xbf16>) -> tensor<256x320xbf16>
   return %s, %b : tensor<256x128xbf16>, tensor<256x320xbf16>
+}
+
+// -----
+
+// An MLP (the first linear's only reader is the second's input): the first
+// keeps its weight resident and stationary and computes Y^T, 128 features
+// (p * 2 + j of block j, the second's K split) by 512 tokens per PSUM
+// block, with its bias per partition in the gelu's evacuation; the second
+// reads it as its X^T, so only the first linear's input is transposed.
+// COUNT-LABEL: ncore.program @prog_mlp
+// COUNT-COUNT-8: ncore.transpose
+// COUNT-NOT: ncore.transpose
+// COUNT: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x512xf32>, <sbuf, 96x128xf32>, <sbuf, 96x512xf32>
+// COUNT: ncore.activation gelu_tanh %{{.+}}, %{{.+}} bias %{{.+}} : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<psum, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
+// COUNT-NOT: ncore.transpose
+// REMARK: remark: convert-seam-to-ncore: linear [1200 x 192] x [192 x 256]: weight resident and stationary, Y^T handed to the next linear as its X^T (2 blocks of 128 features; no transposes there)
+func.func private @prog_mlp(%x: tensor<1200x192xf32>, %w1: tensor<192x256xf32>, %b1: tensor<256xf32>, %w2: tensor<256x320xf32>) -> tensor<1200x320xf32> attributes {seam.program} {
+  %h = seam.linear %x, %w1, %b1 {activation = "gelu_tanh"} : (tensor<1200x192xf32>, tensor<192x256xf32>, tensor<256xf32>) -> tensor<1200x256xf32>
+  %y = seam.linear %h, %w2 : (tensor<1200x256xf32>, tensor<256x320xf32>) -> tensor<1200x320xf32>
+  return %y : tensor<1200x320xf32>
 }

@@ -65,6 +65,8 @@ struct ConvRun {
   std::string error;
   std::vector<std::vector<float>> outputs;
   int64_t spills = 0;
+  /// The conversion's diagnostics (its remarks say what it chose).
+  std::string remarks;
 };
 
 /// Converts the seam module `source`, compiles program `name` and runs it
@@ -103,6 +105,7 @@ ConvRun convertAndRun(const std::string &source, const std::string &name,
   }
   if (auto s = prog->getAttrOfType<IntegerAttr>("seam.spills"))
     r.spills = s.getInt();
+  r.remarks = diags;
   std::map<unsigned, std::vector<float>> in;
   for (unsigned i = 0; i < inputs.size(); ++i)
     in[i] = inputs[i];
@@ -367,6 +370,72 @@ TEST(ConvertLinear, SecondLinearOfAnInputReusesItsTranspose) {
     EXPECT_LE(ea, bf ? 1e-2 : 1e-5);
     EXPECT_LE(eb, bf ? 1e-2 : 1e-5);
   }
+}
+
+TEST(ConvertLinear, FirstLinearHandsItsTransposeToTheSecond) {
+  // An MLP: y = (act(x W1 + b1)) W2 + b2, the first linear's only reader the
+  // second's input: the first computes Y^T (weight resident and stationary)
+  // and the second reads it as its X^T. 2600 tokens (six column chunks of
+  // the Y^T blocks, a partial row tile), K1 = 192 (96 x 2), N1 = 256 (two
+  // feature blocks); with and without the bias and the activation.
+  const int64_t m = 2600, k = 192, n1 = 256, n2 = 320;
+  auto geluTanh = [](double a) {
+    return 0.5 * a *
+           (1.0 +
+            std::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a * a * a)));
+  };
+  for (bool bf : {false, true})
+    for (bool biasAct : {false, true}) {
+      std::string t = dt(bf);
+      auto ty = [&](int64_t a, int64_t b) {
+        return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" +
+               t + ">";
+      };
+      auto vec = [&](int64_t a) {
+        return "tensor<" + std::to_string(a) + "x" + t + ">";
+      };
+      std::string first = biasAct
+                              ? "  %h = seam.linear %x, %w1, %b1 {activation = "
+                                "\"gelu_tanh\"} : (" +
+                                    ty(m, k) + ", " + ty(k, n1) + ", " +
+                                    vec(n1) + ") -> " + ty(m, n1)
+                              : "  %h = seam.linear %x, %w1 : (" + ty(m, k) +
+                                    ", " + ty(k, n1) + ") -> " + ty(m, n1);
+      std::string src = "func.func private @p(%x: " + ty(m, k) +
+                        ", %w1: " + ty(k, n1) + ", %b1: " + vec(n1) +
+                        ", %w2: " + ty(n1, n2) + ", %b2: " + vec(n2) + ") -> " +
+                        ty(m, n2) + " attributes {seam.program} {\n" + first +
+                        "\n  %y = seam.linear %h, %w2, %b2 : (" + ty(m, n1) +
+                        ", " + ty(n1, n2) + ", " + vec(n2) + ") -> " +
+                        ty(m, n2) + "\n  return %y : " + ty(m, n2) + "\n}\n";
+      auto x = randomValues(m * k, 1, bf), w1 = randomValues(k * n1, 2, bf),
+           b1 = randomValues(n1, 3, bf), w2 = randomValues(n1 * n2, 4, bf),
+           b2 = randomValues(n2, 5, bf);
+      ConvRun r = convertAndRun(src, "p", {x, w1, b1, w2, b2});
+      ASSERT_TRUE(r.ok) << r.error;
+      EXPECT_NE(r.remarks.find("Y^T handed to the next linear"),
+                std::string::npos)
+          << r.remarks;
+      std::vector<double> h =
+          linearRef(x, w1, biasAct ? &b1 : nullptr, m, k, n1);
+      if (biasAct)
+        for (double &v : h)
+          v = geluTanh(v);
+      // The reference's second product in double from the double h.
+      std::vector<double> want(m * n2);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n2; ++j) {
+          double acc = b2[j];
+          for (int64_t c = 0; c < n1; ++c)
+            acc += h[i * n1 + c] * double(w2[c * n2 + j]);
+          want[i * n2 + j] = acc;
+        }
+      double err = relL2(r.outputs[0], want);
+      report(biasAct ? "MLP, Y^T handed over (bias, gelu_tanh)"
+                     : "MLP, Y^T handed over",
+             bf, err);
+      EXPECT_LE(err, bf ? 1e-2 : (biasAct ? 1e-4 : 1e-5));
+    }
 }
 
 TEST(ConvertLinear, ColumnScaleInTheEvacuation) {
