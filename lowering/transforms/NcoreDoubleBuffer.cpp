@@ -6,7 +6,12 @@
 // outside the loop uses it) is unrolled by two, the second copy using a
 // second tile. The DMA of iteration i+1 then only waits for the compute that
 // read the same tile two iterations before, so it overlaps the compute of
-// iteration i (ncore-schedule turns that into semaphores). An odd trip count
+// iteration i (ncore-schedule turns that into semaphores). The same holds
+// for a tile drained by DMA: computed whole in every iteration (its first
+// access in the body writes all of it and reads nothing of it) and stored
+// to HBM: the compute of iteration i+1 then overlaps the store of iteration
+// i instead of waiting for it (the output tile of an elementwise op whose
+// result lives in HBM). An odd trip count
 // leaves one copy of the body after the loop. Loops stay loops: the body
 // appears twice (three times with a remainder), whatever the trip count.
 //
@@ -41,9 +46,10 @@ void collectUses(Value v, SmallVectorImpl<Operation *> &uses) {
   }
 }
 
-/// True when `dma` writes every element of `alloc` (no loop step).
-bool writesWhole(DmaCopyOp dma, AllocOp alloc) {
-  FailureOr<TileAccess> a = resolveAccess(dma.getDst());
+/// True when the access `tile` covers every element of `alloc` (no loop
+/// step).
+bool coversWhole(Value tile, AllocOp alloc) {
+  FailureOr<TileAccess> a = resolveAccess(tile);
   if (failed(a) || a->root != alloc.getResult() || !a->loopSteps.empty())
     return false;
   TileType t = alloc.getType();
@@ -53,6 +59,49 @@ bool writesWhole(DmaCopyOp dma, AllocOp alloc) {
   return a->offset == 0 && a->startPartition == t.getStartPartition() &&
          a->partitions == t.getPartitions() && elems == t.getFreeElements() &&
          a->dims.size() == 1 && a->dims[0].stride == 1;
+}
+
+bool writesWhole(DmaCopyOp dma, AllocOp alloc) {
+  return coversWhole(dma.getDst(), alloc);
+}
+
+/// The SBUF tile a store (`dma` to HBM) drains, when its first access in
+/// `body` writes the whole of it and reads none of it; else null.
+AllocOp drainedTile(DmaCopyOp dma, Block *body) {
+  FailureOr<TileAccess> src = resolveAccess(dma.getSrc());
+  FailureOr<TileAccess> dst = resolveAccess(dma.getDst());
+  if (failed(src) || failed(dst) || dst->space != MemSpace::Hbm)
+    return {};
+  auto alloc = src->root.getDefiningOp<AllocOp>();
+  if (!alloc || alloc.getType().getSpace() != MemSpace::Sbuf)
+    return {};
+  for (Operation &op : body->getOperations()) {
+    if (isa<ViewOp, ReshapeOp>(op) || !isa<InstructionOpInterface>(op))
+      continue;
+    SmallVector<OpOperand *> touching;
+    for (OpOperand &use : op.getOpOperands()) {
+      FailureOr<TileAccess> a = resolveAccess(use.get());
+      if (succeeded(a) && a->root == alloc.getResult())
+        touching.push_back(&use);
+    }
+    if (touching.empty())
+      continue;
+    // The first access: one operand, written whole, not read.
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (touching.size() != 1 || !effects || &op == dma.getOperation())
+      return {};
+    SmallVector<MemoryEffects::EffectInstance> fx;
+    effects.getEffectsOnValue(touching.front()->get(), fx);
+    bool write = false, read = false;
+    for (auto &e : fx) {
+      write |= isa<MemoryEffects::Write>(e.getEffect());
+      read |= isa<MemoryEffects::Read>(e.getEffect());
+    }
+    if (!write || read || !coversWhole(touching.front()->get(), alloc))
+      return {};
+    return alloc;
+  }
+  return {};
 }
 
 class NcoreDoubleBufferPass
@@ -116,23 +165,30 @@ void NcoreDoubleBufferPass::run(ProgramOp program) {
       continue;
     SmallVector<AllocOp> tiles;
     int64_t bytes = 0;
-    for (auto dma : loop.getBodyBlock()->getOps<DmaCopyOp>()) {
-      FailureOr<TileAccess> a = resolveAccess(dma.getDst());
-      if (failed(a))
-        continue;
-      auto alloc = a->root.getDefiningOp<AllocOp>();
+    Block *body = loop.getBodyBlock();
+    for (auto dma : body->getOps<DmaCopyOp>()) {
+      // A refilled tile: the DMA writes it whole, nothing in the body
+      // touches it before. A drained one: see drainedTile.
+      AllocOp alloc = drainedTile(dma, body);
+      bool refill = !alloc;
+      if (refill) {
+        FailureOr<TileAccess> a = resolveAccess(dma.getDst());
+        if (failed(a))
+          continue;
+        alloc = a->root.getDefiningOp<AllocOp>();
+      }
       if (!alloc || alloc.getType().getSpace() != MemSpace::Sbuf ||
           alloc.getOffset() || llvm::is_contained(tiles, alloc) ||
-          !writesWhole(dma, alloc))
+          (refill && !writesWhole(dma, alloc)))
         continue;
-      // Every use is in this loop, and nothing in the body touches the tile
-      // before this DMA.
+      // Every use is in this loop (and, for a refill, nothing in the body
+      // touches the tile before this DMA).
       SmallVector<Operation *> uses;
       collectUses(alloc.getResult(), uses);
       bool ok = true;
       for (Operation *u : uses) {
-        Operation *top = loop.getBodyBlock()->findAncestorOpInBlock(*u);
-        if (!top || (!isa<ViewOp, ReshapeOp>(u) && top != dma &&
+        Operation *top = body->findAncestorOpInBlock(*u);
+        if (!top || (refill && !isa<ViewOp, ReshapeOp>(u) && top != dma &&
                      top->isBeforeInBlock(dma)))
           ok = false;
       }

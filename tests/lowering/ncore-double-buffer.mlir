@@ -54,9 +54,50 @@ ncore.program @carried(%x: !ncore.tile<hbm, 512x64xf32>, %y: !ncore.tile<hbm, 12
   ncore.dma_copy %y, %s : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
 }
 
+// A tile drained by DMA (an elementwise op whose result lives in HBM):
+// computed whole in each iteration, then stored. With a second tile the
+// add of row tile i + 1 does not wait for the store of row tile i.
+// CHECK-LABEL: ncore.program @drained
+// CHECK: %[[O0:.+]] = ncore.alloc : <sbuf, 128x256xf32>
+// CHECK-NEXT: %[[O1:.+]] = ncore.alloc : <sbuf, 128x256xf32>
+// CHECK: ncore.loop %{{.+}} trips 2 {
+// CHECK: ncore.tensor_tensor add %[[O0]]
+// CHECK: ncore.dma_copy %{{.+}}, %[[O0]]
+// CHECK: ncore.tensor_tensor add %[[O1]]
+// CHECK: ncore.dma_copy %{{.+}}, %[[O1]]
+// CHECK-NEXT: }
+ncore.program @drained(%a: !ncore.tile<hbm, 512x256xf32>, %y: !ncore.tile<hbm, 512x256xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x1024xf32>
+  %o = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  ncore.loop %i trips 4 {
+    %tv = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 256)> : !ncore.tile<sbuf, 128x1024xf32> to !ncore.tile<sbuf, 128x256xf32>
+    ncore.tensor_tensor add %o, %tv, %tv : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+    %yv = ncore.view %y[%i] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x256xf32> to !ncore.tile<hbm, 128x256xf32>
+    ncore.dma_copy %yv, %o : !ncore.tile<hbm, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+  }
+}
+
+// -----
+
+// A drained tile that the body reads before writing it (an accumulation
+// stored every iteration) carries a value across iterations: not
+// double-buffered.
+// CHECK-LABEL: ncore.program @drained_carried
+// CHECK: ncore.loop %{{.+}} trips 4 {
+// CHECK-NOT: ncore.loop
+ncore.program @drained_carried(%y: !ncore.tile<hbm, 512x256xf32>) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  %o = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  ncore.loop %i trips 4 {
+    ncore.tensor_tensor add %o, %o, %t : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+    %yv = ncore.view %y[%i] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x256xf32> to !ncore.tile<hbm, 128x256xf32>
+    ncore.dma_copy %yv, %o : !ncore.tile<hbm, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+  }
+}
+
 // STATS: ncore-double-buffer
-// STATS: 3 loops
-// STATS: 3 tiles
+// STATS: 4 loops
+// STATS: 4 tiles
 
 // -----
 
