@@ -350,20 +350,36 @@ static LogicalResult lowerSwapLastTwo(ProgramLowering &pl, TransposeOp op,
   Placement ya = ProgramLowering::rowAligned(y, b)
                      ? y
                      : pl.hbmScratch(y.shape, y.elementType, "relayout");
-  Value tp = pl.alloc(MemSpace::Psum,
-                      {std::min<int64_t>(b, 128), std::min<int64_t>(a, 128)},
-                      pl.builder().getF32Type());
+  Type f32 = pl.builder().getF32Type();
+  Value tp[2];
+  for (unsigned i = 0; i < 2; ++i)
+    tp[i] =
+        pl.alloc(MemSpace::Psum,
+                 {std::min<int64_t>(b, 128), std::min<int64_t>(a, 128)}, f32);
   auto zero = Index(0);
+  // A source in HBM arrives a whole row block [128, B] at a time (one DMA
+  // that ncore-split-dma spreads over the queues) when that fits, rather
+  // than as [128, 128] blocks that each pay the DMA's fixed cost and wait
+  // for a buffer; the transposes alternate two PSUM tiles.
+  int64_t eb = x.elementType.isBF16() ? 2 : 4;
+  bool wholeRows = !src.inSbuf() && 2 * b * eb <= pl.workingBudget();
+  auto transposeBlock = [&](Index k, Index a0, int64_t pa, Index b0, int64_t pb,
+                            Value blk, unsigned par) {
+    Value t = pl.view(tp[par], {pb, pa}, {zero, zero});
+    pl.transpose(t, blk);
+    Value out = pl.outTile(ya, k * b + b0, pb, a0, pa);
+    pl.copy(out, t);
+    pl.storeOut(ya, k * b + b0, pb, a0, pa, out);
+  };
   pl.forRange(batch, [&](Index k) {
     pl.forEachChunk(a, 128, [&](Index a0, int64_t pa, bool) {
-      pl.forEachChunk(b, 128, [&](Index b0, int64_t pb, bool) {
-        Value blk = pl.load(src, k * a + a0, pa, b0, pb);
-        Value t = pl.view(tp, {pb, pa}, {zero, zero});
-        pl.transpose(t, blk);
-        Value out = pl.outTile(ya, k * b + b0, pb, a0, pa);
-        pl.copy(out, t);
-        pl.storeOut(ya, k * b + b0, pb, a0, pa, out);
-      });
+      Value rows = wholeRows ? pl.load(src, k * a + a0, pa, 0, b) : Value();
+      pl.forEachChunkAlternating(
+          b, 128, [&](Index b0, int64_t pb, unsigned par) {
+            Value blk = rows ? pl.view(rows, {pa, pb}, {zero, b0})
+                             : pl.load(src, k * a + a0, pa, b0, pb);
+            transposeBlock(k, a0, pa, b0, pb, blk, par);
+          });
     });
   });
   if (ya.root != y.root)

@@ -176,3 +176,29 @@ func.func private @prog_concat_fills_sbuf(%x: tensor<128x12500xf32>, %y: tensor<
   %o = seam.add %c, %c : (tensor<128x25000xf32>, tensor<128x25000xf32>) -> tensor<128x25000xf32>
   return %o : tensor<128x25000xf32>
 }
+
+// -----
+
+// A swap of the last two dims of a tensor in HBM (a kernel's [B, H, L]
+// output turned back into tokens): a whole row block [128, 1024] arrives in
+// one DMA (spread over the queues by ncore-split-dma), not as 128 x 128
+// blocks that each pay a transfer's fixed cost; the transposes of the block
+// alternate two PSUM tiles.
+// CHECK-LABEL: ncore.program @prog_swap_last
+// CHECK: %[[T0:.+]] = ncore.alloc : <psum, 128x128xf32>
+// CHECK-NEXT: %[[T1:.+]] = ncore.alloc : <psum, 128x128xf32>
+// CHECK: ncore.loop %{{.+}} trips 2 {
+// CHECK-NEXT: ncore.view
+// CHECK-NEXT: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x1024xf32>, <hbm, 128x1024xf32>
+// CHECK-NEXT: ncore.loop %{{.+}} trips 4 {
+// CHECK-NOT: ncore.dma_copy
+// CHECK: ncore.transpose %[[T0]], %{{.+}} : <psum, 128x128xf32>
+// CHECK-NOT: ncore.dma_copy
+// CHECK: ncore.transpose %[[T1]], %{{.+}} : <psum, 128x128xf32>
+// CHECK-NOT: ncore.dma_copy
+// CHECK: }
+func.func private @prog_swap_last(%x: tensor<1x256x1024xf32>, %w: tensor<256x256xf32>) -> tensor<1x1024x256xf32> attributes {seam.program} {
+  %t = seam.transpose %x perm [0, 2, 1] : tensor<1x256x1024xf32> -> tensor<1x1024x256xf32>
+  %y = seam.linear %t, %w : (tensor<1x1024x256xf32>, tensor<256x256xf32>) -> tensor<1x1024x256xf32>
+  return %y : tensor<1x1024x256xf32>
+}

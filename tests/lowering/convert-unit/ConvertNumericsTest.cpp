@@ -689,6 +689,34 @@ TEST(ConvertShape, SwapLastTwoOnTensorEngine) {
   }
 }
 
+TEST(ConvertShape, SwapLastTwoFromHbmByRowBlocks) {
+  // [2, A, B] -> [2, B, A] straight from an HBM argument (a kernel's
+  // [B, H, L] output): each [128, B] row block arrives in one DMA and is
+  // transposed in 128-column blocks (B = 300: two full and a partial one;
+  // A = 200: a partial row block). Exact.
+  const int64_t bsz = 2, a = 200, b = 300;
+  for (bool bf : {false, true}) {
+    std::string t = dt(bf);
+    std::string in = "tensor<2x200x300x" + t + ">",
+                out = "tensor<2x300x200x" + t + ">";
+    std::string src = "func.func private @p(%x: " + in + ") -> " + out +
+                      " attributes {seam.program} {\n  %y = seam.transpose "
+                      "%x perm [0, 2, 1] : " +
+                      in + " -> " + out + "\n  return %y : " + out + "\n}\n";
+    auto x = randomValues(bsz * a * b, 19, bf);
+    ConvRun r = convertAndRun(src, "p", {x});
+    ASSERT_TRUE(r.ok) << r.error;
+    std::vector<double> want(x.size());
+    for (int64_t k = 0; k < bsz; ++k)
+      for (int64_t i = 0; i < a; ++i)
+        for (int64_t j = 0; j < b; ++j)
+          want[(k * b + j) * a + i] = x[(k * a + i) * b + j];
+    double err = relL2(r.outputs[0], want);
+    report("transpose[0,2,1] from HBM by row blocks", bf, err);
+    EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+  }
+}
+
 TEST(ConvertShape, HeadsTransposeInHbmLoopsOverFewerDims) {
   // [1, H, S, D] -> [1, S, H, D] from an HBM input to the HBM output: one DMA
   // per head (H = 3) rather than per row (S = 200); exact.
