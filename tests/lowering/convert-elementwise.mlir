@@ -61,3 +61,44 @@ func.func private @prog_silu(%x: tensor<64x32xf32>, %v: tensor<1x32xf32>) -> ten
   %y = seam.mul %g, %s : (tensor<64x32xf32>, tensor<1x32xf32>) -> tensor<64x32xf32>
   return %y : tensor<64x32xf32>
 }
+
+// -----
+
+// An operand in HBM of at most one 64 KiB piece per DMA queue (here 512 KiB,
+// a program input) is loaded whole before the op's row loop, one DMA per row
+// tile issued together, instead of one row tile per iteration (silu's input,
+// the add's first operand); the add then reads SBUF only. A larger operand
+// (@prog_streamed, 2 MiB) streams row tile by row tile.
+// CHECK-LABEL: ncore.program @prog_staged
+// CHECK: ncore.loop %{{.+}} trips 4 {
+// CHECK-NEXT: ncore.view
+// CHECK-NEXT: ncore.view
+// CHECK-NEXT: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x256xf32>, <hbm, 128x256xf32>
+// CHECK-NEXT: }
+// CHECK: ncore.activation silu
+// CHECK: ncore.loop %{{.+}} trips 4 {
+// CHECK-NEXT: ncore.view
+// CHECK-NEXT: ncore.view
+// CHECK-NEXT: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x256xf32>, <hbm, 128x256xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: ncore.loop %{{.+}} trips 4 {
+// CHECK-NOT: ncore.dma_copy
+// CHECK: ncore.tensor_tensor add
+// CHECK-NEXT: }
+func.func private @prog_staged(%x: tensor<512x256xf32>, %y: tensor<512x256xf32>) -> tensor<512x256xf32> attributes {seam.program} {
+  %s = seam.silu %y : tensor<512x256xf32>
+  %o = seam.add %x, %s : (tensor<512x256xf32>, tensor<512x256xf32>) -> tensor<512x256xf32>
+  %g = seam.gelu %o : tensor<512x256xf32>
+  return %g : tensor<512x256xf32>
+}
+
+// -----
+
+// CHECK-LABEL: ncore.program @prog_streamed
+// CHECK: ncore.loop %{{.+}} trips 16 {
+// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x256xf32>, <hbm, 128x256xf32>
+// CHECK-NEXT: ncore.activation silu
+func.func private @prog_streamed(%y: tensor<2048x256xf32>) -> tensor<2048x256xf32> attributes {seam.program} {
+  %s = seam.silu %y : tensor<2048x256xf32>
+  return %s : tensor<2048x256xf32>
+}
