@@ -189,30 +189,40 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
           if (rest > 0)
             body(Index(tiles * tileSeqs), Index(tiles * groupsPerTile), rest);
         };
-    // The same over a software pipeline: tile t's `body` calls `next` once
-    // it has read its inputs (after stage 1), which issues the transfers in
-    // of tile t + 1 (`fetch`, DMA only). They are then queued before tile
-    // t's stores and arrive while it is transformed; in program order they
-    // follow every read of tile t's inputs, so that the schedule's
-    // same-iteration waits are the true ones (tile t + 1's reads wait for
-    // the previous iteration's fetch).
-    using Next = llvm::function_ref<void()>;
+    // The same over a software pipeline: tile t's `body` calls next(false)
+    // once it has read its inputs (after stage 1), which issues the
+    // transfers in of tile t + 1 (`fetch`, DMA only), and next(true) late in
+    // its Vector-engine work (after the inverse twiddles), which prepares
+    // tile t + 1's inputs (`prepare`: D into the filter, the input gates).
+    // The transfers are then queued before tile t's stores and arrive while
+    // it is transformed, and tile t + 1's first matmul waits for no
+    // elementwise op queued behind tile t's last ones. In program order the
+    // fetch follows every read of tile t's inputs and the preparation its
+    // fetch, so that the schedule's same-iteration waits are the true ones.
+    using Next = llvm::function_ref<void(bool prepare)>;
     auto forEachTileFetched =
         [&](llvm::function_ref<void(Index, int64_t)> fetch,
+            llvm::function_ref<void(Index, int64_t)> prepare,
             llvm::function_ref<void(Index, Index, int64_t, Next)> body) {
           int64_t all = tiles + (rest > 0 ? 1 : 0);
           auto seqsOf = [&](int64_t t) { return t < tiles ? tileSeqs : rest; };
           fetch(Index(0), seqsOf(0));
+          prepare(Index(0), seqsOf(0));
           if (tiles > 1)
             kb.forRange(tiles - 1, [&](Index t) {
-              body(t * tileSeqs, t * groupsPerTile, tileSeqs,
-                   [&] { fetch((t + 1) * tileSeqs, tileSeqs); });
+              body(t * tileSeqs, t * groupsPerTile, tileSeqs, [&](bool prep) {
+                Index c1 = (t + 1) * tileSeqs;
+                prep ? prepare(c1, tileSeqs) : fetch(c1, tileSeqs);
+              });
             });
           for (int64_t t = std::max<int64_t>(tiles - 1, 0); t < all; ++t)
-            body(Index(t * tileSeqs), Index(t * groupsPerTile), seqsOf(t), [&] {
-              if (t + 1 < all)
-                fetch(Index((t + 1) * tileSeqs), seqsOf(t + 1));
-            });
+            body(Index(t * tileSeqs), Index(t * groupsPerTile), seqsOf(t),
+                 [&](bool prep) {
+                   if (t + 1 >= all)
+                     return;
+                   Index c1((t + 1) * tileSeqs);
+                   prep ? prepare(c1, seqsOf(t + 1)) : fetch(c1, seqsOf(t + 1));
+                 });
         };
     // The columns of `seqs` channels from c0 of an A tile.
     auto cols = [&](Value a, Index c0, int64_t seqs) {
@@ -274,54 +284,60 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
           kb.copy(kb.view(maskAll, {ru, w, 1}, {0, c, 0}), acc);
         }
       }
-      forEachTileFetched(fetch, [&](Index c0, Index grp0, int64_t seqs,
-                                    Next next) {
-        auto lanes = dft.lanes(c0, grp0, seqs);
-        if (spectraPerTile) {
+      auto prepare = [&](Index c0, int64_t seqs) {
+        if (spectraPerTile)
           addD(c0, seqs);
-          filterSpectra(lanes);
-        }
         prepareInputs(c0, seqs);
-        for (auto &l : lanes)
-          dft.stage1(l, au);
-        next();
-        for (auto &l : lanes)
-          dft.twiddle(l);
-        for (auto &l : lanes)
-          dft.stage3(l);
-        // P = U K'.
-        auto half = [&](Value t, const BatchedDft::Lane &l) {
-          return kb.view(t, {m, l.groups * dft.f1Cols},
-                         {0, l.index * BatchedDft::kGroupsPerLane * n1});
-        };
-        for (auto &l : lanes)
-          dft.complexMultiply(l, m, half(pr, l), half(pi, l), dft.spectrumRe(l),
-                              dft.spectrumIm(l), kept(kr, l), kept(ki, l));
-        for (auto &l : lanes)
-          dft.inverse1(l, half(pr, l), half(pi, l));
-        for (auto &l : lanes)
-          dft.inverseTwiddle(l);
-        for (auto &l : lanes)
-          dft.inverse3(l);
-        for (auto &l : lanes) {
-          int64_t lseqs = (l.groups - 1) * g + l.lastSeqs;
-          Value yv = kb.view(ay, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0});
-          Value res = kb.view(dft.output(l), {ru, lseqs * n2}, {0, 0});
-          if (o.gelu)
-            kb.activation(ActFunc::Gelu, yv, res);
-          else
-            kb.copy(yv, res);
-          if (o.mask)
-            kb.tensorTensor(
-                AluOp::Multiply, yv, yv,
-                kb.view(maskAll, {ru, lseqs, n2}, {0, l.seq0, 0}, {1, 1, 0}));
-          if (aq)
-            kb.tensorTensor(AluOp::Multiply, yv, yv,
-                            kb.view(aq, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0}));
-        }
-        // y of the tile leaves while the next tile is transformed.
-        moveChannels(outF, cols(ay, c0, seqs), b, h0 + c0, seqs, o.len, true);
-      });
+      };
+      forEachTileFetched(
+          fetch, prepare, [&](Index c0, Index grp0, int64_t seqs, Next next) {
+            auto lanes = dft.lanes(c0, grp0, seqs);
+            if (spectraPerTile)
+              filterSpectra(lanes);
+            for (auto &l : lanes)
+              dft.stage1(l, au);
+            next(/*prepare=*/false);
+            for (auto &l : lanes)
+              dft.twiddle(l);
+            for (auto &l : lanes)
+              dft.stage3(l);
+            // P = U K'.
+            auto half = [&](Value t, const BatchedDft::Lane &l) {
+              return kb.view(t, {m, l.groups * dft.f1Cols},
+                             {0, l.index * BatchedDft::kGroupsPerLane * n1});
+            };
+            for (auto &l : lanes)
+              dft.complexMultiply(l, m, half(pr, l), half(pi, l),
+                                  dft.spectrumRe(l), dft.spectrumIm(l),
+                                  kept(kr, l), kept(ki, l));
+            for (auto &l : lanes)
+              dft.inverse1(l, half(pr, l), half(pi, l));
+            for (auto &l : lanes)
+              dft.inverseTwiddle(l);
+            next(/*prepare=*/true);
+            for (auto &l : lanes)
+              dft.inverse3(l);
+            for (auto &l : lanes) {
+              int64_t lseqs = (l.groups - 1) * g + l.lastSeqs;
+              Value yv = kb.view(ay, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0});
+              Value res = kb.view(dft.output(l), {ru, lseqs * n2}, {0, 0});
+              if (o.gelu)
+                kb.activation(ActFunc::Gelu, yv, res);
+              else
+                kb.copy(yv, res);
+              if (o.mask)
+                kb.tensorTensor(AluOp::Multiply, yv, yv,
+                                kb.view(maskAll, {ru, lseqs, n2},
+                                        {0, l.seq0, 0}, {1, 1, 0}));
+              if (aq)
+                kb.tensorTensor(
+                    AluOp::Multiply, yv, yv,
+                    kb.view(aq, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0}));
+            }
+            // y of the tile leaves while the next tile is transformed.
+            moveChannels(outF, cols(ay, c0, seqs), b, h0 + c0, seqs, o.len,
+                         true);
+          });
     });
   };
   int64_t chunks = o.channels / chunk;
