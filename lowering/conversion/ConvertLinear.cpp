@@ -51,6 +51,16 @@ using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::seam::conversion;
 
+/// The smallest number of blocks kb >= ceil(K / 128) that divides K (so that
+/// K = pk * kb with pk <= 128 partitions), or 0 when pk would leave most of
+/// the Tensor engine's rows idle.
+int64_t conversion::kBlocksOf(int64_t k) {
+  for (int64_t kb = (k + 127) / 128; kb <= k; ++kb)
+    if (k % kb == 0)
+      return k / kb * 2 > std::min<int64_t>(k, 128) ? kb : 0;
+  return 0;
+}
+
 namespace {
 
 /// How one linear is lowered: the K split, the slab width, the row group.
@@ -81,16 +91,6 @@ bool matvecTransposed(const Placement &x, int64_t n, bool rowOperands) {
 /// in ~2.8 us at 23 B/ns (trn2), so the ~0.6 us fixed cost is under a fifth
 /// of it (hardware.md "DMA": >= 2 KiB per partition approaches peak).
 constexpr int64_t kTargetPieceBytes = 64 * 1024;
-
-/// The smallest number of blocks kb >= ceil(K / 128) that divides K (so that
-/// K = pk * kb with pk <= 128 partitions), or 0 when pk would leave most of
-/// the Tensor engine's rows idle.
-int64_t kBlocksOf(int64_t k) {
-  for (int64_t kb = (k + 127) / 128; kb <= k; ++kb)
-    if (k % kb == 0)
-      return k / kb * 2 > std::min<int64_t>(k, 128) ? kb : 0;
-  return 0;
-}
 
 /// DMA pieces a transfer of `bytes` over `partitions` rows becomes
 /// (ncore-split-dma's rule, estimated here without the exact piece size).

@@ -17,6 +17,15 @@
 // cycle instead of fp32's two, at the cost of one bf16 rounding of
 // x - mean and of gamma (+ offset), the precision of the output itself.
 //
+// When every reader of the result is a streamed linear (its weight a
+// program argument), the norm also builds their X^T, row tile by row tile
+// right after each tile is scaled (the linears' K split, Tensor-engine
+// transposes through two PSUM tiles), and leaves it as the value's derived
+// tile: the linear transposes nothing, and the transposes overlap the next
+// tiles' statistics instead of waiting for the whole norm. Not when a
+// linear independent of the norm comes before its first reader: the
+// Tensor engine then has that to do during the norm.
+//
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
 #include "lowering/conversion/ConvertSeamToNcore.h"
@@ -90,6 +99,44 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     rstd[i] = pl.alloc(MemSpace::Sbuf, {pmax, 1}, f32);
   }
   auto zero = Index(0);
+  // X^T for the linears that read the result (see the header).
+  Value result = op->getResult(0);
+  int64_t kb = kBlocksOf(d), pk = kb ? d / kb : 0;
+  int64_t xtBytes = kb * x->rows * (y.elementType.isBF16() ? 2 : 4);
+  bool buildXt = kb && x->rows > 1 && !result.use_empty() &&
+                 llvm::all_of(result.getUsers(),
+                              [&](Operation *u) {
+                                auto lin = dyn_cast<LinearOp>(u);
+                                return lin && lin.getInput() == result &&
+                                       isa<BlockArgument>(lin.getWeight());
+                              }) &&
+                 xtBytes <= pl.workingBudget() / 2;
+  // Unless the Tensor engine has other work to overlap with the norm: a
+  // linear between the norm and its first reader (seam-overlap-independent
+  // puts adaLN's modulation there), which the norm's transposes, waiting
+  // for each tile in the in-order Tensor-engine queue, would hold up.
+  for (Operation *next = op->getNextNode(); buildXt && next;
+       next = next->getNextNode()) {
+    if (llvm::is_contained(next->getOperands(), result))
+      break;
+    if (isa<LinearOp>(next))
+      buildXt = false;
+  }
+  Value xt, tp[2];
+  if (buildXt) {
+    xt = pl.alloc(MemSpace::Sbuf, {pk, kb * x->rows}, y.elementType);
+    for (unsigned i = 0; i < 2; ++i)
+      tp[i] = pl.alloc(MemSpace::Psum, {pk, pmax}, f32);
+  }
+  auto transposeTile = [&](Index r0, int64_t p, Value out) {
+    pl.forEachChunkAlternating(kb, 1, [&](Index j, int64_t, unsigned par) {
+      Value src = kb == 1 ? pl.view(out, {p, pk}, {0, j})
+                          : pl.view(out, {p, pk}, {0, j}, {1, kb});
+      Value tpv = pl.view(tp[par], {pk, p}, {0, 0});
+      pl.transpose(tpv, src);
+      pl.copy(pl.view(xt, {pk, p}, {0, j * x->rows + r0}), tpv);
+    });
+  };
   // The statistics of a row tile; returns the row to scale (the centred
   // row in the set's work tile, or the input itself).
   auto stats = [&](Index r0, int64_t p, unsigned set) -> Value {
@@ -137,6 +184,8 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     } else {
       pl.tensorScalar(ncore::AluOp::Multiply, out, src, r);
     }
+    if (xt)
+      transposeTile(r0, p, out);
     pl.storeOut(y, r0, p, zero, d, out);
   };
   if (sets == 2) {
@@ -160,6 +209,12 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
       scaleRows(r0, p, 0, stats(r0, p, 0));
     });
+  }
+  if (xt) {
+    bool kept = pl.keepDerivedTile(result, kb, xt, xtBytes, /*replacesV=*/true);
+    (void)kept;
+    assert(kept && "the budget was checked before building X^T");
+    ++pl.statistics().normTransposes;
   }
   return success();
 }

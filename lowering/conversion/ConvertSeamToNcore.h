@@ -113,7 +113,9 @@ struct TargetInfo {
     "Passes of streamed linears over their weight in HBM")                     \
   X(linearsBlocked, "linears-blocked", "Linears left to the blocked order")    \
   X(handoffs, "yt-handoffs",                                                   \
-    "Linears that handed Y^T to the next linear as its X^T")
+    "Linears that handed Y^T to the next linear as its X^T")                   \
+  X(normTransposes, "norm-xt",                                                 \
+    "Norms that built the X^T of the linears reading them")
 
 /// Counts of one conversion, added to the pass counters when it succeeds.
 struct ConversionStats {
@@ -278,6 +280,13 @@ private:
   DenseMap<std::pair<Value, int64_t>, Value> derived;
   int64_t used = 0, peak = 0, scratchCount = 0;
 };
+
+/// The K split of a streamed linear (ConvertLinear.cpp): the smallest
+/// number of blocks kb >= ceil(K / 128) that divides K, K = pk x kb with row
+/// k = p * kb + j on partition p of block j, or 0 when pk would leave most of
+/// the Tensor engine's rows idle. Producers that build a linear's X^T for it
+/// (ConvertNorm) use the same split.
+int64_t kBlocksOf(int64_t k);
 
 /// Lowers rope on one tile: out = x * cos + rotate_half(x) * sin with x, cos,
 /// sin, out all [p, d] SBUF tiles (shared by ConvertRope and ConvertAttention).

@@ -77,3 +77,39 @@ func.func private @prog_ln_bf16(%x: tensor<256x256xbf16>, %s: tensor<256xbf16>, 
   %y = seam.layer_norm %x scale %s bias %h {epsilon = 1.0e-6 : f64, scale_offset = 1.0 : f64} : (tensor<256x256xbf16>, tensor<256xbf16>, tensor<256xbf16>) -> tensor<256x256xbf16>
   return %y : tensor<256x256xbf16>
 }
+
+// -----
+
+// A norm read only by a streamed linear builds the linear's X^T itself,
+// each row tile transposed (K = 192 = 96 x 2, two PSUM tiles) right after
+// it is scaled; the linear then transposes nothing.
+// CHECK-LABEL: ncore.program @prog_norm_xt
+// CHECK: ncore.scalar_tensor_tensor multiply
+// CHECK-NEXT: ncore.view %{{.+}} offsets #{{.+}} strides [1, 2]
+// CHECK-NEXT: ncore.transpose %{{.+}}, %{{.+}} : <psum, 96x128xf32>, <sbuf, 128x96xf32>
+// CHECK: ncore.matmul
+// CHECK-NOT: ncore.transpose
+// CHECK: }
+func.func private @prog_norm_xt(%x: tensor<300x192xf32>, %g: tensor<192xf32>, %w: tensor<192x128xf32>) -> tensor<300x128xf32> attributes {seam.program} {
+  %n = seam.layer_norm %x scale %g {epsilon = 1.0e-5 : f64} : (tensor<300x192xf32>, tensor<192xf32>) -> tensor<300x192xf32>
+  %y = seam.linear %n, %w : (tensor<300x192xf32>, tensor<192x128xf32>) -> tensor<300x128xf32>
+  return %y : tensor<300x128xf32>
+}
+
+// -----
+
+// A linear that does not read the norm comes first (adaLN's modulation,
+// placed there by seam-overlap-independent): the Tensor engine does it
+// during the norm, and the norm's reader transposes its input itself.
+// CHECK-LABEL: ncore.program @prog_norm_no_xt
+// CHECK-NOT: ncore.transpose
+// CHECK: ncore.scalar_tensor_tensor multiply
+// CHECK-NOT: ncore.transpose
+// CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 1x64xf32>
+// CHECK: ncore.transpose
+func.func private @prog_norm_no_xt(%x: tensor<300x192xf32>, %g: tensor<192xf32>, %w: tensor<192x128xf32>, %m: tensor<1x192xf32>, %wm: tensor<192x64xf32>) -> (tensor<300x128xf32>, tensor<1x64xf32>) attributes {seam.program} {
+  %n = seam.layer_norm %x scale %g {epsilon = 1.0e-5 : f64} : (tensor<300x192xf32>, tensor<192xf32>) -> tensor<300x192xf32>
+  %v = seam.linear %m, %wm : (tensor<1x192xf32>, tensor<192x64xf32>) -> tensor<1x64xf32>
+  %y = seam.linear %n, %w : (tensor<300x192xf32>, tensor<192x128xf32>) -> tensor<300x128xf32>
+  return %y, %v : tensor<300x128xf32>, tensor<1x64xf32>
+}
