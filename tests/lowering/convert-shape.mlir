@@ -180,17 +180,20 @@ func.func private @prog_concat_fills_sbuf(%x: tensor<128x12500xf32>, %y: tensor<
 // -----
 
 // A swap of the last two dims of a tensor in HBM (a kernel's [B, H, L]
-// output turned back into tokens): a whole row block [128, 1024] arrives in
-// one DMA (spread over the queues by ncore-split-dma), not as 128 x 128
-// blocks that each pay a transfer's fixed cost; the transposes of the block
-// alternate two PSUM tiles.
+// output turned back into tokens): every [128, 1024] row block arrives in
+// one DMA (spread over the queues by ncore-split-dma), all issued before
+// the transposes (no block waits for a buffer), not as 128 x 128 blocks
+// that each pay a transfer's fixed cost; the transposes alternate two PSUM
+// tiles.
 // CHECK-LABEL: ncore.program @prog_swap_last
 // CHECK: %[[T0:.+]] = ncore.alloc : <psum, 128x128xf32>
 // CHECK-NEXT: %[[T1:.+]] = ncore.alloc : <psum, 128x128xf32>
 // CHECK: ncore.loop %{{.+}} trips 2 {
 // CHECK-NEXT: ncore.view
+// CHECK-NEXT: ncore.view
 // CHECK-NEXT: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x1024xf32>, <hbm, 128x1024xf32>
-// CHECK-NEXT: ncore.loop %{{.+}} trips 4 {
+// CHECK-NEXT: }
+// CHECK-NEXT: ncore.loop %{{.+}} trips 2 {
 // CHECK-NOT: ncore.dma_copy
 // CHECK: ncore.transpose %[[T0]], %{{.+}} : <psum, 128x128xf32>
 // CHECK-NOT: ncore.dma_copy
