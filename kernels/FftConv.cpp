@@ -93,7 +93,15 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
   cfg.outRows = ru;
   BatchedDft dft(kb, cfg);
   int64_t g = dft.seqsPerGroup, m = dft.groupRows;
-  int64_t tileSeqs = dft.seqsPerTile(), groupsPerTile = tileSeqs / g;
+  // A tile is two lanes of two groups, or fewer groups when the channels
+  // would make fewer than two tiles: the software pipeline over tiles (see
+  // forEachTileFetched) needs a second tile to overlap the first one's
+  // transfers.
+  int64_t tileSeqs = dft.seqsPerTile();
+  while (tileSeqs > g && o.channels < 2 * tileSeqs)
+    tileSeqs /= 2;
+  tileSeqs = std::max(g, tileSeqs / g * g);
+  int64_t groupsPerTile = tileSeqs / g;
   // With one batch element the filter spectra of a tile are used once, right
   // after they are computed; otherwise a chunk keeps them for every batch
   // element (2 n1 floats per group of G channels).
