@@ -127,8 +127,11 @@ static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
   Placement y = pl.placeResult(op->getResult(0));
   int64_t cols = y.cols;
   int64_t budget = pl.workingBudget() / 2;
+  bool same = op->getOperand(0) == op->getOperand(1);
   *lhs = stagedInSbuf(pl, *lhs, budget);
-  if (br == Broadcast::None)
+  if (same)
+    *rhs = *lhs;
+  else if (br == Broadcast::None)
     *rhs = stagedInSbuf(pl, *rhs, budget);
   if (br == Broadcast::Rows) {
     // Replicate the vector once; [128, cols] stays live for the op.
@@ -147,7 +150,10 @@ static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
     return success();
   }
   int64_t chunk = chunkFor({*lhs, *rhs, y});
-  pl.forEachRowTile(y.rows, [&](Index r0, int64_t p) {
+  // Row tiles in pairs (two instructions per loop iteration): ncore-schedule
+  // places each instruction on an engine, so the two halves can run on the
+  // Vector engine and GpSimd together.
+  pl.forEachChunkAlternating(y.rows, 128, [&](Index r0, int64_t p, unsigned) {
     pl.forEachChunk(cols, chunk, [&](Index c0, int64_t n, bool) {
       Value a = pl.load(*lhs, r0, p, c0, n);
       Value c = pl.load(*rhs, r0, p, c0, n);
