@@ -61,6 +61,19 @@ int64_t conversion::kBlocksOf(int64_t k) {
   return 0;
 }
 
+void conversion::transposeTileForLinear(ProgramLowering &pl, Value rows,
+                                        int64_t p, int64_t pk, int64_t kb,
+                                        Value xt, int64_t stride, Index r0,
+                                        Value tp[2]) {
+  pl.forEachChunkAlternating(kb, 1, [&](Index j, int64_t, unsigned par) {
+    Value src = kb == 1 ? pl.view(rows, {p, pk}, {0, j})
+                        : pl.view(rows, {p, pk}, {0, j}, {1, kb});
+    Value tpv = pl.view(tp[par], {pk, p}, {0, 0});
+    pl.transpose(tpv, src);
+    pl.copy(pl.view(xt, {pk, p}, {0, j * stride + r0}), tpv);
+  });
+}
+
 namespace {
 
 /// How one linear is lowered: the K split, the slab width, the row group.
@@ -315,21 +328,13 @@ bool onlyLinearsRead(Value input, Operation *op) {
 
 /// X^T of rows [gRow0, gRow0 + gRows) of `x` into `xt` ([pk, kb *
 /// groupRowsMax]: block j of row tile t at free offset j * groupRowsMax +
-/// t, holding X[rows of t, j::kb]^T), through the two PSUM tiles `tp`.
+/// t), through the two PSUM tiles `tp`.
 void transposeRows(ProgramLowering &pl, const Placement &x, Value xt,
                    int64_t pk, int64_t kb, int64_t groupRowsMax, int64_t gRow0,
                    int64_t gRows, Value tp[2]) {
-  int64_t k = x.cols;
   pl.forEachChunkAlternating(gRows, 128, [&](Index t0, int64_t p, unsigned) {
-    Value xs = pl.load(x, t0 + gRow0, p, 0, k);
-    pl.forEachChunkAlternating(kb, 1, [&](Index j, int64_t, unsigned par) {
-      Value src = kb == 1 ? pl.view(xs, {p, pk}, {0, j})
-                          : pl.view(xs, {p, pk}, {0, j}, {1, kb});
-      Value tpv = pl.view(tp[par], {pk, p}, {0, 0});
-      pl.transpose(tpv, src);
-      Value dst = pl.view(xt, {pk, p}, {0, j * groupRowsMax + t0});
-      pl.copy(dst, tpv);
-    });
+    transposeTileForLinear(pl, pl.load(x, t0 + gRow0, p, 0, x.cols), p, pk, kb,
+                           xt, groupRowsMax, t0, tp);
   });
 }
 
@@ -349,7 +354,7 @@ int64_t handoffBlocks(ProgramLowering &pl, LinearOp op, const Placement &x,
   auto next = dyn_cast<LinearOp>(*result.getUsers().begin());
   if (!next || next.getInput() != result ||
       !isa<BlockArgument>(next.getWeight()) || next.getScale() ||
-      pl.fitsSbuf(result) == false)
+      !pl.fitsSbuf(result))
     return 0;
   if (w.inSbuf() || !w.isContiguous() || w.rowOffset != 0 ||
       (bias && (bias->inSbuf() || !bias->isContiguous())))
@@ -369,14 +374,11 @@ int64_t handoffBlocks(ProgramLowering &pl, LinearOp op, const Placement &x,
   // The whole weight arrives before the first matmul (a streamed linear
   // overlaps all but its first slab): worth it when that load takes less
   // than the transposes the next linear no longer does (rows / 128 x kb2
-  // of them, each a matmul of 128 columns).
+  // of them, each issuing 128 columns).
   const ::seam::rt::Profile &prof = *pl.target().profile;
   double fp32 = x.elementType.isBF16() ? 1.0 : prof.matmulFp32Factor;
   double savedNs =
-      double((rows + 127) / 128) * double(kb2) *
-      std::max<double>(std::min<double>(prof.matmulStationaryIssueCap, 128),
-                       128) *
-      fp32 / prof.teClockGhz;
+      double((rows + 127) / 128) * double(kb2) * 128.0 * fp32 / prof.teClockGhz;
   double loadNs =
       prof.dmaFixedCostNs +
       double(x.cols * n * eb) /
@@ -389,14 +391,23 @@ int64_t handoffBlocks(ProgramLowering &pl, LinearOp op, const Placement &x,
 /// Y^T of a linear handed to the next linear as its X^T (see the file
 /// comment): `kb2` blocks of 128 features (feature p * kb2 + j on partition
 /// p of block j), each [128, rows] at free offset j * rows.
-void lowerHandoff(ProgramLowering &pl, LinearOp op, const Placement &x,
+/// False (having emitted nothing) when the budget cannot keep Y^T.
+bool lowerHandoff(ProgramLowering &pl, LinearOp op, const Placement &x,
                   const Placement &w, const std::optional<Placement> &bias,
                   std::optional<ncore::ActFunc> act, int64_t kb2) {
-  Value input = op.getInput();
+  Value input = op.getInput(), result = op.getResult();
   int64_t k = x.cols, n = w.cols, rows = x.rows;
   int64_t kb1 = kBlocksOf(k), pk1 = k / kb1, pk2 = n / kb2;
   Type et = x.elementType, f32 = pl.builder().getF32Type();
   int64_t eb = et.isBF16() ? 2 : 4;
+  // Y^T, kept as the result's derived tile for its reader (taking over the
+  // result's own bytes: it has no Y).
+  Value yt = pl.alloc(MemSpace::Sbuf, {pk2, kb2 * rows}, et);
+  if (!pl.keepDerivedTile(result, kb2, yt, kb2 * rows * eb,
+                          /*replacesV=*/true)) {
+    yt.getDefiningOp()->erase();
+    return false;
+  }
   // The weight, resident: [pk1, kb1, N] (row p * kb1 + i at partition p,
   // block i), one DMA.
   Value wres = pl.alloc(MemSpace::Sbuf, {pk1, kb1 * n}, et);
@@ -420,7 +431,6 @@ void lowerHandoff(ProgramLowering &pl, LinearOp op, const Placement &x,
           pl.alloc(MemSpace::Psum, {pk1, std::min<int64_t>(rows, 128)}, f32);
     transposeRows(pl, x, xt, pk1, kb1, rows, 0, rows, tp);
   }
-  Value yt = pl.alloc(MemSpace::Sbuf, {pk2, kb2 * rows}, et);
   int64_t accCols = std::min<int64_t>(rows, ncore::kMatmulMaxN);
   Value acc[2];
   for (unsigned i = 0; i < 2; ++i)
@@ -448,11 +458,6 @@ void lowerHandoff(ProgramLowering &pl, LinearOp op, const Placement &x,
             pl.copy(out, accv);
         });
   });
-  Value result = op.getResult();
-  bool kept = pl.keepDerivedTile(result, kb2, yt, kb2 * rows * eb,
-                                 /*replacesV=*/true);
-  (void)kept;
-  assert(kept && "handoffBlocks checked the budget");
   // The result has no Y of its own: its only reader takes Y^T above. Its
   // placement gives that reader the shape (never read, see lowerLinear).
   Placement virt;
@@ -464,6 +469,7 @@ void lowerHandoff(ProgramLowering &pl, LinearOp op, const Placement &x,
   virt.pitch = virt.cols;
   pl.bind(result, virt);
   ++pl.statistics().handoffs;
+  return true;
 }
 
 void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
@@ -702,14 +708,14 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
                                "differ (the Tensor engine multiplies equal "
                                "dtypes)";
   if (int64_t kb2 =
-          handoffBlocks(pl, op, *x, *w, bias, bool(scale), kBlocksOf(k))) {
+          handoffBlocks(pl, op, *x, *w, bias, bool(scale), kBlocksOf(k));
+      kb2 && lowerHandoff(pl, op, *x, *w, bias, act, kb2)) {
     if (pl.target().remarks)
       op.emitRemark() << llvm::formatv(
           "convert-seam-to-ncore: linear [{0} x {1}] x [{1} x {2}]: weight "
           "resident and stationary, Y^T handed to the next linear as its X^T "
           "({3} blocks of 128 features; no transposes there)",
           x->rows, k, n, kb2);
-    lowerHandoff(pl, op, *x, *w, bias, act, kb2);
     return success();
   }
   Placement y = pl.placeResult(op.getResult());

@@ -124,19 +124,18 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   }
   Value xt, tp[2];
   if (buildXt) {
+    // Kept as the result's derived tile, in place of the result's bytes (its
+    // readers take X^T only).
     xt = pl.alloc(MemSpace::Sbuf, {pk, kb * x->rows}, y.elementType);
-    for (unsigned i = 0; i < 2; ++i)
-      tp[i] = pl.alloc(MemSpace::Psum, {pk, pmax}, f32);
+    if (pl.keepDerivedTile(result, kb, xt, xtBytes, /*replacesV=*/true)) {
+      for (unsigned i = 0; i < 2; ++i)
+        tp[i] = pl.alloc(MemSpace::Psum, {pk, pmax}, f32);
+      ++pl.statistics().normTransposes;
+    } else {
+      xt.getDefiningOp()->erase();
+      xt = Value();
+    }
   }
-  auto transposeTile = [&](Index r0, int64_t p, Value out) {
-    pl.forEachChunkAlternating(kb, 1, [&](Index j, int64_t, unsigned par) {
-      Value src = kb == 1 ? pl.view(out, {p, pk}, {0, j})
-                          : pl.view(out, {p, pk}, {0, j}, {1, kb});
-      Value tpv = pl.view(tp[par], {pk, p}, {0, 0});
-      pl.transpose(tpv, src);
-      pl.copy(pl.view(xt, {pk, p}, {0, j * x->rows + r0}), tpv);
-    });
-  };
   // The statistics of a row tile; returns the row to scale (the centred
   // row in the set's work tile, or the input itself).
   auto stats = [&](Index r0, int64_t p, unsigned set) -> Value {
@@ -185,7 +184,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
       pl.tensorScalar(ncore::AluOp::Multiply, out, src, r);
     }
     if (xt)
-      transposeTile(r0, p, out);
+      transposeTileForLinear(pl, out, p, pk, kb, xt, x->rows, r0, tp);
     pl.storeOut(y, r0, p, zero, d, out);
   };
   if (sets == 2) {
@@ -209,12 +208,6 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
       scaleRows(r0, p, 0, stats(r0, p, 0));
     });
-  }
-  if (xt) {
-    bool kept = pl.keepDerivedTile(result, kb, xt, xtBytes, /*replacesV=*/true);
-    (void)kept;
-    assert(kept && "the budget was checked before building X^T");
-    ++pl.statistics().normTransposes;
   }
   return success();
 }

@@ -288,6 +288,15 @@ private:
 /// (ConvertNorm) use the same split.
 int64_t kBlocksOf(int64_t k);
 
+/// X^T of one row tile for a streamed linear: `rows` ([p, K] in SBUF, K =
+/// pk x kb as kBlocksOf splits it) transposed block by block on the Tensor
+/// engine (through the PSUM tiles tp[0], tp[1] alternately) into `xt`
+/// ([pk, kb * stride]): block j, X[rows, j::kb]^T, at free offset
+/// j * stride + r0. The layout lowerStreamed reads (ConvertLinear.cpp).
+void transposeTileForLinear(ProgramLowering &pl, Value rows, int64_t p,
+                            int64_t pk, int64_t kb, Value xt, int64_t stride,
+                            Index r0, Value tp[2]);
+
 /// Lowers rope on one tile: out = x * cos + rotate_half(x) * sin with x, cos,
 /// sin, out all [p, d] SBUF tiles (shared by ConvertRope and ConvertAttention).
 void emitRopeTile(ProgramLowering &pl, Value out, Value x, Value cos, Value sin,

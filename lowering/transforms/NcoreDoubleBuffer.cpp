@@ -61,10 +61,6 @@ bool coversWhole(Value tile, AllocOp alloc) {
          a->dims.size() == 1 && a->dims[0].stride == 1;
 }
 
-bool writesWhole(DmaCopyOp dma, AllocOp alloc) {
-  return coversWhole(dma.getDst(), alloc);
-}
-
 /// The SBUF tile a store (`dma` to HBM) drains, when its first access in
 /// `body` writes the whole of it and reads none of it; else null.
 AllocOp drainedTile(DmaCopyOp dma, Block *body) {
@@ -76,7 +72,7 @@ AllocOp drainedTile(DmaCopyOp dma, Block *body) {
   if (!alloc || alloc.getType().getSpace() != MemSpace::Sbuf)
     return {};
   for (Operation &op : body->getOperations()) {
-    if (isa<ViewOp, ReshapeOp>(op) || !isa<InstructionOpInterface>(op))
+    if (!isa<InstructionOpInterface>(op))
       continue;
     SmallVector<OpOperand *> touching;
     for (OpOperand &use : op.getOpOperands()) {
@@ -179,7 +175,7 @@ void NcoreDoubleBufferPass::run(ProgramOp program) {
       }
       if (!alloc || alloc.getType().getSpace() != MemSpace::Sbuf ||
           alloc.getOffset() || llvm::is_contained(tiles, alloc) ||
-          (refill && !writesWhole(dma, alloc)))
+          (refill && !coversWhole(dma.getDst(), alloc)))
         continue;
       // Every use is in this loop (and, for a refill, nothing in the body
       // touches the tile before this DMA).

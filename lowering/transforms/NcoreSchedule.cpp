@@ -33,6 +33,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::ncore {
 #define GEN_PASS_DEF_NCORESCHEDULE
@@ -154,6 +155,21 @@ FailureOr<Footprint> footprint(Value tile, bool write) {
 /// sorted by size, each reach past everything the smaller ones span (a
 /// mixed-radix numbering: tiles side by side, rows of a tile interleaved
 /// with the next tile's columns and so on).
+/// Whether (stride, count) digits number the bytes from 0 one-to-one: the
+/// strides, sorted by size, each reach past everything the smaller ones
+/// span (starting from one element).
+bool mixedRadix(SmallVectorImpl<std::pair<int64_t, int64_t>> &strides,
+                int64_t elementBytes) {
+  llvm::sort(strides);
+  int64_t span = elementBytes; // bytes covered by the smaller strides
+  for (auto [stride, count] : strides) {
+    if (stride < span)
+      return false;
+    span = stride * (count - 1) + span;
+  }
+  return true;
+}
+
 bool disjointAcrossIterations(const Footprint &f, ArrayRef<LoopOp> loops) {
   if (loops.empty())
     return false;
@@ -170,14 +186,7 @@ bool disjointAcrossIterations(const Footprint &f, ArrayRef<LoopOp> loops) {
     if (l.getTrips() > 1)
       strides.push_back({std::abs(step), l.getTrips()});
   }
-  llvm::sort(strides);
-  int64_t span = f.elementBytes; // bytes covered by the smaller strides
-  for (auto [stride, count] : strides) {
-    if (stride < span)
-      return false;
-    span = stride * (count - 1) + span;
-  }
-  return true;
+  return mixedRadix(strides, f.elementBytes);
 }
 
 /// Whether two accesses touch the same bytes in every iteration.
@@ -214,26 +223,13 @@ bool disjointShifted(const Footprint &a, const Footprint &b) {
       strides.push_back({std::abs(step), trips});
   }
   strides.push_back({delta, 2});
-  llvm::sort(strides);
-  int64_t span = a.elementBytes;
-  for (auto [stride, count] : strides) {
-    if (stride < span)
-      return false;
-    span = stride * (count - 1) + span;
-  }
-  return true;
+  return mixedRadix(strides, a.elementBytes);
 }
 
 bool conflicts(const Footprint &a, const Footprint &b) {
   return a.root == b.root && (a.write || b.write) && a.pLo < b.pHi &&
          b.pLo < a.pHi && a.lo < b.hi && b.lo < a.hi && !disjointShifted(a, b);
 }
-
-/// Floor and ceiling of a / b for b > 0.
-int64_t floorDiv(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-int64_t ceilDivSigned(int64_t a, int64_t b) { return -floorDiv(-a, b); }
 
 /// Whether consumer C's access `fc` never meets the instances of producer
 /// P's access `fp` that it would wait for, when both are in the same loop
@@ -261,11 +257,11 @@ bool apartOverIterations(ArrayRef<LoopOp> loops, bool carried,
   // Delta with [c0, c1) + s Delta meeting [p0, p1).
   int64_t lo, hi;
   if (s > 0) {
-    lo = floorDiv(p0 - c1, s) + 1;
-    hi = ceilDivSigned(p1 - c0, s) - 1;
+    lo = llvm::divideFloorSigned(p0 - c1, s) + 1;
+    hi = llvm::divideCeilSigned(p1 - c0, s) - 1;
   } else {
-    lo = floorDiv(c0 - p1, -s) + 1;
-    hi = ceilDivSigned(c1 - p0, -s) - 1;
+    lo = llvm::divideFloorSigned(c0 - p1, -s) + 1;
+    hi = llvm::divideCeilSigned(c1 - p0, -s) - 1;
   }
   lo = std::max<int64_t>(lo, carried ? 1 : 0);
   hi = std::min<int64_t>(hi, trips - 1);

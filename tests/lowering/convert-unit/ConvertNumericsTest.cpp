@@ -764,7 +764,7 @@ TEST(ConvertShape, SwapLastTwoFromHbmByRowBlocks) {
           want[(k * b + j) * a + i] = x[(k * a + i) * b + j];
     double err = relL2(r.outputs[0], want);
     report("transpose[0,2,1] from HBM by row blocks", bf, err);
-    EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+    EXPECT_EQ(err, 0.0);
   }
 }
 
