@@ -4,19 +4,12 @@
 // Vector-engine tensor_tensor per tile; an operand broadcast over all rows
 // (a [1, 1, D] modulation vector, a [D] bias) is replicated onto the
 // partitions once, before the row loop (a ones-matmul on the Tensor engine).
-// A small operand in HBM (a program input, a kernel's result: at most one
-// 64 KiB piece per DMA queue in all) is brought into SBUF whole before the
-// row loop, one DMA per row tile all issued at once, rather than a row tile
-// per iteration: each load then waits for no compute and the queues carry
-// them together, where row tile by row tile every add waited for a
-// transfer's fixed cost. A larger one streams row tile by row tile (the
-// loads double-buffered): all at once, the first tile would arrive only
-// with the last and the stores could not overlap the loads.
+// A small operand in HBM (a program input, a kernel's result) is brought
+// into SBUF whole before the row loop (ProgramLowering::stagedInSbuf).
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
 #include "lowering/conversion/ConvertSeamToNcore.h"
-#include "runtime/Profile.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -24,41 +17,11 @@ using namespace mlir::seam::conversion;
 
 /// Free elements per instruction when a tile is staged through SBUF.
 static constexpr int64_t kStageChunk = 2048;
-/// The transfer size per DMA queue up to which an HBM operand is loaded
-/// whole before the row loop (see stagedInSbuf): ConvertLinear's target
-/// piece, where a transfer's fixed cost is under a fifth of it.
-static constexpr int64_t kStagePieceBytes = 64 * 1024;
 
 static int64_t chunkFor(ArrayRef<Placement> ps) {
   bool allSbuf =
       llvm::all_of(ps, [](const Placement &p) { return p.inSbuf(); });
   return allSbuf ? ps.front().cols : std::min(ps.front().cols, kStageChunk);
-}
-
-/// `x` itself, or when it is in HBM and a copy in SBUF fits `budget` bytes
-/// per partition (taken from it), that copy: every row tile DMA'd in one
-/// loop before the op's row loop.
-static Placement stagedInSbuf(ProgramLowering &pl, const Placement &x,
-                              int64_t &budget) {
-  const ::seam::rt::Profile *prof = pl.target().profile;
-  if (x.inSbuf() || x.rows <= 128 || !prof)
-    return x;
-  int64_t eb = x.elementType.isBF16() ? 2 : 4;
-  int64_t bytes = x.rowTiles() * x.cols * eb;
-  int64_t total = x.rows * x.cols * eb;
-  if (bytes > budget ||
-      total > std::max<int64_t>(1, prof->dmaEngines) * kStagePieceBytes)
-    return x;
-  budget -= bytes;
-  Placement s = x;
-  s.root =
-      pl.alloc(MemSpace::Sbuf, {128, x.rowTiles() * x.cols}, x.elementType);
-  s.space = MemSpace::Sbuf;
-  s.pitch = x.cols;
-  s.rowOffset = s.colOffset = 0;
-  pl.copyInto(s, x);
-  pl.noteWorkingBytes(bytes);
-  return s;
 }
 
 template <ncore::ActFunc Func>
@@ -67,7 +30,7 @@ static LogicalResult lowerUnary(ProgramLowering &pl, Operation *op) {
   if (failed(x))
     return failure();
   int64_t budget = pl.workingBudget() / 2;
-  *x = stagedInSbuf(pl, *x, budget);
+  *x = pl.stagedInSbuf(*x, budget);
   Placement y = pl.placeResult(op->getResult(0));
   int64_t chunk = chunkFor({*x, y});
   pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
@@ -128,11 +91,11 @@ static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
   int64_t cols = y.cols;
   int64_t budget = pl.workingBudget() / 2;
   bool same = op->getOperand(0) == op->getOperand(1);
-  *lhs = stagedInSbuf(pl, *lhs, budget);
+  *lhs = pl.stagedInSbuf(*lhs, budget);
   if (same)
     *rhs = *lhs;
   else if (br == Broadcast::None)
-    *rhs = stagedInSbuf(pl, *rhs, budget);
+    *rhs = pl.stagedInSbuf(*rhs, budget);
   if (br == Broadcast::Rows) {
     // Replicate the vector once; [128, cols] stays live for the op.
     int64_t p = std::min<int64_t>(y.rows, 128);

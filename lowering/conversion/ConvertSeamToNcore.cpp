@@ -304,6 +304,32 @@ Value ProgramLowering::broadcastRow(const Placement &vec, Index col, int64_t n,
   return tile;
 }
 
+/// The transfer size per DMA queue up to which an HBM operand is loaded
+/// whole before the row loop (stagedInSbuf): ConvertLinear's target
+/// piece, where a transfer's fixed cost is under a fifth of it.
+static constexpr int64_t kStagePieceBytes = 64 * 1024;
+
+Placement ProgramLowering::stagedInSbuf(const Placement &x, int64_t &budget) {
+  const ::seam::rt::Profile *prof = tgt.profile;
+  if (x.inSbuf() || x.rows <= 128 || !prof)
+    return x;
+  int64_t eb = x.elementType.isBF16() ? 2 : 4;
+  int64_t bytes = x.rowTiles() * x.cols * eb;
+  int64_t total = x.rows * x.cols * eb;
+  if (bytes > budget ||
+      total > std::max<int64_t>(1, prof->dmaEngines) * kStagePieceBytes)
+    return x;
+  budget -= bytes;
+  Placement s = x;
+  s.root = alloc(MemSpace::Sbuf, {128, x.rowTiles() * x.cols}, x.elementType);
+  s.space = MemSpace::Sbuf;
+  s.pitch = x.cols;
+  s.rowOffset = s.colOffset = 0;
+  copyInto(s, x);
+  noteWorkingBytes(bytes);
+  return s;
+}
+
 void ProgramLowering::copyInto(const Placement &dst, const Placement &src) {
   if (!dst.inSbuf() && !src.inSbuf()) {
     dma(window(dst, 0, dst.rows, 0, dst.cols),

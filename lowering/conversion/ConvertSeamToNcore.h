@@ -233,6 +233,15 @@ public:
                      Value into = {});
   /// Copies the whole of `src` into `dst` (same rows x cols).
   void copyInto(const Placement &dst, const Placement &src);
+  /// `x` itself, or, when `x` is in HBM, small (at most one 64 KiB piece per
+  /// DMA queue in all) and a copy in SBUF fits `budget` bytes per partition
+  /// (taken from it), that copy: every row tile DMA'd in one loop issued
+  /// before the caller's row loop. The loads then wait for no compute and
+  /// the queues carry them together, where row tile by row tile each waited
+  /// for a transfer's fixed cost and a free buffer. A larger operand streams
+  /// row tile by row tile: all at once, the first tile would arrive only
+  /// with the last, and the stores could not overlap the loads.
+  Placement stagedInSbuf(const Placement &x, int64_t &budget);
   /// `t` as a contiguous HBM tile of its seam shape (copies when it is not).
   Value contiguousHbm(const Placement &t, Operation *user);
   /// The same data as a placement with another shape (same rows x cols

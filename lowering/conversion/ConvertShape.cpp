@@ -361,25 +361,14 @@ static LogicalResult lowerSwapLastTwo(ProgramLowering &pl, TransposeOp op,
   // that ncore-split-dma spreads over the queues) when that fits, rather
   // than as [128, 128] blocks that each pay the DMA's fixed cost and wait
   // for a buffer; the transposes alternate two PSUM tiles.
+  // A small source (ProgramLowering::stagedInSbuf) is loaded whole first,
+  // all row blocks' DMAs issued together, when its batches start at row
+  // tiles.
   int64_t eb = x.elementType.isBF16() ? 2 : 4;
   bool wholeRows = !src.inSbuf() && 2 * b * eb <= pl.workingBudget();
-  // When every row block of every batch fits, all of them are loaded
-  // first (their DMAs issued together), so no block waits for the
-  // transposes of the one before to free a buffer.
-  int64_t aTiles = (a + 127) / 128;
-  bool allRows = wholeRows && batch * aTiles * b * eb * 2 <= pl.workingBudget();
-  Value staged;
-  if (allRows) {
-    staged = pl.alloc(MemSpace::Sbuf,
-                      {std::min<int64_t>(a, 128), batch * aTiles * b},
-                      x.elementType);
-    pl.forRange(batch, [&](Index k) {
-      pl.forEachChunk(a, 128, [&](Index a0, int64_t pa, bool) {
-        Value dst = pl.view(staged, {pa, b},
-                            {zero, (k * aTiles + a0.floorDiv(128)) * b});
-        pl.dma(dst, pl.window(src, k * a + a0, pa, zero, b));
-      });
-    });
+  if (wholeRows && (batch == 1 || a % 128 == 0)) {
+    int64_t budget = pl.workingBudget() / 2;
+    src = pl.stagedInSbuf(src, budget);
   }
   auto transposeBlock = [&](Index k, Index a0, int64_t pa, Index b0, int64_t pb,
                             Value blk, unsigned par) {
@@ -391,11 +380,7 @@ static LogicalResult lowerSwapLastTwo(ProgramLowering &pl, TransposeOp op,
   };
   pl.forRange(batch, [&](Index k) {
     pl.forEachChunk(a, 128, [&](Index a0, int64_t pa, bool) {
-      Value rows = allRows
-                       ? pl.view(staged, {pa, b},
-                                 {zero, (k * aTiles + a0.floorDiv(128)) * b})
-                   : wholeRows ? pl.load(src, k * a + a0, pa, 0, b)
-                               : Value();
+      Value rows = wholeRows ? pl.load(src, k * a + a0, pa, 0, b) : Value();
       pl.forEachChunkAlternating(
           b, 128, [&](Index b0, int64_t pb, unsigned par) {
             Value blk = rows ? pl.view(rows, {pa, pb}, {zero, b0})
