@@ -308,10 +308,22 @@ void NcoreBuilder::callKernel(StringRef callee, ValueRange operands) {
   create<CallKernelOp>(callee, operands);
 }
 
+Value NcoreBuilder::onesRow(int64_t p, Type elementType) {
+  Value &tile = ones[{p, elementType}];
+  if (tile)
+    return tile;
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&prog.getBody().front());
+  tile = create<AllocOp>(TileType::get(MemSpace::Sbuf, {1, p}, elementType),
+                         IntegerAttr(), StringAttr());
+  create<MemsetOp>(tile, b.getF32FloatAttr(1.0), EngineAttr());
+  return tile;
+}
+
 void NcoreBuilder::broadcastPartitions(Value dst, Value row) {
   TileType rt = tileOf(row);
   int64_t p = tileOf(dst).getShape()[0], n = rt.getShape()[1];
-  Value ones = memset(sbuf({1, p}, rt.getElementType()), 1.0);
+  Value ones = onesRow(p, rt.getElementType());
   int64_t chunk = std::min<int64_t>(n, kMatmulMaxN);
   Value acc = psum({p, chunk});
   forEachChunk(n, chunk, [&](Index c0, int64_t nc, bool) {

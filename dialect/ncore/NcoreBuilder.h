@@ -196,8 +196,14 @@ public:
   /// row on the Tensor engine (exact: one product per output) in blocks of
   /// kMatmulMaxN columns through one PSUM tile. (A stride-0 DMA from HBM
   /// would also do, but the runtime's access patterns have no row
-  /// stride 0.)
+  /// stride 0.) The ones row is set once at the program's start and shared
+  /// (onesRow), so the matmul waits for nothing but the row: in the Tensor
+  /// engine's in-order queue a broadcast that waited for a memset queued
+  /// behind other vector work would hold up every matmul after it.
   void broadcastPartitions(Value dst, Value row);
+  /// A [1, p] SBUF tile of ones of `elementType`, set at the program's start
+  /// (one per shape and type, shared by every use in the program).
+  Value onesRow(int64_t p, Type elementType);
 
 private:
   OpBuilder b;
@@ -205,6 +211,7 @@ private:
   Location currentLoc;
   SmallVector<LoopOp> loops;
   DenseMap<Attribute, Value> constants;
+  DenseMap<std::pair<int64_t, Type>, Value> ones;
 };
 
 } // namespace mlir::ncore

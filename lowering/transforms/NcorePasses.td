@@ -91,8 +91,12 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
     iteration i for the producer's iteration i only, so the two loops run
     as a pipeline.
 
-    DMA transfers complete out of order across the queues, so DMA-to-DMA
-    dependencies are synchronised too. `ncore.call_kernel` is a full barrier
+    DMAs are triggered from two in-order queues: loads (and HBM-to-HBM
+    copies) from the DMA engine's, stores (on chip to HBM) from the Sync
+    engine's, so that a store waiting for the compute that produced its
+    tile holds up no load behind it (statistic stores-on-sync). DMA
+    transfers complete out of order across the queues, so DMA-to-DMA
+    dependencies are synchronised too, within one trigger queue as well. `ncore.call_kernel` is a full barrier
     (implemented by the emitter): no dependency is tracked across it.
     Double-buffering comes from this: when the converter gives iterations
     alternate buffers, the DMA filling one buffer waits only for the compute

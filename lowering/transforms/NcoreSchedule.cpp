@@ -20,7 +20,10 @@
 // Waits assume an engine completes in issue order. Compute engines do; DMA
 // transfers spread over queues and may not, which makes a DMA wait
 // approximate in time (never in the functional result: the runtime executes
-// an instruction when it issues).
+// an instruction when it issues). DMAs are triggered from two in-order
+// queues, the DMA engine's (loads) and the Sync engine's (stores; the
+// hardware's Sync and Scalar sequencers both trigger DMAs, nki.isa.dma_copy
+// "hwdge"), and are ordered by semaphores even within one queue.
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/ncore/NcoreAccess.h"
@@ -89,6 +92,14 @@ struct Edge {
   /// <= i of the producer's (see alignedLoops): wait for iteration i.
   bool aligned = false;
 };
+
+/// Whether an engine's stream issues DMA transfers, which complete out of
+/// issue order (spread over the queues): its instructions are ordered by
+/// semaphores like those of different engines.
+bool dmaStream(unsigned engine) {
+  return engine == static_cast<unsigned>(Engine::Dma) ||
+         engine == static_cast<unsigned>(Engine::Sync);
+}
 
 int64_t tripProduct(ArrayRef<LoopOp> loops) {
   int64_t p = 1;
@@ -318,6 +329,8 @@ private:
                          "Waits on the previous iteration of a loop"};
   PassCounter numMoved{"ncore-schedule", "engine-moves",
                        "Instructions moved off their default engine"};
+  PassCounter numStores{"ncore-schedule", "stores-on-sync",
+                        "Stores issued from the Sync engine's DMA queue"};
 
   double estimateNs(InstructionOpInterface inst, Engine e,
                     const rt::Profile &profile);
@@ -390,7 +403,19 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     Engine chosen = inst.getExecutionEngine();
     std::optional<Attribute> engineAttr = op->getInherentAttr("engine");
     bool pinned = engineAttr && *engineAttr;
-    if (!pinned) {
+    if (auto dma = dyn_cast<DmaCopyOp>(op)) {
+      // Two DMA trigger queues: loads (and HBM -> HBM copies) on the DMA
+      // engine's, stores on the Sync engine's. A store waits for the compute
+      // that produced its tile; in one in-order queue it would hold up every
+      // load behind it, the next op's weights included.
+      if (!pinned &&
+          cast<TileType>(dma.getDst().getType()).getSpace() == MemSpace::Hbm &&
+          cast<TileType>(dma.getSrc().getType()).isOnChip()) {
+        chosen = Engine::Sync;
+        inst.setExecutionEngine(chosen);
+        ++numStores;
+      }
+    } else if (!pinned) {
       bool touchesPsum = llvm::any_of(op->getOperands(), [](Value v) {
         auto t = dyn_cast<TileType>(v.getType());
         return t && t.getSpace() == MemSpace::Psum;
@@ -631,8 +656,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         addList(byTile[fc.tile]);
         if (fc.write)
           for (unsigned p : before.lookup(fc.tile))
-            if (insts[p].engine != C.engine ||
-                C.engine == static_cast<unsigned>(Engine::Dma))
+            if (insts[p].engine != C.engine || dmaStream(C.engine))
               producers.insert(p);
       } else {
         auto [b0, b1] = bucketsOf(fc);
@@ -644,8 +668,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       }
       auto consider = [&](unsigned p, unsigned k) {
         const Inst &P = insts[p];
-        if (P.engine == C.engine &&
-            C.engine != static_cast<unsigned>(Engine::Dma))
+        if (P.engine == C.engine && !dmaStream(C.engine))
           return false;
         const Footprint &fp = P.footprints[k];
         if (!conflicts(fc, fp))
@@ -690,7 +713,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       // Engines whose accesses can still add a producer: not found yet, and
       // not C's own unless it is DMA (the consider() rule).
       uint8_t want = uint8_t((1u << kEngines) - 1);
-      if (C.engine != static_cast<unsigned>(Engine::Dma))
+      if (!dmaStream(C.engine))
         want &= uint8_t(~engineBit(C.engine));
       SmallVector<const std::vector<uint8_t> *, 8> masks;
       for (std::vector<Entry> *l : lists)

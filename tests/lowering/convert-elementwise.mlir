@@ -3,18 +3,20 @@
 // adaLN modulation: every intermediate stays in SBUF (one [128, 2 x 3072]
 // tile each, rows on partitions); the [1, 1, 3072] vectors are broadcast onto
 // the partitions once, before the row loop: the row is DMA'd to one
-// partition and multiplied by a ones column on the Tensor engine.
+// partition and multiplied by a ones column on the Tensor engine. The ones
+// column is set once, at the program's start.
 
 // CHECK-LABEL: ncore.program @prog_mod
 // CHECK-SAME: seam.spills = 0
+// CHECK-NEXT: %[[ONES:.+]] = ncore.alloc : <sbuf, 1x128xbf16>
+// CHECK-NEXT: ncore.memset %[[ONES]], 1.0
 // CHECK: %[[N:.+]] = ncore.alloc : <sbuf, 128x6144xbf16>
 // CHECK-COUNT-2: ncore.activation square
 // CHECK: %[[M:.+]] = ncore.alloc : <sbuf, 128x6144xbf16>
 // CHECK: %[[S:.+]] = ncore.alloc : <sbuf, 128x3072xbf16>
 // CHECK: %[[ROW:.+]] = ncore.alloc : <sbuf, 1x3072xbf16>
 // CHECK: ncore.dma_copy %[[ROW]], %{{.+}} : <sbuf, 1x3072xbf16>, <hbm, 1x3072xbf16>
-// CHECK: %[[ONES:.+]] = ncore.alloc : <sbuf, 1x128xbf16>
-// CHECK: ncore.memset %[[ONES]], 1.0
+// CHECK-NOT: ncore.memset
 // CHECK: ncore.loop %{{.+}} trips 6 {
 // CHECK:   ncore.matmul %{{.+}}, %[[ONES]], %{{.+}} : <psum, 128x512xf32>, <sbuf, 1x128xbf16>, <sbuf, 1x512xbf16>
 // CHECK:   ncore.tensor_copy
@@ -49,10 +51,10 @@ func.func private @prog_mod(%x: tensor<1x256x3072xbf16>, %shift: tensor<1x1x3072
 // replicated on the Tensor engine: ones[1, P]^T x row[1, N].
 
 // CHECK-LABEL: ncore.program @prog_silu
-// CHECK: ncore.activation silu
-// CHECK: ncore.activation gelu
 // CHECK: %[[ONES:.+]] = ncore.alloc : <sbuf, 1x64xf32>
 // CHECK: ncore.memset %[[ONES]], 1.000000e+00
+// CHECK: ncore.activation silu
+// CHECK: ncore.activation gelu
 // CHECK: ncore.matmul %{{.+}}, %[[ONES]], %{{.+}} : <psum, 64x32xf32>, <sbuf, 1x64xf32>, <sbuf, 1x32xf32>
 // CHECK: ncore.tensor_copy
 // CHECK: ncore.tensor_tensor multiply

@@ -3,7 +3,10 @@
 
 // Engines hand data over through semaphores: the producer signals its
 // engine's semaphore (id = engine code: tensor 0, vector 1, scalar 2,
-// gpsimd 3, dma 4), the consumer waits for the count after the producer.
+// gpsimd 3, dma 4, sync 5), the consumer waits for the count after the
+// producer. A store (on chip -> HBM) leaves from the Sync engine's DMA
+// queue, loads from the DMA queue: a store waiting for compute holds up no
+// load behind it.
 // CHECK-LABEL: ncore.program @handover
 ncore.program @handover(%x: !ncore.tile<hbm, 128x512xf32>, %y: !ncore.tile<hbm, 128x512xf32>) {
   %a = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
@@ -15,8 +18,8 @@ ncore.program @handover(%x: !ncore.tile<hbm, 128x512xf32>, %y: !ncore.tile<hbm, 
   // CHECK-NEXT: ncore.activation exp %[[B:.+]], %[[A]] :
   // CHECK-NEXT: ncore.sem_signal 2 on scalar
   ncore.activation exp %b, %a : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
-  // CHECK-NEXT: ncore.sem_wait 2 ge 1 on dma
-  // CHECK-NEXT: ncore.dma_copy %{{.+}}, %[[B]] :
+  // CHECK-NEXT: ncore.sem_wait 2 ge 1 on sync
+  // CHECK-NEXT: ncore.dma_copy %{{.+}}, %[[B]] on sync :
   // CHECK-NOT: ncore.sem
   ncore.dma_copy %y, %b : !ncore.tile<hbm, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
 }
@@ -217,7 +220,7 @@ ncore.program @shifted_overlap(%y: !ncore.tile<hbm, 4096xf32>) {
       %y1 = ncore.view %y[%b, %i] offsets affine_map<(d0, d1) -> ((d0 * 4 + d1) * 256 + 128)> : !ncore.tile<hbm, 4096xf32> to !ncore.tile<hbm, 256xf32>
       %r1 = ncore.reshape %y1 : !ncore.tile<hbm, 256xf32> to !ncore.tile<hbm, 64x4xf32>
       %t1 = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 4 + 8)> : !ncore.tile<sbuf, 64x64xf32> to !ncore.tile<sbuf, 64x4xf32>
-      // CHECK: ncore.sem_wait 4
+      // CHECK: ncore.sem_wait 5
       // CHECK-NEXT: ncore.dma_copy
       ncore.dma_copy %r1, %t1 : !ncore.tile<hbm, 64x4xf32>, !ncore.tile<sbuf, 64x4xf32>
     }
@@ -258,7 +261,7 @@ ncore.program @carried(%y: !ncore.tile<hbm, 128x320xf32>) {
   %t = ncore.alloc : !ncore.tile<sbuf, 128x320xf32>
   ncore.loop %i trips 4 {
     %a = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 64)> : !ncore.tile<sbuf, 128x320xf32> to !ncore.tile<sbuf, 128x64xf32>
-    // CHECK: ncore.sem_wait 4 ge {{[0-9]+}} steps [1] on vector
+    // CHECK: ncore.sem_wait 5 ge {{[0-9]+}} steps [1] on vector
     // CHECK-NEXT: ncore.memset
     ncore.memset %a, 1.0 on vector : !ncore.tile<sbuf, 128x64xf32>
     %b = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 64 + 64)> : !ncore.tile<sbuf, 128x320xf32> to !ncore.tile<sbuf, 128x64xf32>
@@ -296,4 +299,5 @@ ncore.program @aligned_loops(%x: !ncore.tile<hbm, 128x512xf32>) {
 // STATS: 2 engine-moves
 // STATS: 6 loop-carried-waits
 // STATS: signals
+// STATS: stores-on-sync
 // STATS: waits

@@ -65,8 +65,9 @@ ncore.program @outer(%c: !ncore.tile<hbm, 64x8192xf32>, %x: !ncore.tile<hbm, 1x1
 
 // -----
 
-// After ncore-schedule the pieces take the transfer's place: the waits that
-// preceded it precede the first piece, its signal follows the last one.
+// After ncore-schedule the pieces take the transfer's place (and its queue:
+// the stores' is the Sync engine's): the waits that preceded it precede the
+// first piece, its signal follows the last one.
 // CHECK-LABEL: ncore.program @sync
 // SCHED-LABEL: ncore.program @sync
 // SCHED-COUNT-16: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 8x4096xf32{{.*}}>, <hbm, 8x4096xf32>
@@ -74,10 +75,10 @@ ncore.program @outer(%c: !ncore.tile<hbm, 64x8192xf32>, %x: !ncore.tile<hbm, 1x1
 // SCHED-NEXT: ncore.sem_wait 4 ge 1 on vector
 // SCHED-NEXT: ncore.tensor_copy
 // SCHED-NEXT: ncore.sem_signal 1 on vector
-// SCHED-NEXT: ncore.sem_wait 1 ge 1 on dma
+// SCHED-NEXT: ncore.sem_wait 1 ge 1 on sync
 // SCHED-NOT: ncore.sem_
-// SCHED-COUNT-16: ncore.dma_copy %{{.+}}, %{{.+}} : <hbm, 8x4096xf32>, <sbuf
-// SCHED-NEXT: ncore.sem_wait 4 ge 1 on dma
+// SCHED-COUNT-16: ncore.dma_copy %{{.+}}, %{{.+}} on sync : <hbm, 8x4096xf32>, <sbuf
+// SCHED-NEXT: ncore.sem_wait 4 ge 1 on sync
 ncore.program @sync(%x: !ncore.tile<hbm, 128x4096xf32>, %y: !ncore.tile<hbm, 128x4096xf32> {ncore.role = "output"}) {
   %t = ncore.alloc : !ncore.tile<sbuf, 128x4096xf32>
   %u = ncore.alloc : !ncore.tile<sbuf, 128x4096xf32>

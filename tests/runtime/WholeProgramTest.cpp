@@ -140,3 +140,80 @@ TEST(WholeProgram, SurvivesTheFileFormat) {
   EXPECT_EQ(r1->outputs[0]["y"].data, r2->outputs[0]["y"].data);
   EXPECT_TRUE(r1->timeline == r2->timeline);
 }
+
+// DMAs are triggered from two in-order queues, the DMA engine's and the Sync
+// engine's: a store on SYNC that waits for compute holds up no load queued
+// on DMA after it (the same store on DMA does), and both run functionally.
+TEST(WholeProgram, StoresFromTheSyncQueueDoNotBlockLoads) {
+  constexpr uint32_t P = 128, F = 2048;
+  constexpr int kChain = 8;
+  auto build = [&](Engine storeEngine) {
+    ProgramBuilder b("two_dma_queues", Target::Trn2);
+    uint32_t x = b.addBinding("x", {P, F}, DType::F32, BindingRole::Input);
+    uint32_t z = b.addBinding("z", {P, F}, DType::F32, BindingRole::Input);
+    uint32_t y = b.addBinding("y", {P, F}, DType::F32, BindingRole::Output);
+    uint32_t v = b.addBinding("v", {P, F}, DType::F32, BindingRole::Output);
+    const int64_t xOff = 0, yOff = F * 4, zOff = 2 * F * 4;
+    b.emit(isa::dmaCopy(sbufTile(DType::F32, 0, P, xOff, F),
+                        b.hbm(x, 0, P, F, {{F, 1}}))
+               .signal(0));
+    // A dependent chain on the Scalar engine before the store: y = x / 2^8.
+    for (int i = 0; i < kChain; ++i) {
+      Instruction halve = isa::activation(
+          sbufTile(DType::F32, 0, P, yOff, F),
+          sbufTile(DType::F32, 0, P, i ? yOff : xOff, F), ActFunc::Identity);
+      halve.scale = 0.5f;
+      b.emit(halve.waitFor(0, 1).signal(2));
+    }
+    b.emit(isa::dmaCopy(b.hbm(y, 0, P, F, {{F, 1}}),
+                        sbufTile(DType::F32, 0, P, yOff, F))
+               .onEngine(storeEngine)
+               .waitFor(2, kChain));
+    // An independent load, queued after the store when both are on DMA.
+    b.emit(isa::dmaCopy(sbufTile(DType::F32, 0, P, zOff, F),
+                        b.hbm(z, 0, P, F, {{F, 1}}))
+               .signal(4));
+    b.emit(isa::dmaCopy(b.hbm(v, 0, P, F, {{F, 1}}),
+                        sbufTile(DType::F32, 0, P, zOff, F))
+               .onEngine(storeEngine)
+               .waitFor(4, 1));
+    return b.take();
+  };
+  std::vector<float> xs = randomValues(P * F, 1), zs = randomValues(P * F, 2);
+  TensorMap in = {{"x", {{P, F}, xs}}, {"z", {{P, F}, zs}}};
+  for (Engine e : {Engine::Sync, Engine::Dma}) {
+    Device dev(Profile::builtin(Target::Trn2));
+    auto id = dev.loadProgram(build(e));
+    ASSERT_TRUE(bool(id)) << id.error();
+    auto r = dev.launch(*id, in);
+    ASSERT_TRUE(bool(r)) << r.error();
+    ASSERT_TRUE(r->ok()) << r->fault->str();
+    std::vector<double> want(xs.begin(), xs.end()), wantV(zs.begin(), zs.end());
+    for (double &w : want)
+      w /= 256.0;
+    EXPECT_LT(relL2(r->outputs[0]["y"].data, want), 1e-6);
+    EXPECT_LT(relL2(r->outputs[0]["v"].data, wantV), 1e-6);
+    // Transfers that start before the chain ends: with the stores on SYNC
+    // the loads of x and z, on one queue only x's.
+    double chainEnd = 0;
+    for (const TimelineEvent &ev : r->timeline.events)
+      if (ev.engine == Engine::Scalar)
+        chainEnd = std::max(chainEnd, ev.endNs);
+    int early = 0;
+    for (const TimelineEvent &ev : r->timeline.events)
+      early += ev.engine == Engine::Dma && ev.startNs < chainEnd;
+    EXPECT_EQ(early, e == Engine::Sync ? 2 : 1) << name(e);
+  }
+}
+
+TEST(WholeProgram, DmaCopyIsLegalOnTheDmaAndSyncQueuesOnly) {
+  ProgramBuilder b("dma_on_te", Target::Trn2);
+  uint32_t x = b.addBinding("x", {128, 64}, DType::F32, BindingRole::Input);
+  b.emit(isa::dmaCopy(sbufTile(DType::F32, 0, 128, 0, 64),
+                      b.hbm(x, 0, 128, 64, {{64, 1}}))
+             .onEngine(Engine::Tensor));
+  Device dev(Profile::builtin(Target::Trn2));
+  auto id = dev.loadProgram(b.take());
+  ASSERT_FALSE(bool(id));
+  EXPECT_NE(id.error().find("dma_copy"), std::string::npos) << id.error();
+}

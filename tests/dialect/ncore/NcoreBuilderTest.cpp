@@ -160,6 +160,14 @@ TEST_F(NcoreBuilderTest, ConstantsAreSharedAndBroadcastsVerify) {
   // 1200 columns: two full blocks of 512 in a loop, the rest after it.
   EXPECT_EQ(all<MatmulOp>().size(), 2u);
   EXPECT_EQ(all<LoopOp>().size(), 1u);
+  // A second broadcast inside a loop shares the ones row, which is set once
+  // at the program's start (outside every loop).
+  nb.forRange(3, [&](Index) { nb.broadcastPartitions(out, row); });
+  auto memsets = all<MemsetOp>();
+  ASSERT_EQ(memsets.size(), 1u);
+  EXPECT_EQ(memsets[0]->getBlock(), &prog.getBody().front());
+  EXPECT_EQ(&prog.getBody().front().front(),
+            memsets[0].getDst().getDefiningOp());
   EXPECT_TRUE(succeeded(verify(*module)));
 }
 

@@ -269,7 +269,7 @@ ncore.program @reciprocal_engine() {
 
 ncore.program @dma_engine(%x: !ncore.tile<hbm, 128x512xf32>) {
   %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
-  // expected-error @+1 {{cannot run on the tensor engine (legal: dma)}}
+  // expected-error @+1 {{cannot run on the tensor engine (legal: dma, sync)}}
   ncore.dma_copy %d, %x on tensor : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<hbm, 128x512xf32>
 }
 
