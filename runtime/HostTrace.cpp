@@ -105,6 +105,12 @@ int trackOf(const TimelineEvent &e) {
   return e.dmaQueue >= 0 ? 100 + e.dmaQueue : static_cast<int>(e.engine);
 }
 
+/// The category of an event: its engine, or DMA for a transfer (which the
+/// DMA or the SYNC stream may have issued).
+std::string_view categoryOf(const TimelineEvent &e) {
+  return e.dmaQueue >= 0 ? name(Engine::Dma) : name(e.engine);
+}
+
 std::string instructionArgs(const std::string &program,
                             const TimelineEvent &e) {
   std::string args = "{\"program\":";
@@ -164,7 +170,7 @@ void Device::writeTrace(std::ostream &os, const TraceOptions &options) const {
         unsigned pid = 1 + e.core;
         int tid = trackOf(e);
         threads.insert({pid, tid});
-        appendEvent(out, first, mnemonic(e.op), name(e.engine), pid,
+        appendEvent(out, first, mnemonic(e.op), categoryOf(e), pid,
                     static_cast<unsigned>(tid), launch.startNs + e.startNs,
                     e.endNs - e.startNs, instructionArgs(launch.program, e));
       }
@@ -201,7 +207,7 @@ void Device::writeTrace(std::ostream &os, const TraceOptions &options) const {
         const TimelineEvent &head = *list[i];
         int loop = loopOf(head);
         if (loop < 0) {
-          appendEvent(out, first, mnemonic(head.op), name(head.engine), pid,
+          appendEvent(out, first, mnemonic(head.op), categoryOf(head), pid,
                       static_cast<unsigned>(tid), launch.startNs + head.startNs,
                       head.endNs - head.startNs,
                       instructionArgs(launch.program, head));
@@ -209,12 +215,16 @@ void Device::writeTrace(std::ostream &os, const TraceOptions &options) const {
           continue;
         }
         // One visit of the loop: until an event of another loop or of no
-        // loop (an outermost loop is entered once per visit of the stream).
+        // loop (an outermost loop is entered once per visit of the stream),
+        // or of another stream (a DMA queue's track has both DMA and SYNC's
+        // transfers, whose loops are numbered per stream).
         double end = head.endNs;
         uint64_t bytes = head.bytes, count = 1;
         std::map<Opcode, uint64_t> ops{{head.op, 1}};
         size_t j = i + 1;
-        for (; j < list.size() && loopOf(*list[j]) == loop; ++j) {
+        for (; j < list.size() && list[j]->engine == head.engine &&
+               loopOf(*list[j]) == loop;
+             ++j) {
           end = std::max(end, list[j]->endNs);
           bytes += list[j]->bytes;
           ++count;
@@ -232,7 +242,7 @@ void Device::writeTrace(std::ostream &os, const TraceOptions &options) const {
           args += ",\"bytes\":" + std::to_string(bytes);
         args += "}";
         appendEvent(out, first, std::string(mnemonic(top)) + " loop",
-                    name(head.engine), pid, static_cast<unsigned>(tid),
+                    categoryOf(head), pid, static_cast<unsigned>(tid),
                     launch.startNs + head.startNs, end - head.startNs, args);
         i = j;
       }

@@ -44,10 +44,12 @@ double collectiveDurationNs(Opcode op, uint64_t bytesPerRank, unsigned ranks,
 /// One executed instruction (one loop iteration) on the device timeline.
 struct TimelineEvent {
   uint16_t core = 0;
-  Engine engine = Engine::Sync;
-  int16_t dmaQueue = -1; ///< DMA queue for dma_copy, else -1.
+  Engine engine = Engine::Sync; ///< The stream that issued it.
+  /// DMA queue of a dma_copy's transfer (issued from the DMA or the SYNC
+  /// stream), else -1.
+  int16_t dmaQueue = -1;
   Opcode op = Opcode::SemSignal;
-  uint32_t index = 0; ///< Instruction index in its stream.
+  uint32_t index = 0; ///< Instruction index in `engine`'s stream.
   double startNs = 0, endNs = 0;
   uint64_t bytes = 0; ///< DMA / collective payload.
 

@@ -168,7 +168,8 @@ private:
   void record(unsigned core, Engine engine, int queue, const Instruction &inst,
               uint32_t index, double start, double end, uint64_t bytes) {
     CoreTimingStats &st = result.timeline.cores[core];
-    unsigned e = static_cast<unsigned>(engine);
+    // A transfer counts as DMA work whichever stream triggered it.
+    unsigned e = static_cast<unsigned>(queue >= 0 ? Engine::Dma : engine);
     st.busyNs[e] += end - start;
     ++st.instructions[e];
     ++result.timeline.instructionsIssued;
@@ -345,7 +346,8 @@ private:
     st.dmaBytes += bytes;
     ++st.dmaTransfers;
     st.dmaQueueBusyNs += duration;
-    record(c, Engine::Dma, static_cast<int>(q), inst, index, start, end, bytes);
+    record(c, static_cast<Engine>(e), static_cast<int>(q), inst, index, start,
+           end, bytes);
     complete(c, inst, end);
   }
 

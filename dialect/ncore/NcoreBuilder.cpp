@@ -314,9 +314,10 @@ Value NcoreBuilder::onesRow(int64_t p, Type elementType) {
     return tile;
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&prog.getBody().front());
-  tile = create<AllocOp>(TileType::get(MemSpace::Sbuf, {1, p}, elementType),
-                         IntegerAttr(), StringAttr());
-  create<MemsetOp>(tile, b.getF32FloatAttr(1.0), EngineAttr());
+  tile =
+      memset(create<AllocOp>(TileType::get(MemSpace::Sbuf, {1, p}, elementType),
+                             IntegerAttr(), StringAttr()),
+             1.0);
   return tile;
 }
 

@@ -96,8 +96,9 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
     engine's, so that a store waiting for the compute that produced its
     tile holds up no load behind it (statistic stores-on-sync). DMA
     transfers complete out of order across the queues, so DMA-to-DMA
-    dependencies are synchronised too, within one trigger queue as well. `ncore.call_kernel` is a full barrier
-    (implemented by the emitter): no dependency is tracked across it.
+    dependencies are synchronised too, within one trigger queue as well.
+    `ncore.call_kernel` is a full barrier (implemented by the emitter): no
+    dependency is tracked across it.
     Double-buffering comes from this: when the converter gives iterations
     alternate buffers, the DMA filling one buffer waits only for the compute
     that last read that buffer, so it overlaps compute on the other one.

@@ -69,8 +69,7 @@ TEST(Host, LaunchChargesOverheadsOnceAndTransfers) {
   // y = x + w, w seeded: deterministic and within [-1, 2].
   const auto &y = r1->outputs[0]["y"].data;
   EXPECT_EQ(y, r2->outputs[0]["y"].data);
-  std::vector<float> w = seededValues(
-      copyProgram().constants[0], 128 * 64);
+  std::vector<float> w = seededValues(copyProgram().constants[0], 128 * 64);
   for (size_t i = 0; i < y.size(); ++i)
     ASSERT_EQ(y[i], 1.0f + w[i]);
 
@@ -95,8 +94,8 @@ TEST(Host, EagerAccountingTracingAndGraphBreakSync) {
   EXPECT_DOUBLE_EQ(r->d2hNs, 0);
   EXPECT_LT(dev.hostNs(), dev.deviceIdleAtNs());
   dev.graphBreakSync();
-  EXPECT_DOUBLE_EQ(dev.hostNs(), dev.deviceIdleAtNs() +
-                                     128 * 64 * 4 / prof.pcieBytesPerNs);
+  EXPECT_DOUBLE_EQ(dev.hostNs(),
+                   dev.deviceIdleAtNs() + 128 * 64 * 4 / prof.pcieBytesPerNs);
 }
 
 /// kernel_call_host_ns: charged per call, on its own host category, with
@@ -108,7 +107,8 @@ TEST(Host, KernelCallHostCostAndItsAblation) {
   EXPECT_NE(f.source.find("nki-samples PR #45"), std::string::npos);
   EXPECT_NE(f.source.find("ONE USER MEASUREMENT"), std::string::npos);
   EXPECT_DOUBLE_EQ(prof.kernelCallHostNs, 50.25e6);
-  EXPECT_TRUE(Profile::builtin(Target::Trn2).figures.at("kernel_call_host_ns")
+  EXPECT_TRUE(Profile::builtin(Target::Trn2)
+                  .figures.at("kernel_call_host_ns")
                   .estimated);
   DeviceOptions opts;
   opts.mode = ExecMode::TimingOnly;
@@ -329,7 +329,8 @@ Program loopProgram(uint32_t trips) {
 }
 
 struct TraceSummary {
-  std::map<std::string, int> names; ///< "X" events by name
+  std::map<std::string, int> names;      ///< "X" events by name
+  std::map<std::string, int> categories; ///< "X" events by category
   std::set<std::string> threads;
   std::set<double> pids;
   double loopInstructions = 0;
@@ -346,6 +347,7 @@ TraceSummary summarise(const Device &dev, const TraceOptions &options) {
   for (const json::Value &e : root->get("traceEvents")->array) {
     if (e.get("ph")->string == "X") {
       ++s.names[e.get("name")->string];
+      ++s.categories[e.get("cat")->string];
       if (e.get("pid")->number > 0)
         s.pids.insert(e.get("pid")->number);
       if (const json::Value *args = e.get("args"))
@@ -358,6 +360,39 @@ TraceSummary summarise(const Device &dev, const TraceOptions &options) {
   return s;
 }
 } // namespace
+
+// Transfers issued from the SYNC stream are DMA events whose index is in
+// the SYNC stream: at engine detail a store outside any loop stays one
+// event, even where the DMA stream has a loop at the same index.
+TEST(Host, TraceKeepsTheStreamOfSyncIssuedTransfers) {
+  ProgramBuilder b("two_queues", Target::Trn2);
+  uint32_t x = b.addBinding("x", {512, 64}, DType::F32, BindingRole::Input);
+  uint32_t y = b.addBinding("y", {128, 64}, DType::F32, BindingRole::Output);
+  AccessPattern t = sbufTile(DType::F32, 0, 128, 0, 64);
+  b.loopBegin(Engine::Dma, 4);
+  b.emit(isa::dmaCopy(t, b.hbm(x, 0, 128, 64, {{64, 1}}).step(0, 128 * 64))
+             .signal(0));
+  b.loopEnd(Engine::Dma);
+  b.emit(isa::dmaCopy(b.hbm(y, 0, 128, 64, {{64, 1}}), t)
+             .onEngine(Engine::Sync)
+             .waitFor(0, 4));
+  Device dev(Profile::builtin(Target::Trn2));
+  auto id = dev.loadProgram(b.take());
+  ASSERT_TRUE(bool(id)) << id.error();
+  TensorMap in{{"x", {{512, 64}, std::vector<float>(512 * 64)}}};
+  auto r = dev.launch(*id, in);
+  ASSERT_TRUE(bool(r)) << r.error();
+  TraceOptions engine;
+  engine.detail = TraceDetail::Engine;
+  TraceSummary agg = summarise(dev, engine);
+  EXPECT_EQ(agg.names["dma_copy"], 1); // the store
+  EXPECT_EQ(agg.loopInstructions, 4);  // the loads' loop
+  EXPECT_EQ(agg.categories["SYNC"], 0);
+  EXPECT_EQ(agg.categories["DMA"], 1 + agg.names["dma_copy loop"]);
+  // Transfers count as DMA work whichever stream issued them.
+  EXPECT_EQ(r->timeline.cores[0].instructions[unsigned(Engine::Dma)], 5u);
+  EXPECT_EQ(r->timeline.cores[0].instructions[unsigned(Engine::Sync)], 0u);
+}
 
 // The trace's level of detail: every instruction, engines with each loop's
 // iterations as one span, or one span per launch; chosen cores; a window of

@@ -201,7 +201,7 @@ TEST(WholeProgram, StoresFromTheSyncQueueDoNotBlockLoads) {
         chainEnd = std::max(chainEnd, ev.endNs);
     int early = 0;
     for (const TimelineEvent &ev : r->timeline.events)
-      early += ev.engine == Engine::Dma && ev.startNs < chainEnd;
+      early += ev.dmaQueue >= 0 && ev.startNs < chainEnd;
     EXPECT_EQ(early, e == Engine::Sync ? 2 : 1) << name(e);
   }
 }
