@@ -100,11 +100,6 @@ bool matvecTransposed(const Placement &x, int64_t n, bool rowOperands) {
          !rowOperands;
 }
 
-/// The transfer size the slab width aims for, per DMA queue: 64 KiB moves
-/// in ~2.8 us at 23 B/ns (trn2), so the ~0.6 us fixed cost is under a fifth
-/// of it (hardware.md "DMA": >= 2 KiB per partition approaches peak).
-constexpr int64_t kTargetPieceBytes = 64 * 1024;
-
 /// DMA pieces a transfer of `bytes` over `partitions` rows becomes
 /// (ncore-split-dma's rule, estimated here without the exact piece size).
 int64_t piecesOf(int64_t bytes, int64_t partitions, int64_t queues,

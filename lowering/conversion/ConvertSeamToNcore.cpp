@@ -304,11 +304,6 @@ Value ProgramLowering::broadcastRow(const Placement &vec, Index col, int64_t n,
   return tile;
 }
 
-/// The transfer size per DMA queue up to which an HBM operand is loaded
-/// whole before the row loop (stagedInSbuf): ConvertLinear's target
-/// piece, where a transfer's fixed cost is under a fifth of it.
-static constexpr int64_t kStagePieceBytes = 64 * 1024;
-
 Placement ProgramLowering::stagedInSbuf(const Placement &x, int64_t &budget) {
   const ::seam::rt::Profile *prof = tgt.profile;
   if (x.inSbuf() || x.rows <= 128 || !prof)
@@ -317,7 +312,7 @@ Placement ProgramLowering::stagedInSbuf(const Placement &x, int64_t &budget) {
   int64_t bytes = x.rowTiles() * x.cols * eb;
   int64_t total = x.rows * x.cols * eb;
   if (bytes > budget ||
-      total > std::max<int64_t>(1, prof->dmaEngines) * kStagePieceBytes)
+      total > std::max<int64_t>(1, prof->dmaEngines) * kTargetPieceBytes)
     return x;
   budget -= bytes;
   Placement s = x;

@@ -47,6 +47,12 @@ using ncore::TileType;
 /// induction variables of the loops the lowering opened.
 using ncore::Index;
 
+/// The transfer size a lowering aims for per DMA queue: 64 KiB moves in
+/// ~2.8 us at 23 B/ns (trn2), so the ~0.6 us fixed cost is under a fifth of
+/// it (hardware.md "DMA": >= 2 KiB per partition approaches peak). The
+/// linear's slab width and stagedInSbuf's limit both use it.
+constexpr int64_t kTargetPieceBytes = 64 * 1024;
+
 /// Where one seam tensor lives, seen as a rows x cols matrix.
 /// The shape and element type a tensor has on the device: its own, and a
 /// complex<f32> tensor as f32 with a trailing dim of 2 (re, im interleaved:
