@@ -527,11 +527,16 @@ Status verifyProgram(const Program &program, const MemoryLimits *limits) {
         return Status::failure(
             where() + "waits on " + std::to_string(inst.waits.size()) +
             " semaphores (at most " + std::to_string(kMaxWaits) + ")");
-      for (const SemWaitSpec &w : inst.waits)
+      for (const SemWaitSpec &w : inst.waits) {
         if (w.sem >= kNumSemaphores)
           return Status::failure(where() + "waits on semaphore " +
                                  std::to_string(w.sem) + " (only " +
                                  std::to_string(kNumSemaphores) + ")");
+        if (w.carried > depth)
+          return Status::failure(where() + "carried wait over " +
+                                 std::to_string(w.carried) + " loops inside " +
+                                 std::to_string(depth));
+      }
       if (inst.signalSem < -1 || inst.signalSem >= int(kNumSemaphores))
         return Status::failure(where() + "signals semaphore " +
                                std::to_string(inst.signalSem) + " (only " +

@@ -102,10 +102,15 @@ struct AccessPattern {
 };
 
 /// A wait until semaphore `sem` >= value + sum_d step[d] * iteration[d].
+/// With `carried` = n > 0 it waits for an instruction of an earlier
+/// iteration of the n outermost loops, and holds in their first iteration
+/// (every iteration[d] = 0 for d < n), which has no earlier one: the affine
+/// value there would name the producer engine's work before the loops.
 struct SemWaitSpec {
   uint16_t sem = 0;
   uint32_t value = 0;
   std::array<int32_t, kMaxLoopDepth> step{};
+  uint8_t carried = 0;
 };
 
 /// One instruction. Operand slots per opcode (which are required and which

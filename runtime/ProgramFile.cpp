@@ -119,6 +119,7 @@ void writeInstruction(ByteWriter &w, const Instruction &inst) {
     w.put<uint32_t>(ws.value);
     for (int32_t s : ws.step)
       w.put<int32_t>(s);
+    w.put<uint8_t>(ws.carried);
   }
   for (unsigned s = 0; s < Instruction::NumSlots; ++s)
     if (inst.has(Instruction::Slot(s)))
@@ -298,6 +299,8 @@ public:
       for (int32_t &s : ws.step)
         if (!r.get(s))
           return fail(where + ": truncated semaphore wait");
+      if (!r.get(ws.carried))
+        return fail(where + ": truncated semaphore wait");
     }
     static const char *slotNames[] = {"dst", "src0", "src1", "aux"};
     for (unsigned s = 0; s < Instruction::NumSlots; ++s)
@@ -689,6 +692,8 @@ void dumpProgram(const Program &p, std::ostream &os) {
         for (unsigned d = 0; d < kMaxLoopDepth; ++d)
           if (w.step[d])
             os << "+" << w.step[d] << "*i" << d;
+        if (w.carried)
+          os << " carried " << unsigned(w.carried);
         os << ")";
       }
       if (inst.signalSem >= 0)

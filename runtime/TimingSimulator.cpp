@@ -209,12 +209,25 @@ private:
   bool waitsHold(const CoreState &core, const EngineState &s,
                  const Instruction &inst) const {
     for (const SemWaitSpec &w : inst.waits) {
+      if (firstCarriedIteration(s, w))
+        continue;
       int64_t need = w.value;
       for (unsigned d = 0; d < s.depth; ++d)
         need += static_cast<int64_t>(w.step[d]) * s.loops[d].iter;
       if (static_cast<int64_t>(core.sems[w.sem]) < need)
         return false;
     }
+    return true;
+  }
+
+  /// A carried wait in the first iteration of its loops holds (Program.h).
+  static bool firstCarriedIteration(const EngineState &s,
+                                    const SemWaitSpec &w) {
+    if (w.carried == 0)
+      return false;
+    for (unsigned d = 0; d < w.carried && d < s.depth; ++d)
+      if (s.loops[d].iter != 0)
+        return false;
     return true;
   }
 
@@ -407,6 +420,8 @@ private:
         } else {
           os << "deadlock: no engine can make progress;";
           for (const SemWaitSpec &w : inst.waits) {
+            if (firstCarriedIteration(s, w))
+              continue;
             int64_t need = w.value;
             for (unsigned d = 0; d < s.depth; ++d)
               need += static_cast<int64_t>(w.step[d]) * s.loops[d].iter;

@@ -731,17 +731,24 @@ def Ncore_SemWaitOp : Ncore_InstOp<"sem_wait"> {
     Waits until `sem >= value + sum_d steps[d] * iteration[d]` over the
     enclosing loops (outermost first), so a loop body can wait for "the
     producer's iteration i". `steps` has one entry per enclosing ncore.loop.
+    `carried n`: the wait is for an instruction of an earlier iteration of
+    the n outermost loops, and holds in their first iteration (all n indices
+    0), which has none; without it, the affine value there would name the
+    producer engine's work before the loops.
 
     ```mlir
     ncore.sem_wait 3 ge 1 on vector
     ncore.sem_wait 3 ge 1 steps [1] on vector
+    ncore.sem_wait 3 ge 0 steps [1] carried 1 on vector
     ```
   }];
   let arguments = (ins I64Attr:$sem, I64Attr:$value,
                        OptionalAttr<DenseI64ArrayAttr>:$steps,
+                       OptionalAttr<I64Attr>:$carried,
                        OptionalAttr<Ncore_Engine>:$engine);
   let assemblyFormat = [{
-    $sem `ge` $value (`steps` $steps^)? (`on` $engine^)? attr-dict
+    $sem `ge` $value (`steps` $steps^)? (`carried` $carried^)?
+    (`on` $engine^)? attr-dict
   }];
   let translation = [{
     ::seam::rt::SemWaitSpec w;
@@ -751,6 +758,7 @@ def Ncore_SemWaitOp : Ncore_InstOp<"sem_wait"> {
       for (auto [d, v] : ::llvm::enumerate(*s))
         if (d < w.step.size())
           w.step[d] = static_cast<int32_t>(v);
+    w.carried = static_cast<uint8_t>(getCarried().value_or(0));
     t.inst.waits.push_back(w);
   }];
 }

@@ -79,7 +79,8 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
       consumer needs, with per-iteration steps for the loops they share, so
       loops stay loops. A producer later in a loop body than its consumer is
       a loop-carried dependency on the previous iteration (write-after-read
-      on a buffer the next iteration refills).
+      on a buffer the next iteration refills); its wait is marked `carried`
+      and holds in the first iteration, which has no previous one.
 
     Two refinements keep loops from serialising: an access that moves to
     new bytes in every iteration of its loop nest (the window strides and

@@ -13,9 +13,15 @@
 // iteration (P earlier in the body) or the previous one (P later in the body:
 // loop-carried), and P's own inner loops are complete. That is an affine
 // function of C's iterations, which is exactly a wait with per-level steps.
-// A loop-carried wait at iteration 0 may ask for a negative count; each
-// semaphore is pre-signalled at program start by the largest such deficit
-// (added to every wait on it) so that every value is non-negative.
+// A loop-carried wait is marked `carried n` (n = the loops C and P share):
+// it holds in the first iteration of those loops, where no earlier instance
+// of P exists and its affine value would otherwise name all of P's engine's
+// work before the loops (in flux2-klein, the norm before an attention held
+// up matmuls that only had to wait for their own previous iteration). It
+// stays apart from, and does not stand in for, a wait that must hold there.
+// Its value at iteration 0 may be a negative count; each semaphore is
+// pre-signalled at program start by the largest such deficit (added to
+// every wait on it) so that every value is non-negative.
 //
 // Waits assume an engine completes in issue order. Compute engines do; DMA
 // transfers spread over queues and may not, which makes a DMA wait
@@ -808,6 +814,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   };
   struct Done {
     unsigned producer;
+    /// Outer loops in whose first iteration the wait holds (0: none).
+    unsigned carried;
     int64_t value;
     SmallVector<int64_t> steps;
     SmallVector<LoopOp, 4> loops;
@@ -828,9 +836,11 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         v -= perIter[P.loops[e.shared - 1]][P.engine];
       int64_t alignStep =
           e.aligned ? perIter[P.loops.front()][P.engine] : int64_t(0);
+      // A carried requirement holds in the first iteration of its loops
+      // (sem_wait `carried`): it stays apart from one that must hold there.
       auto it = llvm::find_if(rs, [&](const Req &r) {
         return r.engine == P.engine && r.shared == e.shared &&
-               r.alignStep == alignStep;
+               r.alignStep == alignStep && r.carried == e.carried;
       });
       if (it == rs.end())
         rs.push_back({P.engine, e.shared, v, e.carried, alignStep});
@@ -855,7 +865,10 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
           return o.shared == 0 && r.shared == 0 &&
                  (o.value > rLast || (o.value == rLast && &o < &r));
         }
-        return o.shared > r.shared && o.value >= r.value;
+        // A carried one does not hold in the first iteration, so it covers
+        // only carried ones (theirs is a first iteration too).
+        return o.shared > r.shared && o.value >= r.value &&
+               (!o.carried || r.carried);
       });
       if (!covered)
         kept.push_back(r);
@@ -875,7 +888,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       for (size_t qi = prior.size(); qi-- > 0 && prior.size() - qi <= 32;) {
         const Done &q = prior[qi];
         if (q.producer != r.engine || r.value > q.value ||
-            q.loops.size() > C.loops.size())
+            q.loops.size() > C.loops.size() ||
+            (q.carried && !(r.carried && r.shared <= q.carried)))
           continue;
         bool ok = true;
         for (unsigned d = 0; d < C.loops.size() && ok; ++d)
@@ -890,7 +904,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       if (implied)
         continue;
       rs.push_back(r);
-      done[C.engine].push_back({r.engine, r.value, steps, C.loops});
+      done[C.engine].push_back(
+          {r.engine, r.carried ? r.shared : 0u, r.value, steps, C.loops});
     }
     for (const Req &r : rs)
       deficit[r.engine] = std::max(deficit[r.engine], -r.value);
@@ -921,9 +936,13 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
           s[0] = r.alignStep;
         steps = b.getDenseI64ArrayAttr(s);
       }
-      b.create<SemWaitOp>(C.op->getLoc(), b.getI64IntegerAttr(r.engine),
-                          b.getI64IntegerAttr(r.value + deficit[r.engine]),
-                          steps, EngineAttr::get(ctx, Engine(C.engine)));
+      // A carried wait names the producer in the previous iteration of
+      // the shared loops: in their first iteration there is none.
+      b.create<SemWaitOp>(
+          C.op->getLoc(), b.getI64IntegerAttr(r.engine),
+          b.getI64IntegerAttr(r.value + deficit[r.engine]), steps,
+          r.carried ? b.getI64IntegerAttr(r.shared) : IntegerAttr(),
+          EngineAttr::get(ctx, Engine(C.engine)));
       ++numWaits;
       if (r.carried)
         ++numCarried;

@@ -28,3 +28,14 @@ ncore.program @unallocated(%x: !ncore.tile<hbm, 128x64xf32>) {
   ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
 }
 
+
+// -----
+
+ncore.program @carried_too_deep(%x: !ncore.tile<hbm, 128x64xf32>) {
+  %a = ncore.alloc offset 0 : !ncore.tile<sbuf, 128x64xf32>
+  ncore.loop %i trips 2 {
+    // expected-error@+1 {{is carried over 2 loops inside 1}}
+    ncore.sem_wait 0 ge 0 steps [1] carried 2 on dma
+    ncore.dma_copy %a, %x on dma : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  }
+}

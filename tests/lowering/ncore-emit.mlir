@@ -25,11 +25,11 @@
 // CHECK: stream DMA
 // CHECK-NEXT: sem_signal signal(s4+=1)
 // CHECK-NEXT: loop_begin x4
-// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p0:32 +512B, [128:1]) src0=hbm<bf16>(w +0B, rows 32 x 128, [128:1], loop step B [32768, 0, 0, 0]) wait(s4>=0+2*i0) wait(s0>=0+1*i0)
+// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p0:32 +512B, [128:1]) src0=hbm<bf16>(w +0B, rows 32 x 128, [128:1], loop step B [32768, 0, 0, 0]) wait(s4>=0+2*i0 carried 1) wait(s0>=0+1*i0 carried 1)
 // CHECK-NEXT: dma_copy dst=sbuf<bf16>(p32:64 +512B, [128:1]) src0=hbm<bf16>(w +8192B,
 // CHECK-NEXT: dma_copy dst=sbuf<bf16>(p64:96 +512B, [128:1]) src0=hbm<bf16>(w +16384B,
 // CHECK-NEXT: dma_copy dst=sbuf<bf16>(p96:128 +512B, [128:1]) src0=hbm<bf16>(w +24576B, {{.*}} 0, 0, 0]) signal(s4+=1)
-// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p0:16 +0B, [256:1]) src0=hbm<bf16>(x +0B, rows 16 x 256, [256:1], loop step B [65536, 0, 0, 0]) wait(s4>=1+2*i0)
+// CHECK-NEXT: dma_copy dst=sbuf<bf16>(p0:16 +0B, [256:1]) src0=hbm<bf16>(x +0B, rows 16 x 256, [256:1], loop step B [65536, 0, 0, 0]) wait(s4>=1+2*i0 carried 1)
 // CHECK-COUNT-7: dma_copy dst=sbuf<bf16>(p{{[0-9]+}}:{{[0-9]+}} +0B, [256:1]) src0=hbm<bf16>(x
 // CHECK-NEXT: loop_end
 // Stores leave from the Sync engine's queue (ncore-schedule): one waiting

@@ -68,8 +68,10 @@ ncore.program @balance() {
 // iteration k+1 into %wt must wait for the matmul of iteration k that read it
 // (loop-carried, the step-1 wait on the tensor engine), and the matmul waits
 // for both DMAs of its own iteration (count 2 more per iteration). The
-// semaphore of the DMA engine starts pre-signalled by 1 so that iteration
-// 0's loop-carried waits are satisfied.
+// loop-carried waits are marked `carried 1`: they hold in iteration 0, which
+// has no earlier iteration (their affine value there would name whatever the
+// producer's engine did before the loop). The semaphore of the DMA engine
+// still starts pre-signalled by 1 so that every value is non-negative.
 // CHECK-LABEL: ncore.program @k_loop
 ncore.program @k_loop(%x: !ncore.tile<hbm, 512x128xbf16>, %w: !ncore.tile<hbm, 512x128xbf16>) {
   // CHECK: ncore.sem_signal 4 on dma
@@ -79,8 +81,8 @@ ncore.program @k_loop(%x: !ncore.tile<hbm, 512x128xbf16>, %w: !ncore.tile<hbm, 5
   // CHECK: ncore.loop
   ncore.loop %k trips 4 {
     %xv = ncore.view %x[%k] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x128xbf16> to !ncore.tile<hbm, 128x128xbf16>
-    // CHECK: ncore.sem_wait 4 ge 0 steps [2] on dma
-    // CHECK-NEXT: ncore.sem_wait 0 ge 0 steps [1] on dma
+    // CHECK: ncore.sem_wait 4 ge 0 steps [2] carried 1 on dma
+    // CHECK-NEXT: ncore.sem_wait 0 ge 0 steps [1] carried 1 on dma
     // CHECK-NEXT: ncore.dma_copy
     ncore.dma_copy %xt, %xv : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<hbm, 128x128xbf16>
     %wv = ncore.view %w[%k] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x128xbf16> to !ncore.tile<hbm, 128x128xbf16>
@@ -169,7 +171,7 @@ ncore.program @rewrite(%x: !ncore.tile<hbm, 384x128xbf16>) {
     ncore.loop %j trips 3 {
       %xv = ncore.view %x[%j] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 384x128xbf16> to !ncore.tile<hbm, 128x128xbf16>
       %tv = ncore.view %t[%j] offsets affine_map<(d0) -> (0, d0 * 128)> : !ncore.tile<sbuf, 128x384xbf16> to !ncore.tile<sbuf, 128x128xbf16>
-      // CHECK: ncore.sem_wait 4 ge {{[0-9]+}} steps [3, 1] on dma
+      // CHECK: ncore.sem_wait 4 ge {{[0-9]+}} steps [3, 1] carried 2 on dma
       // CHECK-NEXT: ncore.dma_copy
       ncore.dma_copy %tv, %xv : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<hbm, 128x128xbf16>
     }
@@ -261,7 +263,7 @@ ncore.program @carried(%y: !ncore.tile<hbm, 128x320xf32>) {
   %t = ncore.alloc : !ncore.tile<sbuf, 128x320xf32>
   ncore.loop %i trips 4 {
     %a = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 64)> : !ncore.tile<sbuf, 128x320xf32> to !ncore.tile<sbuf, 128x64xf32>
-    // CHECK: ncore.sem_wait 5 ge {{[0-9]+}} steps [1] on vector
+    // CHECK: ncore.sem_wait 5 ge {{[0-9]+}} steps [1] carried 1 on vector
     // CHECK-NEXT: ncore.memset
     ncore.memset %a, 1.0 on vector : !ncore.tile<sbuf, 128x64xf32>
     %b = ncore.view %t[%i] offsets affine_map<(d0) -> (0, d0 * 64 + 64)> : !ncore.tile<sbuf, 128x320xf32> to !ncore.tile<sbuf, 128x64xf32>

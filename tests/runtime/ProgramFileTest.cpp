@@ -1,7 +1,7 @@
 //===- ProgramFileTest.cpp - Writer, loader rejections, dump --------------===//
 
-#include "TestUtil.h"
 #include "runtime/ProgramFile.h"
+#include "TestUtil.h"
 
 #include <sstream>
 
@@ -72,15 +72,46 @@ TEST(ProgramFile, DumpIsReadable) {
   EXPECT_NE(text.find("signal(s0+=1)"), std::string::npos);
 }
 
+TEST(ProgramFile, CarriedWaitsRoundTripPrintAndAreBoundedByTheLoops) {
+  Program p = sample();
+  auto activationOf = [](Program &q) -> Instruction * {
+    for (auto &stream : q.streams)
+      for (Instruction &inst : stream)
+        if (inst.op == Opcode::Activation)
+          return &inst;
+    return nullptr;
+  };
+  Instruction *act = activationOf(p);
+  ASSERT_NE(act, nullptr);
+  ASSERT_EQ(act->waits.size(), 1u);
+  act->waits[0].carried = 1; // inside the one loop
+  std::vector<uint8_t> bytes = writeProgram(p);
+  auto back = readProgram(bytes);
+  ASSERT_TRUE(bool(back)) << back.error();
+  Instruction *actBack = activationOf(*back);
+  ASSERT_NE(actBack, nullptr);
+  EXPECT_EQ(actBack->waits[0].carried, 1u);
+  EXPECT_EQ(writeProgram(*back), bytes);
+  std::ostringstream os;
+  dumpProgram(*back, os);
+  EXPECT_NE(os.str().find("wait(s0>=1 carried 1)"), std::string::npos);
+  // Carried over more loops than enclose the instruction.
+  act->waits[0].carried = 2;
+  EXPECT_NE(
+      readError(writeProgram(p)).find("carried wait over 2 loops inside 1"),
+      std::string::npos)
+      << readError(writeProgram(p));
+}
+
 TEST(ProgramFile, RejectsTruncatedFiles) {
   std::vector<uint8_t> bytes = writeProgram(sample());
   EXPECT_EQ(readError({bytes.begin(), bytes.begin() + 20}),
             "program file: truncated: 20 bytes, the header alone needs 48");
   std::vector<uint8_t> cut(bytes.begin(), bytes.end() - 10);
-  EXPECT_EQ(readError(cut),
-            "program file: truncated: header announces " +
-                std::to_string(bytes.size() - 48) + " payload bytes, file has " +
-                std::to_string(bytes.size() - 58));
+  EXPECT_EQ(readError(cut), "program file: truncated: header announces " +
+                                std::to_string(bytes.size() - 48) +
+                                " payload bytes, file has " +
+                                std::to_string(bytes.size() - 58));
   // Every prefix is rejected without crashing.
   for (size_t n = 0; n < bytes.size(); ++n)
     EXPECT_FALSE(bool(readProgram(bytes.data(), n)));
@@ -90,11 +121,12 @@ TEST(ProgramFile, RejectsBadMagicVersionAndTarget) {
   std::vector<uint8_t> bytes = writeProgram(sample());
   auto bad = bytes;
   bad[0] = 'X';
-  EXPECT_EQ(readError(bad), "program file: bad magic (not a seam program file)");
+  EXPECT_EQ(readError(bad),
+            "program file: bad magic (not a seam program file)");
   bad = bytes;
   bad[8] = 9;
   EXPECT_EQ(readError(bad), "program file: unsupported format version 9 (this "
-                            "runtime reads version 1)");
+                            "runtime reads version 2)");
   bad = bytes;
   bad[12] = 7;
   EXPECT_EQ(readError(bad), "program file: unknown target code 7");

@@ -121,6 +121,54 @@ TEST(Timeline, SemaphoresSerialiseDmaComputeDma) {
   EXPECT_EQ(r->timeline.cores[0].dmaBytes, 2u * 128 * n * 4);
 }
 
+namespace {
+/// The Vector engine sets a large tile and signals semaphore 1; a loop of
+/// two activations on the Scalar engine waits for semaphore 1 >= 1 in each
+/// iteration, `carried` (holds in iteration 0) or not.
+Program carriedWaitProgram(bool carried) {
+  ProgramBuilder b("carried", Target::Trn1);
+  uint32_t y = b.addBinding("y", {128, 64}, DType::F32, BindingRole::Output);
+  AccessPattern big = sbufTile(DType::F32, 0, 128, 0, 8192);
+  AccessPattern t = sbufTile(DType::F32, 0, 128, 4 * 8192, 64);
+  b.emit(isa::memset(big, 1.0f).onEngine(Engine::Vector).signal(1));
+  b.loopBegin(Engine::Scalar, 2);
+  Instruction act = isa::activation(t, t, ActFunc::Exp);
+  act.waitFor(1, 1);
+  act.waits.back().carried = carried ? 1 : 0;
+  b.emit(act.signal(2));
+  b.loopEnd(Engine::Scalar);
+  b.emit(isa::dmaCopy(b.hbm(y, 0, 128, 64, {{64, 1}}), t).waitFor(2, 2));
+  return b.take();
+}
+} // namespace
+
+TEST(Timeline, CarriedWaitHoldsInTheFirstIterationOnly) {
+  for (bool carried : {false, true}) {
+    SCOPED_TRACE(carried ? "carried" : "not carried");
+    Device dev(trn1());
+    auto r =
+        dev.launch(*dev.loadProgram(carriedWaitProgram(carried)), TensorMap{});
+    ASSERT_TRUE(r->ok());
+    double memsetEnd = -1;
+    std::vector<double> acts;
+    for (const TimelineEvent &e : r->timeline.events) {
+      if (e.op == Opcode::Memset)
+        memsetEnd = e.endNs;
+      if (e.op == Opcode::Activation)
+        acts.push_back(e.startNs);
+    }
+    ASSERT_GT(memsetEnd, 0);
+    ASSERT_EQ(acts.size(), 2u);
+    // Iteration 0 waits for the memset only when the wait is not carried;
+    // iteration 1 always does.
+    if (carried)
+      EXPECT_LT(acts[0], memsetEnd);
+    else
+      EXPECT_GE(acts[0], memsetEnd);
+    EXPECT_GE(acts[1], memsetEnd);
+  }
+}
+
 TEST(Timeline, LoopsTimeEveryIterationWithoutUnrolling) {
   Program p = actProgram(64, 10);
   EXPECT_EQ(p.instructionCount(), 5u);

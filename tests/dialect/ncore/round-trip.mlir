@@ -37,6 +37,8 @@ ncore.program @mlp(%x: !ncore.tile<hbm, 512x768xbf16> {ncore.role = "input"},
       ncore.dma_copy %wt, %wv on dma : !ncore.tile<sbuf, 128x512xbf16>, !ncore.tile<hbm, 128x512xbf16>
       // CHECK: ncore.sem_wait 1 ge 1 steps [6, 1] on tensor
       ncore.sem_wait 1 ge 1 steps [6, 1] on tensor
+      // CHECK: ncore.sem_wait 2 ge 0 steps [6, 1] carried 2 on tensor
+      ncore.sem_wait 2 ge 0 steps [6, 1] carried 2 on tensor
       // CHECK: ncore.matmul %[[ACC]], %[[XT]], %[[WT]] accumulate on tensor : <psum, 128x512xf32>, <sbuf, 128x128xbf16>, <sbuf, 128x512xbf16>
       ncore.matmul %acc, %xt, %wt accumulate on tensor
           : !ncore.tile<psum, 128x512xf32>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x512xbf16>
