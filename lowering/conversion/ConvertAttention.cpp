@@ -224,6 +224,18 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     nSlots = 3;
   else
     allHeads = allHeads && full % 2 == 0 && fitsResident(1);
+  // A guest (see InterleavedWork) takes one group per head and one unit
+  // per query tile: its matmuls fill the Tensor engine while the vector
+  // engines do this pipeline's softmax. Only the all-heads pipeline has a
+  // step per (head, tile).
+  int64_t hostBytes = allHeads ? bytes - sk * eb + residentBytes +
+                                     (nSlots - 1) * secondSlotBytes
+                               : bytes;
+  FailureOr<std::optional<InterleavedWork>> guestOr =
+      pl.takeGuest(allHeads ? nHeads : 0, full, hostBytes);
+  if (failed(guestOr))
+    return failure();
+  std::optional<InterleavedWork> guest = std::move(*guestOr);
   if (allHeads && sk % 128 == 0)
     for (Value &b : sharedPtp)
       b = pl.alloc(MemSpace::Psum,
@@ -399,6 +411,17 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   };
 
   if (allHeads) {
+    // The guest's group 0 runs first, whole: the Tensor engine does its
+    // matmuls while the vector engines finish the ops that produce Q, K and
+    // V (the norms of q and k), which the transposes below wait for. Group
+    // g + 1 then runs in head g's steps (the last head has none). Two units
+    // per loop iteration: the guest's accumulators alternate.
+    if (guest) {
+      guest->load(zero, 0);
+      guest->load(Index(1), 1);
+      pl.forRangeAlternating(
+          full, [&](Index t, unsigned) { guest->step(zero, t, 0); });
+    }
     pl.forRange(nHeads, [&](Index h) {
       prepareKv(h, h);
       buildTransposed(qa, h * sq, sq, qtAll, h * sq);
@@ -418,11 +441,21 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     for (unsigned j = 0; j < ahead; ++j)
       scoresPhase(slots[j], zero, tileRow(j), zero);
     softmaxPhase(slots[0]);
-    auto head = [&](Index h, bool hasNext) {
+    // Head h runs the guest's group h + 1 in set (h + 1) % 2 and loads
+    // group h + 2 into the other set, the one group h used. The guest's
+    // unit of a tile follows the next tile's softmax in the queues: the
+    // Scalar engine's exp does not wait for the guest's evacuation, and the
+    // Tensor engine runs the guest's matmuls while that softmax runs.
+    auto head = [&](Index h, bool hasNext, unsigned set, bool guestUnits,
+                    bool guestLoad) {
+      if (guestLoad)
+        guest->load(h + 2, 1 - set);
       pl.forRangeUnrolled(full - ahead, nSlots, [&](Index t, unsigned c) {
         scoresPhase(slots[(c + ahead) % nSlots], h, tileStart(t + ahead), h);
         outputPhase(slots[c], h, h, tileStart(t), h);
         softmaxPhase(slots[(c + 1) % nSlots]);
+        if (guestUnits)
+          guest->step(h + 1, t, set);
       });
       for (int64_t t = full - ahead; t < full; ++t) {
         if (hasNext)
@@ -431,10 +464,20 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
         outputPhase(slots[t % nSlots], h, h, tileRow(t), h);
         if (t + 1 < full || hasNext)
           softmaxPhase(slots[(t + 1) % nSlots]);
+        if (guestUnits)
+          guest->step(h + 1, Index(t), set);
       }
     };
-    pl.forRange(nHeads - 1, [&](Index h) { head(h, true); });
-    head(Index(nHeads - 1), false);
+    if (guest) {
+      // Heads 0 .. nHeads - 3 load and run; nHeads - 2 runs the last group.
+      pl.forRangeAlternating(nHeads - 2, [&](Index h, unsigned par) {
+        head(h, true, 1 - par, true, true);
+      });
+      head(Index(nHeads - 2), true, (nHeads - 1) % 2, true, false);
+    } else {
+      pl.forRange(nHeads - 1, [&](Index h) { head(h, true, 0, false, false); });
+    }
+    head(Index(nHeads - 1), false, 0, false, false);
   } else {
     pl.forRange(batch * kvHeads, [&](Index bk) {
       prepareKv(bk, zero);
@@ -467,4 +510,8 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
 
 void conversion::populateAttentionLowerings(LoweringTable &table) {
   table[AttentionOp::getOperationName()] = lowerAttention;
+}
+
+void conversion::populateAttentionHosts(llvm::StringSet<> &hosts) {
+  hosts.insert(AttentionOp::getOperationName());
 }

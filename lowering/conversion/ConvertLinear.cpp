@@ -761,8 +761,107 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
   return success();
 }
 
+/// A linear as a guest (see InterleavedWork): no bias or scale, a weight
+/// that is a program argument (it streams).
+bool linearCanBeGuest(Operation *o) {
+  auto op = cast<LinearOp>(o);
+  return !op.getBias() && !op.getScale() && isa<BlockArgument>(op.getWeight());
+}
+
+/// The streamed linear's work for a host of `groups` x `steps` units: group
+/// g is W's columns [g * N / groups, (g + 1) * N / groups) (one slab, one
+/// DMA), unit (g, s) its output block of row tile s. Needs the X^T of
+/// every row resident already (an earlier linear of the same input or the
+/// norm left it: the guest transposes nothing), rows = steps x 128, N
+/// divisible into the groups, two slabs beside the host's working tiles,
+/// and no Y^T handoff (that lowering is better on its own).
+std::optional<InterleavedWork> interleaveLinear(ProgramLowering &pl,
+                                                Operation *o, int64_t groups,
+                                                int64_t steps,
+                                                int64_t hostBytes) {
+  auto op = cast<LinearOp>(o);
+  auto x = pl.get(op.getInput(), op), w = pl.get(op.getWeight(), op);
+  if (failed(x) || failed(w))
+    return std::nullopt;
+  int64_t k = x->cols, n = w->cols, rows = x->rows;
+  int64_t kb = kBlocksOf(k);
+  if (kb == 0 || rows != steps * 128 || w->rows != k ||
+      w->elementType != x->elementType || w->inSbuf() || !w->isContiguous() ||
+      w->rowOffset != 0 || n % groups != 0 || (n / groups) % 128 != 0)
+    return std::nullopt;
+  Value xt = pl.derivedTile(op.getInput(), kb);
+  if (!xt || handoffBlocks(pl, op, *x, *w, std::nullopt, false, kb))
+    return std::nullopt;
+  int64_t pk = k / kb, cols = n / groups;
+  Type et = x->elementType;
+  int64_t eb = et.isBF16() ? 2 : 4;
+  int64_t slabBytes = kb * cols * eb;
+  if (hostBytes + 2 * slabBytes > pl.workingBudget())
+    return std::nullopt;
+  std::optional<ncore::ActFunc> act;
+  if (auto name = op.getActivation())
+    act = *name == "gelu"        ? ncore::ActFunc::Gelu
+          : *name == "gelu_tanh" ? ncore::ActFunc::GeluTanh
+                                 : ncore::ActFunc::Silu;
+  Placement y = pl.placeResult(op.getResult());
+  // The guest's own tiles (the host's are its own to declare).
+  pl.noteWorkingBytes(2 * slabBytes);
+  ++pl.statistics().linearsStreamed;
+  ++pl.statistics().weightPasses;
+  ++pl.statistics().transposesReused;
+  if (pl.target().remarks)
+    op.emitRemark() << llvm::formatv(
+        "convert-seam-to-ncore: linear [{0} x {1}] x [{1} x {2}]: "
+        "interleaved into a later op's pipeline: {3} slab(s) of {4} columns "
+        "({5} per DMA, two buffers) x {6} row tile(s), X^T resident",
+        rows, k, n, groups, cols, mib(double(k) * cols * eb), steps);
+
+  struct State {
+    Value xt, slabs[2], acc[2], w3;
+    unsigned units = 0;
+  };
+  auto st = std::make_shared<State>();
+  st->xt = xt;
+  Type f32 = pl.builder().getF32Type();
+  int64_t accCols = std::min<int64_t>(cols, ncore::kMatmulMaxN);
+  for (unsigned i = 0; i < 2; ++i) {
+    st->slabs[i] = pl.alloc(MemSpace::Sbuf, {pk, kb * cols}, et);
+    st->acc[i] = pl.alloc(MemSpace::Psum, {128, accCols}, f32);
+  }
+  st->w3 = pl.reshape(w->root, {pk, kb, n});
+  InterleavedWork work;
+  work.workingBytes = 2 * slabBytes;
+  work.load = [&pl, st, pk, kb, cols](Index g, unsigned set) {
+    pl.dma(pl.reshape(st->slabs[set], {pk, kb, cols}),
+           pl.view(st->w3, {pk, kb, cols}, {0, 0, g * cols}));
+  };
+  work.step = [&pl, st, y, pk, kb, cols, rows, act](Index g, Index s,
+                                                    unsigned set) {
+    Index t0 = s * 128;
+    // Accumulators alternate over the blocks of every unit in emission
+    // order, so a block's matmuls never wait for the previous evacuation.
+    pl.forEachChunk(cols, ncore::kMatmulMaxN, [&](Index c0, int64_t nc, bool) {
+      Value accv = pl.view(st->acc[st->units++ % 2], {128, nc}, {0, 0});
+      pl.forEachChunk(
+          kb, 1,
+          [&](Index j, int64_t, bool first) {
+            Value stat = pl.view(st->xt, {pk, 128}, {0, j * rows + t0});
+            Value mv = pl.view(st->slabs[set], {pk, nc}, {0, j * cols + c0});
+            pl.matmul(accv, stat, mv, /*accumulate=*/!first);
+          },
+          /*peelFirst=*/true);
+      evacuate(pl, y, accv, Value(), Value(), t0, 128, g * cols + c0, nc, act);
+    });
+  };
+  return work;
+}
+
 } // namespace
 
 void conversion::populateLinearLowerings(LoweringTable &table) {
   table[LinearOp::getOperationName()] = lowerLinear;
+}
+
+void conversion::populateLinearGuests(GuestTable &table) {
+  table[LinearOp::getOperationName()] = {linearCanBeGuest, interleaveLinear};
 }

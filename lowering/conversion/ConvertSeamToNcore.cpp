@@ -13,6 +13,7 @@
 #include "passes/Accounting.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -220,6 +221,63 @@ Placement ProgramLowering::placeResult(Value v) {
   p.pitch = cols;
   placements[v] = p;
   return p;
+}
+
+LogicalResult ProgramLowering::lowerGuestAlone() {
+  Operation *guest = pendingGuest;
+  pendingGuest = nullptr;
+  if (!guest)
+    return success();
+  Location hostLoc = loc();
+  setLoc(guest->getLoc());
+  LogicalResult result = (*guestAlone)(*this, guest);
+  setLoc(hostLoc);
+  return result;
+}
+
+FailureOr<std::optional<InterleavedWork>>
+ProgramLowering::takeGuest(int64_t groups, int64_t steps, int64_t hostBytes) {
+  if (!pendingGuest)
+    return std::optional<InterleavedWork>();
+  if (groups > 0 && steps > 0) {
+    Location hostLoc = loc();
+    setLoc(pendingGuest->getLoc());
+    std::optional<InterleavedWork> work = guestLowering->interleave(
+        *this, pendingGuest, groups, steps, hostBytes);
+    setLoc(hostLoc);
+    if (work) {
+      // Each unit is emitted under the guest's location.
+      Location guestLoc = pendingGuest->getLoc();
+      auto load = work->load;
+      auto step = work->step;
+      work->load = [this, guestLoc, load](Index g, unsigned set) {
+        Location l = loc();
+        setLoc(guestLoc);
+        load(g, set);
+        setLoc(l);
+      };
+      work->step = [this, guestLoc, step](Index g, Index s, unsigned set) {
+        Location l = loc();
+        setLoc(guestLoc);
+        step(g, s, set);
+        setLoc(l);
+      };
+      if (tgt.remarks)
+        guestHost->emitRemark()
+            << "convert-seam-to-ncore: " << guestHost->getName()
+            << " takes the independent " << pendingGuest->getName() << " at "
+            << pendingGuest->getLoc() << " as its guest: " << groups << " x "
+            << steps
+            << " units between its own steps, so the Tensor engine runs the "
+               "guest's matmuls while the vector engines run its own work";
+      pendingGuest = nullptr;
+      ++stats.interleaved;
+      return work;
+    }
+  }
+  if (failed(lowerGuestAlone()))
+    return failure();
+  return std::optional<InterleavedWork>();
 }
 
 int64_t ProgramLowering::workingBudget() const {
@@ -440,11 +498,11 @@ public:
   void runOnOperation() override;
 
 private:
-  LogicalResult lowerProgram(func::FuncOp func, ModuleOp programs,
-                             const TargetInfo &target,
-                             const LoweringTable &table,
-                             KernelDeclarations &kernels,
-                             ConversionStats &stats);
+  LogicalResult
+  lowerProgram(func::FuncOp func, ModuleOp programs, const TargetInfo &target,
+               const LoweringTable &table, const GuestTable &guests,
+               const llvm::StringSet<> &hosts, KernelDeclarations &kernels,
+               ConversionStats &stats);
 };
 
 } // namespace
@@ -460,12 +518,11 @@ void ConversionStats::publish() const {
 #undef SEAM_STAT_ADD
 }
 
-LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
-                                                   ModuleOp programs,
-                                                   const TargetInfo &target,
-                                                   const LoweringTable &table,
-                                                   KernelDeclarations &kernels,
-                                                   ConversionStats &stats) {
+LogicalResult ConvertSeamToNcorePass::lowerProgram(
+    func::FuncOp func, ModuleOp programs, const TargetInfo &target,
+    const LoweringTable &table, const GuestTable &guests,
+    const llvm::StringSet<> &hosts, KernelDeclarations &kernels,
+    ConversionStats &stats) {
   ModuleOp module = getOperation();
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("convert-seam-to-ncore: a program has one block");
@@ -569,6 +626,45 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
   for (auto &[cls, last] : lastUse)
     dying[last].push_back(cls);
 
+  // Interleaving pairs (see InterleavedWork): each host takes the nearest
+  // earlier guest-capable op (not past another host) whose results are all
+  // read after the host, so that lowering it there changes no value.
+  DenseMap<Operation *, Operation *> guestOf;
+  DenseSet<Operation *> paired;
+  for (Operation &op : body) {
+    if (!hosts.contains(op.getName().getStringRef()))
+      continue;
+    for (Operation *prev = op.getPrevNode(); prev; prev = prev->getPrevNode()) {
+      if (hosts.contains(prev->getName().getStringRef()))
+        break;
+      auto g = guests.find(prev->getName().getStringRef());
+      if (g == guests.end() || paired.contains(prev) ||
+          !g->second.eligible(prev) ||
+          !llvm::all_of(prev->getUsers(), [&](Operation *user) {
+            return user->getBlock() == &body && op.isBeforeInBlock(user);
+          }))
+        continue;
+      guestOf[&op] = prev;
+      paired.insert(prev);
+      break;
+    }
+  }
+
+  auto lowerFor = [&](Operation &op) -> const LowerFn * {
+    auto it = table.find(op.getName().getStringRef());
+    if (it == table.end()) {
+      op.emitOpError() << "convert-seam-to-ncore: no device lowering for "
+                          "this op";
+      return nullptr;
+    }
+    for (Type t : op.getResultTypes())
+      if (auto rt = dyn_cast<RankedTensorType>(t))
+        if (failed(ProgramLowering::checkDtype(&op, rt.getElementType())))
+          return nullptr;
+    return &it->second;
+  };
+  // Values dying at a guest's position are released after its host.
+  SmallVector<Value> deferredDying;
   for (Operation &op : body) {
     pl.setLoc(op.getLoc());
     if (isa<func::ReturnOp>(op))
@@ -577,20 +673,33 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(func::FuncOp func,
       return op.emitOpError()
              << "runs on the host and cannot be lowered inside a device "
                 "program (seam-form-regions splits regions at it)";
-    auto it = table.find(op.getName().getStringRef());
-    if (it == table.end())
-      return op.emitOpError()
-             << "convert-seam-to-ncore: no device lowering for this op";
-    for (Type t : op.getResultTypes())
-      if (auto rt = dyn_cast<RankedTensorType>(t))
-        if (failed(ProgramLowering::checkDtype(&op, rt.getElementType())))
-          return failure();
-    if (failed(it->second(pl, &op)))
+    const LowerFn *lower = lowerFor(op);
+    if (!lower)
+      return failure();
+    if (paired.contains(&op)) {
+      llvm::append_range(deferredDying, dying.lookup(position[&op]));
+      continue;
+    }
+    if (Operation *guest = guestOf.lookup(&op)) {
+      const LowerFn *alone = lowerFor(*guest);
+      if (!alone)
+        return failure();
+      pl.setGuest(&op, guest, alone,
+                  &guests.find(guest->getName().getStringRef())->second);
+    }
+    if (failed((*lower)(pl, &op)))
+      return failure();
+    if (pl.hasPendingGuest() && failed(pl.lowerGuestAlone()))
       return failure();
     // Views (reshape, slice) never own SBUF bytes: only a class's root is
     // placed in SBUF, and it is released after the class's last use.
     for (Value cls : dying.lookup(position[&op]))
       pl.release(cls);
+    if (guestOf.contains(&op)) {
+      for (Value cls : deferredDying)
+        pl.release(cls);
+      deferredDying.clear();
+    }
   }
   // Outputs not computed in place (func args, aliases, values returned twice).
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -647,6 +756,10 @@ void ConvertSeamToNcorePass::runOnOperation() {
   populateAttentionLowerings(table);
   populateCollectiveLowerings(table);
   populateKernelCallLowerings(table);
+  GuestTable guests;
+  populateLinearGuests(guests);
+  llvm::StringSet<> hosts;
+  populateAttentionHosts(hosts);
 
   if (SymbolTable::lookupSymbolIn(module, "ncore")) {
     module.emitError("convert-seam-to-ncore: the module already has a symbol "
@@ -666,7 +779,8 @@ void ConvertSeamToNcorePass::runOnOperation() {
   bool failedAny = false;
   for (func::FuncOp func : funcs) {
     int64_t spillsBefore = stats.spills;
-    if (failed(lowerProgram(func, programs, info, table, kernels, stats))) {
+    if (failed(lowerProgram(func, programs, info, table, guests, hosts, kernels,
+                            stats))) {
       failedAny = true;
       continue;
     }

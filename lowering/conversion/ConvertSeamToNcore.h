@@ -23,6 +23,7 @@
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include <functional>
 #include <memory>
 
@@ -121,7 +122,9 @@ struct TargetInfo {
   X(handoffs, "yt-handoffs",                                                   \
     "Linears that handed Y^T to the next linear as its X^T")                   \
   X(normTransposes, "norm-xt",                                                 \
-    "Norms that built the X^T of the linears reading them")
+    "Norms that built the X^T of the linears reading them")                    \
+  X(interleaved, "interleaved",                                                \
+    "Ops lowered inside another op's pipeline (InterleavedWork)")
 
 /// Counts of one conversion, added to the pass counters when it succeeds.
 struct ConversionStats {
@@ -146,6 +149,41 @@ void populateRopeLowerings(LoweringTable &table);
 void populateAttentionLowerings(LoweringTable &table);
 void populateCollectiveLowerings(LoweringTable &table);
 void populateKernelCallLowerings(LoweringTable &table);
+
+/// Interleaving. A lowering whose own pipeline leaves the Tensor engine
+/// waiting for the vector engines (attention: scores -> softmax -> P V, one
+/// query tile after another) can take an independent, Tensor-engine-bound
+/// op of the same program as its guest (the single-stream block's MLP
+/// projection, which reads the norm, not the attention) and emit the
+/// guest's work unit by unit between its own steps. The engine queues are
+/// in order: only then does the Tensor engine run the guest's matmuls while
+/// the Vector and Scalar engines run the host's softmax. The guest's work,
+/// split for a host of `groups` x `steps` units:
+struct InterleavedWork {
+  /// SBUF bytes per partition the guest keeps live during the host.
+  int64_t workingBytes = 0;
+  /// Group g's inputs (a weight slab) into buffer set `set` (0 or 1). The
+  /// host issues group 0 into set 0 before its own first instruction, and
+  /// group g + 1 into the other set when it starts group g.
+  std::function<void(Index g, unsigned set)> load;
+  /// Unit (g, s), reading set `set`; the host emits every unit once.
+  std::function<void(Index g, Index s, unsigned set)> step;
+};
+/// An op kind that can be a guest: whether one op qualifies before the
+/// shapes of a host are known (`eligible`), and its work split for a host
+/// (`interleave`; nullopt when it does not fit that split, the SBUF left
+/// beside the host's `hostBytes` per partition, or its own best lowering).
+struct GuestLowering {
+  std::function<bool(Operation *)> eligible;
+  std::function<std::optional<InterleavedWork>(ProgramLowering &, Operation *,
+                                               int64_t groups, int64_t steps,
+                                               int64_t hostBytes)>
+      interleave;
+};
+using GuestTable = llvm::StringMap<GuestLowering>;
+void populateLinearGuests(GuestTable &table);
+/// Op names whose lowering takes a guest (ProgramLowering::takeGuest).
+void populateAttentionHosts(llvm::StringSet<> &hosts);
 
 /// The separately compiled kernel programs, one per distinct (kernel,
 /// signature, config): built by the kernels library (`getOrBuildKernelProgram`,
@@ -279,6 +317,25 @@ public:
   /// beside v. False when nothing is kept.
   bool keepDerivedTile(Value v, int64_t key, Value tile, int64_t bytes,
                        bool replacesV);
+  /// The guest the driver paired with the op being lowered (see
+  /// InterleavedWork): `lowerAlone` is its table lowering.
+  void setGuest(Operation *host, Operation *guest, const LowerFn *lowerAlone,
+                const GuestLowering *asGuest) {
+    guestHost = host;
+    pendingGuest = guest;
+    guestAlone = lowerAlone;
+    guestLowering = asGuest;
+  }
+  bool hasPendingGuest() const { return pendingGuest; }
+  /// Called by a host before it emits its own work: the guest's work split
+  /// into `groups` x `steps` units (groups = 0: the host's loops take
+  /// none), or nullopt when there is no guest or it does not fit, in which
+  /// case the guest has just been lowered alone, ahead of the host.
+  FailureOr<std::optional<InterleavedWork>>
+  takeGuest(int64_t groups, int64_t steps, int64_t hostBytes);
+  /// Lowers the pending guest alone, now (the driver's fallback for a host
+  /// that took none).
+  LogicalResult lowerGuestAlone();
   /// Declares that the op being lowered keeps `bytes` per partition of
   /// working tiles live at once: the program's recorded SBUF peak
   /// (`seam.sbuf_peak_bytes`, the budget of ncore-double-buffer) includes it.
@@ -294,6 +351,9 @@ private:
   DenseMap<Value, int64_t> ownedBytes;
   DenseMap<std::pair<Value, int64_t>, Value> derived;
   int64_t used = 0, peak = 0, scratchCount = 0;
+  Operation *pendingGuest = nullptr, *guestHost = nullptr;
+  const LowerFn *guestAlone = nullptr;
+  const GuestLowering *guestLowering = nullptr;
 };
 
 /// The K split of a streamed linear (ConvertLinear.cpp): the smallest

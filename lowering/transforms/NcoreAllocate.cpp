@@ -3,9 +3,13 @@
 // Live ranges come from program order: a tile is live from its first use to
 // its last, and a use inside an ncore.loop that does not define the tile
 // keeps it live for the whole loop (the next iteration reads it again).
-// Placement, per memory, goes in program order (SBUF: next fit, PSUM: first
-// fit) over the tiles live at the same time; when that fragments memory so a
-// tile finds no room although the peak fits, the memory is placed again
+// Placement, per memory, goes in program order over the tiles live at the
+// same time. SBUF: next fit. PSUM: of the lowest free offset from each bank
+// on, the one whose bytes were released longest ago (reusing bytes a tile
+// just freed makes the new tile's first write wait for the old one's last
+// read). When next fit leaves a tile no hole although the peak fits, that
+// tile is placed again ahead of the tiles live with it and next fit runs
+// again (a few times); if that fails too, program order with first fit, then
 // largest tile first. Capacities come from the runtime profile of the target.
 //
 //===----------------------------------------------------------------------===//
@@ -46,6 +50,9 @@ struct Item {
   mutable AllocOp alloc;
   mutable CallKernelOp call;
   int64_t start = 0, end = 0;
+  /// Where program-order placement takes it: its start, or earlier for a
+  /// tile that found no room at its start (see `place`).
+  int64_t order = 0;
   int64_t size = 0;
   int64_t offset = -1;
   bool fixed = false;
@@ -152,6 +159,9 @@ private:
   PassCounter numRepacked{"ncore-allocate", "repacked",
                           "Memories placed largest-first because program-order "
                           "placement fragmented them"};
+  PassCounter numRepaired{"ncore-allocate", "repaired",
+                          "Tiles placed again ahead of the tiles live with "
+                          "them because next fit left no hole their size"};
   PassCounter scratchBytes{"ncore-allocate", "hbm-scratch-bytes",
                            "Bytes of HBM scratch (spills included)"};
 
@@ -221,8 +231,12 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
   // after the previous placement, wrapping to 0, so freed bytes are not
   // refilled at once (each reuse is a dependency the scheduler must honour,
   // which costs overlap). Returns the first tile that found no room.
+  // PSUM (banked): least recently used (see below).
+  bool leastRecent = bank > 0 && space == MemSpace::Psum;
   auto inProgramOrder = [&](bool nextFit) -> Item * {
     llvm::stable_sort(items, [](const Item &a, const Item &b) {
+      if (a.order != b.order)
+        return a.order < b.order;
       return a.start != b.start ? a.start < b.start : a.size > b.size;
     });
     std::vector<const Item *> placed;
@@ -230,6 +244,10 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
       if (o.fixed)
         placed.push_back(&o);
     int64_t rover = 0;
+    // PSUM: per 64-byte granule, the end of the last tile placed there.
+    std::vector<int64_t> lastEnd;
+    if (leastRecent)
+      lastEnd.assign(size_t(capacity / kAlignBytes) + 1, -1);
     for (Item &it : items) {
       if (it.fixed)
         continue;
@@ -237,13 +255,37 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
       for (const Item *o : placed)
         if (overlaps(*o, it))
           busy.push_back(o);
-      int64_t cand = nextFit ? search(it, busy, rover) : capacity;
+      int64_t cand = capacity;
+      if (leastRecent) {
+        // Of the lowest free offsets from each bank on, the one whose
+        // bytes were released longest ago.
+        int64_t bestEnd = 0;
+        for (int64_t from = 0; from < capacity; from += bank) {
+          int64_t c = search(it, busy, from);
+          if (c + it.size > capacity)
+            continue;
+          int64_t end = -1;
+          for (int64_t g = c / kAlignBytes;
+               g < (c + it.size + kAlignBytes - 1) / kAlignBytes; ++g)
+            end = std::max(end, lastEnd[size_t(g)]);
+          if (cand + it.size > capacity || end < bestEnd) {
+            cand = c;
+            bestEnd = end;
+          }
+        }
+      } else if (nextFit) {
+        cand = search(it, busy, rover);
+      }
       if (cand + it.size > capacity)
         cand = search(it, busy, 0);
       if (cand + it.size > capacity)
         return &it;
       it.offset = cand;
       rover = alignUp(cand + it.size, kAlignBytes);
+      if (leastRecent)
+        for (int64_t g = cand / kAlignBytes;
+             g < (cand + it.size + kAlignBytes - 1) / kAlignBytes; ++g)
+          lastEnd[size_t(g)] = std::max(lastEnd[size_t(g)], it.end);
       placed.push_back(&it);
     }
     return nullptr;
@@ -285,7 +327,29 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
   // Strategy 1 (next fit) for SBUF; program order with first fit (strategy
   // 1b: freed bytes are refilled at once, which packs tighter) and then
   // strategy 2 when it fragments.
+  for (Item &it : items)
+    it.order = it.start;
   Item *failedItem = inProgramOrder(space == MemSpace::Sbuf);
+  // Strategy 1 repaired: a tile that found no room (small tiles placed
+  // before it, scattered by next fit, left no hole its size) is placed
+  // again before every tile live with it, and program order is tried
+  // again, a few times. Only the tiles that failed move: the rest keep
+  // next fit's spread.
+  for (int attempt = 0; failedItem && space == MemSpace::Sbuf && attempt < 8;
+       ++attempt) {
+    int64_t earliest = failedItem->order;
+    for (const Item &o : items)
+      if (&o != failedItem && !o.fixed && overlaps(o, *failedItem))
+        earliest = std::min(earliest, o.order);
+    if (earliest == failedItem->order)
+      break;
+    failedItem->order = earliest;
+    ++numRepaired;
+    for (Item &it : items)
+      if (!it.fixed)
+        it.offset = -1;
+    failedItem = inProgramOrder(true);
+  }
   if (failedItem && space == MemSpace::Sbuf && !inProgramOrder(false)) {
     ++numRepacked;
     failedItem = nullptr;

@@ -96,7 +96,7 @@ ncore.program @fixed_and_scratch(%x: !ncore.tile<hbm, 128x64xf32>) {
 
 // STATS: ncore-allocate
 // STATS: 3072 psum-peak-bytes
-// STATS: 1 repacked
+// STATS: 1 repaired
 // STATS: 160000 sbuf-peak-bytes
 // STATS: 2 spills
 
@@ -104,14 +104,16 @@ ncore.program @fixed_and_scratch(%x: !ncore.tile<hbm, 128x64xf32>) {
 
 // Program-order placement can fragment SBUF: %s2 lands after %b1, so when
 // %b1 dies the 128 KiB %b2 finds no 128 KiB hole although only 144 KiB of
-// the 192 KiB are live. The memory is then placed again largest tile first,
-// which packs it (statistic `repacked`).
+// the 192 KiB are live. %b2 alone is then placed again ahead of the tiles
+// live with it (%s2), and next fit runs again: %b2 takes %b1's bytes and %s2
+// goes after it (statistic `repaired`; the other tiles keep their places,
+// no repack of the whole memory).
 // CHECK-LABEL: ncore.program @fragmented
 ncore.program @fragmented(%x8: !ncore.tile<hbm, 128x2048xf32>, %x96: !ncore.tile<hbm, 128x24576xf32>, %x128: !ncore.tile<hbm, 128x32768xf32>) {
-  // CHECK: ncore.alloc offset 131072 : <sbuf, 128x2048xf32>
-  // CHECK: ncore.alloc offset 0 : <sbuf, 128x24576xf32>
+  // CHECK: ncore.alloc offset 0 : <sbuf, 128x2048xf32>
+  // CHECK: ncore.alloc offset 8192 : <sbuf, 128x24576xf32>
   // CHECK: ncore.alloc offset 139264 : <sbuf, 128x2048xf32>
-  // CHECK: ncore.alloc offset 0 : <sbuf, 128x32768xf32>
+  // CHECK: ncore.alloc offset 8192 : <sbuf, 128x32768xf32>
   %s1 = ncore.alloc : !ncore.tile<sbuf, 128x2048xf32>
   %b1 = ncore.alloc : !ncore.tile<sbuf, 128x24576xf32>
   %s2 = ncore.alloc : !ncore.tile<sbuf, 128x2048xf32>

@@ -207,6 +207,41 @@ void ropeTables(int64_t seq, int64_t d, bool bf, std::vector<float> &c,
     }
 }
 
+/// softmax(scale * Q K^T [+ causal mask]) V per head, [heads, s, d] rows
+/// (Q and K already roped); query head h reads kv head h / (heads / kvHeads).
+std::vector<double> attentionRef(const std::vector<double> &qd,
+                                 const std::vector<double> &kd,
+                                 const std::vector<float> &v, int64_t heads,
+                                 int64_t kvHeads, int64_t s, int64_t d,
+                                 double sc, bool causal) {
+  std::vector<double> want(heads * s * d);
+  int64_t group = heads / kvHeads;
+  std::vector<double> row(s);
+  for (int64_t h = 0; h < heads; ++h) {
+    int64_t kh = h / group;
+    for (int64_t i = 0; i < s; ++i) {
+      double mx = -1e300;
+      for (int64_t j = 0; j < s; ++j) {
+        double acc = 0;
+        for (int64_t e = 0; e < d; ++e)
+          acc += qd[(h * s + i) * d + e] * kd[(kh * s + j) * d + e];
+        row[j] = (causal && j > i) ? -1e300 : acc * sc;
+        mx = std::max(mx, row[j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < s; ++j)
+        sum += (row[j] = row[j] <= -1e300 ? 0.0 : std::exp(row[j] - mx));
+      for (int64_t e = 0; e < d; ++e) {
+        double acc = 0;
+        for (int64_t j = 0; j < s; ++j)
+          acc += row[j] * v[(kh * s + j) * d + e];
+        want[(h * s + i) * d + e] = acc / sum;
+      }
+    }
+  }
+  return want;
+}
+
 //===----------------------------------------------------------------------===//
 // Tests
 //===----------------------------------------------------------------------===//
@@ -877,37 +912,70 @@ TEST(ConvertAttention, StableSoftmaxCausalRopeGqa) {
     if (!r.ok)
       continue;
     double sc = std::stod(std::to_string(scale));
-    std::vector<double> want(c.heads * s * d);
-    int64_t group = c.heads / c.kvHeads;
-    std::vector<double> row(s);
-    for (int64_t h = 0; h < c.heads; ++h) {
-      int64_t kh = h / group;
-      for (int64_t i = 0; i < s; ++i) {
-        double mx = -1e300;
-        for (int64_t j = 0; j < s; ++j) {
-          double acc = 0;
-          for (int64_t e = 0; e < d; ++e)
-            acc += qd[(h * s + i) * d + e] * kd[(kh * s + j) * d + e];
-          row[j] = (c.causal && j > i) ? -1e300 : acc * sc;
-          mx = std::max(mx, row[j]);
-        }
-        double sum = 0;
-        for (int64_t j = 0; j < s; ++j)
-          sum += (row[j] = row[j] <= -1e300 ? 0.0 : std::exp(row[j] - mx));
-        for (int64_t e = 0; e < d; ++e) {
-          double acc = 0;
-          for (int64_t j = 0; j < s; ++j)
-            acc += row[j] * v[(kh * s + j) * d + e];
-          want[(h * s + i) * d + e] = acc / sum;
-        }
-      }
-    }
+    std::vector<double> want =
+        attentionRef(qd, kd, v, c.heads, c.kvHeads, s, d, sc, c.causal);
     double err = relL2(r.outputs[0], want);
     std::cout << "[convert] attention" << (c.causal ? " causal" : "")
               << (c.rope ? " rope" : "") << " H=" << c.heads
               << " Hkv=" << c.kvHeads << " S=" << s << " D=" << d << " "
               << dt(c.bf) << " rel-L2 " << err << "\n";
     EXPECT_LE(err, c.bf ? 1e-2 : 1e-4);
+  }
+}
+
+TEST(ConvertAttention, RunsAnIndependentLinearBetweenItsSteps) {
+  // The single-stream block's shape in small: %a and %b read %x (K = 192 =
+  // 96 x 2; %b reuses %a's X^T), %b (gelu_tanh, N = 384) is read only after
+  // the attention (3 heads of 6 query tiles), so the attention takes it as
+  // its guest: one 128-column group per head, one row tile per step. All
+  // three outputs against double references.
+  const int64_t rows = 768, k = 192, n1 = 128, n2 = 384, heads = 3, d = 64;
+  for (bool bf : {false, true}) {
+    std::string t = dt(bf);
+    auto ty = [&](int64_t a, int64_t b) {
+      return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" + t +
+             ">";
+    };
+    std::string hs = "tensor<1x3x768x64x" + t + ">";
+    std::string src =
+        "func.func private @p(%x: " + ty(rows, k) + ", %w1: " + ty(k, n1) +
+        ", %w2: " + ty(k, n2) + ", %q: " + hs + ", %k: " + hs + ", %v: " + hs +
+        ") -> (" + ty(rows, n1) + ", " + ty(rows, n2) + ", " + hs +
+        ") attributes {seam.program} {\n"
+        "  %a = seam.linear %x, %w1 : (" +
+        ty(rows, k) + ", " + ty(k, n1) + ") -> " + ty(rows, n1) +
+        "\n  %b = seam.linear %x, %w2 {activation = \"gelu_tanh\"} : (" +
+        ty(rows, k) + ", " + ty(k, n2) + ") -> " + ty(rows, n2) +
+        "\n  %o = seam.attention %q, %k, %v {scale = 0.125 : f64} : (" + hs +
+        ", " + hs + ", " + hs + ") -> " + hs +
+        "\n  return %a, %b, %o : " + ty(rows, n1) + ", " + ty(rows, n2) + ", " +
+        hs + "\n}\n";
+    auto x = randomValues(rows * k, 41, bf, -2.0f, 2.0f),
+         w1 = randomValues(k * n1, 42, bf), w2 = randomValues(k * n2, 43, bf),
+         q = randomValues(heads * rows * d, 44, bf, -2.0f, 2.0f),
+         kk = randomValues(heads * rows * d, 45, bf, -2.0f, 2.0f),
+         v = randomValues(heads * rows * d, 46, bf);
+    ConvRun r = convertAndRun(src, "p", {x, w1, w2, q, kk, v});
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_NE(r.remarks.find("seam.attention takes the independent "
+                             "seam.linear"),
+              std::string::npos)
+        << r.remarks;
+    std::vector<double> gelu = linearRef(x, w2, nullptr, rows, k, n2);
+    for (double &g : gelu)
+      g = 0.5 * g *
+          (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
+    std::vector<double> qd(q.begin(), q.end()), kd(kk.begin(), kk.end());
+    double e1 = relL2(r.outputs[0], linearRef(x, w1, nullptr, rows, k, n1)),
+           e2 = relL2(r.outputs[1], gelu),
+           e3 = relL2(r.outputs[2], attentionRef(qd, kd, v, heads, heads, rows,
+                                                 d, 0.125, false));
+    report("linear before the attention", bf, e1);
+    report("linear + gelu_tanh inside the attention's pipeline", bf, e2);
+    report("attention with a guest", bf, e3);
+    EXPECT_LE(e1, bf ? 1e-2 : 1e-5);
+    EXPECT_LE(e2, bf ? 1e-2 : 1e-5);
+    EXPECT_LE(e3, bf ? 1e-2 : 1e-4);
   }
 }
 
