@@ -395,13 +395,41 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     return success();
   }
 
-  // 1. Engines: movable instructions go where the least work is queued.
+  // 1. Engines: a movable instruction goes to the engine where it would
+  // finish first on an estimated timeline: each engine in order, an
+  // instruction starting when its engine is free and its operands are
+  // written. A tile is ready for a reader inside its last writer's loop
+  // when the writer's first iteration completes (loops pipeline), for one
+  // outside when all of them have. Work queued earlier on an engine that
+  // then waited for data does not count against it (after a long
+  // Tensor-engine phase the Vector engine is as free as the others).
   std::array<double, kEngines> load{};
+  struct Ready {
+    double first = 0, all = 0;
+    Operation *loop = nullptr; ///< The writer's innermost loop.
+  };
+  llvm::DenseMap<Value, Ready> readyAt;
+  auto rootOf = [](Value v) -> Value {
+    FailureOr<TileAccess> a = resolveAccess(v);
+    return succeeded(a) ? a->root : Value();
+  };
   bool bad = false;
   program.walk<WalkOrder::PreOrder>([&](Operation *op) {
     auto inst = dyn_cast<InstructionOpInterface>(op);
     if (!inst)
       return;
+    Operation *innermost = op->getParentOfType<LoopOp>();
+    double inputsReady = 0;
+    for (Value v : op->getOperands())
+      if (isa<TileType>(v.getType()))
+        if (Value r = rootOf(v)) {
+          auto it = readyAt.find(r);
+          if (it == readyAt.end())
+            continue;
+          const Ready &w = it->second;
+          bool inside = w.loop && w.loop->isAncestor(op);
+          inputsReady = std::max(inputsReady, inside ? w.first : w.all);
+        }
     int64_t mult = 1;
     for (auto l = op->getParentOfType<LoopOp>(); l;
          l = l->getParentOfType<LoopOp>())
@@ -431,7 +459,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
                        Engine::GpSimd}) {
         if (!inst.isLegalEngine(e) || (e == Engine::GpSimd && touchesPsum))
           continue;
-        double t = load[static_cast<unsigned>(e)] +
+        double t = std::max(load[static_cast<unsigned>(e)], inputsReady) +
                    mult * estimateNs(inst, e, profile);
         if (best < 0 || t < best) {
           best = t;
@@ -443,9 +471,16 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         ++numMoved;
       }
     }
-    if (!isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op))
-      load[static_cast<unsigned>(chosen)] +=
-          mult * estimateNs(inst, chosen, profile);
+    double start = inputsReady, one = 0;
+    if (!isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op)) {
+      double &l = load[static_cast<unsigned>(chosen)];
+      start = std::max(l, inputsReady);
+      one = estimateNs(inst, chosen, profile);
+      l = start + mult * one;
+    }
+    if (op->getNumOperands() > 0 && isa<TileType>(op->getOperand(0).getType()))
+      if (Value r = rootOf(op->getOperand(0)))
+        readyAt[r] = {start + one, start + mult * one, innermost};
   });
 
   // 2. Instructions in program order with their footprints. (Reserved:

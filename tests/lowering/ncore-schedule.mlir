@@ -297,8 +297,37 @@ ncore.program @aligned_loops(%x: !ncore.tile<hbm, 128x512xf32>) {
   }
 }
 
+// -----
+
+// Engines on an estimated timeline: the Scalar engine has a long memset
+// queued first, but the three PSUM evacuations can only start when the
+// 1024 matmuls are done, long after it. Counting the work queued so far
+// would put all three on the Vector engine; on the timeline both engines
+// are free when the evacuations start, so they alternate.
+// CHECK-LABEL: ncore.program @after_a_long_tensor_phase
+// CHECK: ncore.tensor_copy {{.+}} on scalar
+// CHECK: ncore.tensor_copy %{{[0-9]+}}, %{{[0-9]+}} : <sbuf
+// CHECK: ncore.tensor_copy {{.+}} on scalar
+ncore.program @after_a_long_tensor_phase(%x: !ncore.tile<hbm, 128x512xbf16>) {
+  %big = ncore.alloc : !ncore.tile<sbuf, 128x16384xf32>
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x512xbf16>
+  %acc = ncore.alloc : !ncore.tile<psum, 128x512xf32>
+  %r = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %o1 = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %o2 = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  ncore.memset %big, 0.0 on scalar : !ncore.tile<sbuf, 128x16384xf32>
+  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x512xbf16>, !ncore.tile<hbm, 128x512xbf16>
+  %st = ncore.view %a offsets affine_map<() -> (0, 0)> : !ncore.tile<sbuf, 128x512xbf16> to !ncore.tile<sbuf, 128x128xbf16>
+  ncore.loop %i trips 1024 {
+    ncore.matmul %acc, %st, %a accumulate : !ncore.tile<psum, 128x512xf32>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x512xbf16>
+  }
+  ncore.tensor_copy %o1, %acc : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<psum, 128x512xf32>
+  ncore.tensor_copy %o2, %acc : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<psum, 128x512xf32>
+  ncore.tensor_copy %r, %acc : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<psum, 128x512xf32>
+}
+
 // STATS: ncore-schedule
-// STATS: 2 engine-moves
+// STATS: 4 engine-moves
 // STATS: 6 loop-carried-waits
 // STATS: signals
 // STATS: stores-on-sync
