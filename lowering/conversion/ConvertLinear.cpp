@@ -47,6 +47,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <memory>
+
 using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::seam::conversion;
@@ -665,17 +667,23 @@ LogicalResult lowerBlocked(ProgramLowering &pl, LinearOp op, const Placement &x,
   return success();
 }
 
+/// The activation folded into a linear's epilogue, if any.
+std::optional<ncore::ActFunc> activationOf(LinearOp op) {
+  auto name = op.getActivation();
+  if (!name)
+    return std::nullopt;
+  return *name == "gelu"        ? ncore::ActFunc::Gelu
+         : *name == "gelu_tanh" ? ncore::ActFunc::GeluTanh
+                                : ncore::ActFunc::Silu;
+}
+
 std::string mib(double bytes) {
   return llvm::formatv("{0:F2} MiB", bytes / (1024.0 * 1024.0)).str();
 }
 
 LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
   auto op = cast<LinearOp>(o);
-  std::optional<ncore::ActFunc> act;
-  if (auto name = op.getActivation())
-    act = *name == "gelu"        ? ncore::ActFunc::Gelu
-          : *name == "gelu_tanh" ? ncore::ActFunc::GeluTanh
-                                 : ncore::ActFunc::Silu;
+  std::optional<ncore::ActFunc> act = activationOf(op);
   auto x = pl.get(op.getInput(), op), w = pl.get(op.getWeight(), op);
   if (failed(x) || failed(w))
     return failure();
@@ -798,11 +806,7 @@ std::optional<InterleavedWork> interleaveLinear(ProgramLowering &pl,
   int64_t slabBytes = kb * cols * eb;
   if (hostBytes + 2 * slabBytes > pl.workingBudget())
     return std::nullopt;
-  std::optional<ncore::ActFunc> act;
-  if (auto name = op.getActivation())
-    act = *name == "gelu"        ? ncore::ActFunc::Gelu
-          : *name == "gelu_tanh" ? ncore::ActFunc::GeluTanh
-                                 : ncore::ActFunc::Silu;
+  std::optional<ncore::ActFunc> act = activationOf(op);
   Placement y = pl.placeResult(op.getResult());
   // The guest's own tiles (the host's are its own to declare).
   pl.noteWorkingBytes(2 * slabBytes);

@@ -924,59 +924,91 @@ TEST(ConvertAttention, StableSoftmaxCausalRopeGqa) {
 }
 
 TEST(ConvertAttention, RunsAnIndependentLinearBetweenItsSteps) {
-  // The single-stream block's shape in small: %a and %b read %x (K = 192 =
-  // 96 x 2; %b reuses %a's X^T), %b (gelu_tanh, N = 384) is read only after
-  // the attention (3 heads of 6 query tiles), so the attention takes it as
-  // its guest: one 128-column group per head, one row tile per step. All
-  // three outputs against double references.
+  // The single-stream block's shape in small: %a and %b read %in (K = 192 =
+  // 96 x 2), %b (gelu_tanh, N = 384) is read only after the attention (3
+  // heads of 6 query tiles), so the attention takes it as its guest: one
+  // 128-column group per head, one row tile per step. %in is %x itself (%b
+  // reuses %a's X^T) or, as in the block, a layer_norm of it (the norm
+  // builds both linears' X^T). All three outputs against double references.
   const int64_t rows = 768, k = 192, n1 = 128, n2 = 384, heads = 3, d = 64;
-  for (bool bf : {false, true}) {
-    std::string t = dt(bf);
-    auto ty = [&](int64_t a, int64_t b) {
-      return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" + t +
-             ">";
-    };
-    std::string hs = "tensor<1x3x768x64x" + t + ">";
-    std::string src =
-        "func.func private @p(%x: " + ty(rows, k) + ", %w1: " + ty(k, n1) +
-        ", %w2: " + ty(k, n2) + ", %q: " + hs + ", %k: " + hs + ", %v: " + hs +
-        ") -> (" + ty(rows, n1) + ", " + ty(rows, n2) + ", " + hs +
-        ") attributes {seam.program} {\n"
-        "  %a = seam.linear %x, %w1 : (" +
-        ty(rows, k) + ", " + ty(k, n1) + ") -> " + ty(rows, n1) +
-        "\n  %b = seam.linear %x, %w2 {activation = \"gelu_tanh\"} : (" +
-        ty(rows, k) + ", " + ty(k, n2) + ") -> " + ty(rows, n2) +
-        "\n  %o = seam.attention %q, %k, %v {scale = 0.125 : f64} : (" + hs +
-        ", " + hs + ", " + hs + ") -> " + hs +
-        "\n  return %a, %b, %o : " + ty(rows, n1) + ", " + ty(rows, n2) + ", " +
-        hs + "\n}\n";
-    auto x = randomValues(rows * k, 41, bf, -2.0f, 2.0f),
-         w1 = randomValues(k * n1, 42, bf), w2 = randomValues(k * n2, 43, bf),
-         q = randomValues(heads * rows * d, 44, bf, -2.0f, 2.0f),
-         kk = randomValues(heads * rows * d, 45, bf, -2.0f, 2.0f),
-         v = randomValues(heads * rows * d, 46, bf);
-    ConvRun r = convertAndRun(src, "p", {x, w1, w2, q, kk, v});
-    ASSERT_TRUE(r.ok) << r.error;
-    EXPECT_NE(r.remarks.find("seam.attention takes the independent "
-                             "seam.linear"),
-              std::string::npos)
-        << r.remarks;
-    std::vector<double> gelu = linearRef(x, w2, nullptr, rows, k, n2);
-    for (double &g : gelu)
-      g = 0.5 * g *
-          (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g)));
-    std::vector<double> qd(q.begin(), q.end()), kd(kk.begin(), kk.end());
-    double e1 = relL2(r.outputs[0], linearRef(x, w1, nullptr, rows, k, n1)),
-           e2 = relL2(r.outputs[1], gelu),
-           e3 = relL2(r.outputs[2], attentionRef(qd, kd, v, heads, heads, rows,
-                                                 d, 0.125, false));
-    report("linear before the attention", bf, e1);
-    report("linear + gelu_tanh inside the attention's pipeline", bf, e2);
-    report("attention with a guest", bf, e3);
-    EXPECT_LE(e1, bf ? 1e-2 : 1e-5);
-    EXPECT_LE(e2, bf ? 1e-2 : 1e-5);
-    EXPECT_LE(e3, bf ? 1e-2 : 1e-4);
-  }
+  for (bool viaNorm : {false, true})
+    for (bool bf : {false, true}) {
+      std::string t = dt(bf);
+      auto ty = [&](int64_t a, int64_t b) {
+        return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" +
+               t + ">";
+      };
+      std::string hs = "tensor<1x3x768x64x" + t + ">";
+      std::string vec = "tensor<192x" + t + ">";
+      std::string src =
+          "func.func private @p(%x: " + ty(rows, k) + ", %g: " + vec +
+          ", %bb: " + vec + ", %w1: " + ty(k, n1) + ", %w2: " + ty(k, n2) +
+          ", %q: " + hs + ", %k: " + hs + ", %v: " + hs + ") -> (" +
+          ty(rows, n1) + ", " + ty(rows, n2) + ", " + hs +
+          ") attributes {seam.program} {\n" +
+          (viaNorm ? "  %in = seam.layer_norm %x scale %g bias %bb {epsilon = "
+                     "1.0e-5 : f64} : (" +
+                         ty(rows, k) + ", " + vec + ", " + vec + ") -> " +
+                         ty(rows, k) + "\n"
+                   : std::string("")) +
+          "  %a = seam.linear " + (viaNorm ? "%in" : "%x") + ", %w1 : (" +
+          ty(rows, k) + ", " + ty(k, n1) + ") -> " + ty(rows, n1) +
+          "\n  %b = seam.linear " + (viaNorm ? "%in" : "%x") +
+          ", %w2 {activation = \"gelu_tanh\"} : (" + ty(rows, k) + ", " +
+          ty(k, n2) + ") -> " + ty(rows, n2) +
+          "\n  %o = seam.attention %q, %k, %v {scale = 0.125 : f64} : (" + hs +
+          ", " + hs + ", " + hs + ") -> " + hs +
+          "\n  return %a, %b, %o : " + ty(rows, n1) + ", " + ty(rows, n2) +
+          ", " + hs + "\n}\n";
+      auto x = randomValues(rows * k, 41, bf, -2.0f, 2.0f),
+           g = randomValues(k, 47, bf, 0.5f, 1.5f),
+           bb = randomValues(k, 48, bf), w1 = randomValues(k * n1, 42, bf),
+           w2 = randomValues(k * n2, 43, bf),
+           q = randomValues(heads * rows * d, 44, bf, -2.0f, 2.0f),
+           kk = randomValues(heads * rows * d, 45, bf, -2.0f, 2.0f),
+           v = randomValues(heads * rows * d, 46, bf);
+      ConvRun r = convertAndRun(src, "p", {x, g, bb, w1, w2, q, kk, v});
+      ASSERT_TRUE(r.ok) << r.error;
+      EXPECT_NE(r.remarks.find("seam.attention takes the independent "
+                               "seam.linear"),
+                std::string::npos)
+          << r.remarks;
+      // The linears' input in double.
+      std::vector<double> in = viaNorm
+                                   ? normRef(x, rows, k, 1e-5, true, &g, &bb)
+                                   : std::vector<double>(x.begin(), x.end());
+      auto product = [&](const std::vector<float> &w, int64_t n) {
+        std::vector<double> out(rows * n);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double acc = 0;
+            for (int64_t c = 0; c < k; ++c)
+              acc += in[i * k + c] * double(w[c * n + j]);
+            out[i * n + j] = acc;
+          }
+        return out;
+      };
+      std::vector<double> gelu = product(w2, n2);
+      for (double &e : gelu)
+        e = 0.5 * e *
+            (1.0 +
+             std::tanh(std::sqrt(2.0 / M_PI) * (e + 0.044715 * e * e * e)));
+      std::vector<double> qd(q.begin(), q.end()), kd(kk.begin(), kk.end());
+      double e1 = relL2(r.outputs[0], product(w1, n1)),
+             e2 = relL2(r.outputs[1], gelu),
+             e3 = relL2(r.outputs[2], attentionRef(qd, kd, v, heads, heads,
+                                                   rows, d, 0.125, false));
+      report(viaNorm ? "norm -> linear before the attention"
+                     : "linear before the attention",
+             bf, e1);
+      report(viaNorm ? "norm -> linear + gelu_tanh inside the attention"
+                     : "linear + gelu_tanh inside the attention",
+             bf, e2);
+      report("attention with a guest", bf, e3);
+      EXPECT_LE(e1, bf ? 1e-2 : viaNorm ? 1e-4 : 1e-5);
+      EXPECT_LE(e2, bf ? 1e-2 : viaNorm ? 1e-4 : 1e-5);
+      EXPECT_LE(e3, bf ? 1e-2 : 1e-4);
+    }
 }
 
 TEST(ConvertFusion, BlockStaysInSbuf) {
