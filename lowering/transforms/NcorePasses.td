@@ -67,9 +67,9 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
     GpSimd can all run (tensor_copy, tensor_scalar, memset, ...) go to the
     legal engine where they would finish first on an estimated timeline
     (each engine in order, an instruction starting when its engine is free
-    and the tiles it reads are written: work an engine did long before a
-    Tensor-engine phase does not keep it from the evacuations after it);
-    the rest keep their Isa.def engine. Then, for every instruction, the latest earlier
+    and the Tensor engine has written the tiles it reads: work an engine did
+    long before a Tensor-engine phase does not keep it from the evacuations
+    and norms after it); the rest keep their Isa.def engine. Then, for every instruction, the latest earlier
     instruction on each other engine that conflicts with it (writes what it
     reads, or touches what it writes: same buffer, overlapping windows) is
     waited for:
