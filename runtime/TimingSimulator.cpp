@@ -208,27 +208,26 @@ private:
 
   bool waitsHold(const CoreState &core, const EngineState &s,
                  const Instruction &inst) const {
-    for (const SemWaitSpec &w : inst.waits) {
-      if (firstCarriedIteration(s, w))
-        continue;
-      int64_t need = w.value;
-      for (unsigned d = 0; d < s.depth; ++d)
-        need += static_cast<int64_t>(w.step[d]) * s.loops[d].iter;
-      if (static_cast<int64_t>(core.sems[w.sem]) < need)
+    for (const SemWaitSpec &w : inst.waits)
+      if (std::optional<int64_t> need = needed(s, w);
+          need && static_cast<int64_t>(core.sems[w.sem]) < *need)
         return false;
-    }
     return true;
   }
 
-  /// A carried wait in the first iteration of its loops holds (Program.h).
-  static bool firstCarriedIteration(const EngineState &s,
-                                    const SemWaitSpec &w) {
-    if (w.carried == 0)
-      return false;
+  /// The count `w` waits for in the engine's current iterations, or none
+  /// for a carried wait in the first iteration of its loops (Program.h).
+  static std::optional<int64_t> needed(const EngineState &s,
+                                       const SemWaitSpec &w) {
+    bool first = w.carried > 0;
     for (unsigned d = 0; d < w.carried && d < s.depth; ++d)
-      if (s.loops[d].iter != 0)
-        return false;
-    return true;
+      first = first && s.loops[d].iter == 0;
+    if (first)
+      return std::nullopt;
+    int64_t need = w.value;
+    for (unsigned d = 0; d < s.depth; ++d)
+      need += static_cast<int64_t>(w.step[d]) * s.loops[d].iter;
+    return need;
   }
 
   std::array<uint32_t, kMaxLoopDepth> iterations(const EngineState &s) const {
@@ -419,15 +418,10 @@ private:
           os << "deadlock: collective waits for ranks that never reach it";
         } else {
           os << "deadlock: no engine can make progress;";
-          for (const SemWaitSpec &w : inst.waits) {
-            if (firstCarriedIteration(s, w))
-              continue;
-            int64_t need = w.value;
-            for (unsigned d = 0; d < s.depth; ++d)
-              need += static_cast<int64_t>(w.step[d]) * s.loops[d].iter;
-            os << " waits for semaphore " << w.sem << " >= " << need << " (is "
-               << cores[c].sems[w.sem] << ")";
-          }
+          for (const SemWaitSpec &w : inst.waits)
+            if (std::optional<int64_t> need = needed(s, w))
+              os << " waits for semaphore " << w.sem << " >= " << *need
+                 << " (is " << cores[c].sems[w.sem] << ")";
         }
         setFault(c, e, s.pc, os.str());
         return;

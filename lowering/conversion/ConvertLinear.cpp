@@ -834,7 +834,6 @@ std::optional<InterleavedWork> interleaveLinear(ProgramLowering &pl,
   }
   st->w3 = pl.reshape(w->root, {pk, kb, n});
   InterleavedWork work;
-  work.workingBytes = 2 * slabBytes;
   work.load = [&pl, st, pk, kb, cols](Index g, unsigned set) {
     pl.dma(pl.reshape(st->slabs[set], {pk, kb, cols}),
            pl.view(st->w3, {pk, kb, cols}, {0, 0, g * cols}));

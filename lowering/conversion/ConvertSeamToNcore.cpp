@@ -228,11 +228,7 @@ LogicalResult ProgramLowering::lowerGuestAlone() {
   pendingGuest = nullptr;
   if (!guest)
     return success();
-  Location hostLoc = loc();
-  setLoc(guest->getLoc());
-  LogicalResult result = (*guestAlone)(*this, guest);
-  setLoc(hostLoc);
-  return result;
+  return atLoc(guest->getLoc(), [&] { return (*guestAlone)(*this, guest); });
 }
 
 FailureOr<std::optional<InterleavedWork>>
@@ -240,27 +236,19 @@ ProgramLowering::takeGuest(int64_t groups, int64_t steps, int64_t hostBytes) {
   if (!pendingGuest)
     return std::optional<InterleavedWork>();
   if (groups > 0 && steps > 0) {
-    Location hostLoc = loc();
-    setLoc(pendingGuest->getLoc());
-    std::optional<InterleavedWork> work = guestLowering->interleave(
-        *this, pendingGuest, groups, steps, hostBytes);
-    setLoc(hostLoc);
+    Location guestLoc = pendingGuest->getLoc();
+    std::optional<InterleavedWork> work = atLoc(guestLoc, [&] {
+      return guestLowering->interleave(*this, pendingGuest, groups, steps,
+                                       hostBytes);
+    });
     if (work) {
       // Each unit is emitted under the guest's location.
-      Location guestLoc = pendingGuest->getLoc();
-      auto load = work->load;
-      auto step = work->step;
-      work->load = [this, guestLoc, load](Index g, unsigned set) {
-        Location l = loc();
-        setLoc(guestLoc);
-        load(g, set);
-        setLoc(l);
+      work->load = [this, guestLoc, load = work->load](Index g, unsigned set) {
+        atLoc(guestLoc, [&] { load(g, set); });
       };
-      work->step = [this, guestLoc, step](Index g, Index s, unsigned set) {
-        Location l = loc();
-        setLoc(guestLoc);
-        step(g, s, set);
-        setLoc(l);
+      work->step = [this, guestLoc, step = work->step](Index g, Index s,
+                                                       unsigned set) {
+        atLoc(guestLoc, [&] { step(g, s, set); });
       };
       if (tgt.remarks)
         guestHost->emitRemark()
@@ -663,8 +651,10 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
           return nullptr;
     return &it->second;
   };
-  // Values dying at a guest's position are released after its host.
+  // Values dying at a guest's position are released after its host; its
+  // lowering (looked up and checked there) runs with the host's.
   SmallVector<Value> deferredDying;
+  DenseMap<Operation *, const LowerFn *> guestLower;
   for (Operation &op : body) {
     pl.setLoc(op.getLoc());
     if (isa<func::ReturnOp>(op))
@@ -677,16 +667,13 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     if (!lower)
       return failure();
     if (paired.contains(&op)) {
+      guestLower[&op] = lower;
       llvm::append_range(deferredDying, dying.lookup(position[&op]));
       continue;
     }
-    if (Operation *guest = guestOf.lookup(&op)) {
-      const LowerFn *alone = lowerFor(*guest);
-      if (!alone)
-        return failure();
-      pl.setGuest(&op, guest, alone,
+    if (Operation *guest = guestOf.lookup(&op))
+      pl.setGuest(&op, guest, guestLower.lookup(guest),
                   &guests.find(guest->getName().getStringRef())->second);
-    }
     if (failed((*lower)(pl, &op)))
       return failure();
     if (pl.hasPendingGuest() && failed(pl.lowerGuestAlone()))

@@ -160,11 +160,9 @@ void populateKernelCallLowerings(LoweringTable &table);
 /// the Vector and Scalar engines run the host's softmax. The guest's work,
 /// split for a host of `groups` x `steps` units:
 struct InterleavedWork {
-  /// SBUF bytes per partition the guest keeps live during the host.
-  int64_t workingBytes = 0;
-  /// Group g's inputs (a weight slab) into buffer set `set` (0 or 1). The
-  /// host issues group 0 into set 0 before its own first instruction, and
-  /// group g + 1 into the other set when it starts group g.
+  /// Group g's inputs (a weight slab) into buffer set `set` = g % 2. The
+  /// host issues it after the last unit of group g - 2 (which used that
+  /// set) and before the first unit of group g.
   std::function<void(Index g, unsigned set)> load;
   /// Unit (g, s), reading set `set`; the host emits every unit once.
   std::function<void(Index g, Index s, unsigned set)> step;
@@ -336,6 +334,18 @@ public:
   /// Lowers the pending guest alone, now (the driver's fallback for a host
   /// that took none).
   LogicalResult lowerGuestAlone();
+  /// `f()` with `l` as the location of what it builds (then the current
+  /// one again).
+  template <typename F> auto atLoc(Location l, F &&f) {
+    Location saved = loc();
+    setLoc(l);
+    struct Restore {
+      ProgramLowering &pl;
+      Location saved;
+      ~Restore() { pl.setLoc(saved); }
+    } restore{*this, saved};
+    return f();
+  }
   /// Declares that the op being lowered keeps `bytes` per partition of
   /// working tiles live at once: the program's recorded SBUF peak
   /// (`seam.sbuf_peak_bytes`, the budget of ncore-double-buffer) includes it.

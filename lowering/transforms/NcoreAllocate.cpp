@@ -20,6 +20,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -248,6 +249,11 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
     std::vector<int64_t> lastEnd;
     if (leastRecent)
       lastEnd.assign(size_t(capacity / kAlignBytes) + 1, -1);
+    auto granules = [](int64_t offset, int64_t size) {
+      return llvm::seq<int64_t>(offset / kAlignBytes,
+                                (offset + size + kAlignBytes - 1) /
+                                    kAlignBytes);
+    };
     for (Item &it : items) {
       if (it.fixed)
         continue;
@@ -265,8 +271,7 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
           if (c + it.size > capacity)
             continue;
           int64_t end = -1;
-          for (int64_t g = c / kAlignBytes;
-               g < (c + it.size + kAlignBytes - 1) / kAlignBytes; ++g)
+          for (int64_t g : granules(c, it.size))
             end = std::max(end, lastEnd[size_t(g)]);
           if (cand + it.size > capacity || end < bestEnd) {
             cand = c;
@@ -283,8 +288,7 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
       it.offset = cand;
       rover = alignUp(cand + it.size, kAlignBytes);
       if (leastRecent)
-        for (int64_t g = cand / kAlignBytes;
-             g < (cand + it.size + kAlignBytes - 1) / kAlignBytes; ++g)
+        for (int64_t g : granules(cand, it.size))
           lastEnd[size_t(g)] = std::max(lastEnd[size_t(g)], it.end);
       placed.push_back(&it);
     }
@@ -345,9 +349,6 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
       break;
     failedItem->order = earliest;
     ++numRepaired;
-    for (Item &it : items)
-      if (!it.fixed)
-        it.offset = -1;
     failedItem = inProgramOrder(true);
   }
   if (failedItem && space == MemSpace::Sbuf && !inProgramOrder(false)) {

@@ -69,10 +69,10 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
     (each engine in order, an instruction starting when its engine is free
     and the Tensor engine has written the tiles it reads: work an engine did
     long before a Tensor-engine phase does not keep it from the evacuations
-    and norms after it); the rest keep their Isa.def engine. Then, for every instruction, the latest earlier
-    instruction on each other engine that conflicts with it (writes what it
-    reads, or touches what it writes: same buffer, overlapping windows) is
-    waited for:
+    and norms after it); the rest keep their Isa.def engine. Then, for every
+    instruction, the latest earlier instruction on each other engine that
+    conflicts with it (writes what it reads, or touches what it writes:
+    same buffer, overlapping windows) is waited for:
 
     * the producer is followed by `ncore.sem_signal <sem of its engine> on
       <engine>` (one semaphore per producing engine, counting the producer's

@@ -421,18 +421,20 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     auto inst = dyn_cast<InstructionOpInterface>(op);
     if (!inst)
       return;
-    Operation *innermost = op->getParentOfType<LoopOp>();
+    // Transfers and collectives take no engine time here.
+    bool timed = !isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op);
     double inputsReady = 0;
-    for (Value v : op->getOperands())
-      if (isa<TileType>(v.getType()))
-        if (Value r = rootOf(v)) {
-          auto it = readyAt.find(r);
-          if (it == readyAt.end())
-            continue;
-          const Ready &w = it->second;
-          bool inside = w.loop && w.loop->isAncestor(op);
-          inputsReady = std::max(inputsReady, inside ? w.first : w.all);
-        }
+    if (timed && !readyAt.empty())
+      for (Value v : op->getOperands())
+        if (isa<TileType>(v.getType()))
+          if (Value r = rootOf(v)) {
+            auto it = readyAt.find(r);
+            if (it == readyAt.end())
+              continue;
+            const Ready &w = it->second;
+            bool inside = w.loop && w.loop->isAncestor(op);
+            inputsReady = std::max(inputsReady, inside ? w.first : w.all);
+          }
     int64_t mult = 1;
     for (auto l = op->getParentOfType<LoopOp>(); l;
          l = l->getParentOfType<LoopOp>())
@@ -474,17 +476,16 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         ++numMoved;
       }
     }
-    double start = inputsReady, one = 0;
-    if (!isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op)) {
-      double &l = load[static_cast<unsigned>(chosen)];
-      start = std::max(l, inputsReady);
-      one = estimateNs(inst, chosen, profile);
-      l = start + mult * one;
-    }
-    if (op->getNumOperands() > 0 && isa<TileType>(op->getOperand(0).getType()))
+    if (!timed)
+      return;
+    double &l = load[static_cast<unsigned>(chosen)];
+    double start = std::max(l, inputsReady),
+           one = estimateNs(inst, chosen, profile);
+    l = start + mult * one;
+    if (chosen == Engine::Tensor)
       if (Value r = rootOf(op->getOperand(0)))
-        if (chosen == Engine::Tensor)
-          readyAt[r] = {start + one, start + mult * one, innermost};
+        readyAt[r] = {start + one, start + mult * one,
+                      op->getParentOfType<LoopOp>()};
   });
 
   // 2. Instructions in program order with their footprints. (Reserved:

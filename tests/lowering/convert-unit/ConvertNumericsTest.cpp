@@ -147,6 +147,21 @@ std::vector<double> linearRef(const std::vector<float> &x,
   return y;
 }
 
+/// x [m, k] (already in double: a reference's intermediate) times w [k, n].
+std::vector<double> productRef(const std::vector<double> &x,
+                               const std::vector<float> &w, int64_t m,
+                               int64_t k, int64_t n) {
+  std::vector<double> y(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t c = 0; c < k; ++c)
+        acc += x[i * k + c] * double(w[c * n + j]);
+      y[i * n + j] = acc;
+    }
+  return y;
+}
+
 std::vector<double> normRef(const std::vector<float> &x, int64_t rows,
                             int64_t d, double eps, bool centre,
                             const std::vector<float> *g,
@@ -581,19 +596,8 @@ TEST(ConvertNorm, NormBuildsTheLinearsTranspose) {
     ConvRun r = convertAndRun(src, "p", {x, g, b, w1, w2});
     ASSERT_TRUE(r.ok) << r.error;
     std::vector<double> nrm = normRef(x, rows, d, 1e-5, true, &g, &b);
-    auto product = [&](const std::vector<float> &w, int64_t n) {
-      std::vector<double> out(rows * n);
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          double acc = 0;
-          for (int64_t c = 0; c < d; ++c)
-            acc += nrm[i * d + c] * double(w[c * n + j]);
-          out[i * n + j] = acc;
-        }
-      return out;
-    };
-    double e1 = relL2(r.outputs[0], product(w1, n1)),
-           e2 = relL2(r.outputs[1], product(w2, n2));
+    double e1 = relL2(r.outputs[0], productRef(nrm, w1, rows, d, n1)),
+           e2 = relL2(r.outputs[1], productRef(nrm, w2, rows, d, n2));
     report("layer_norm -> linear (X^T built by the norm)", bf, e1);
     report("layer_norm -> second linear (X^T reused)", bf, e2);
     EXPECT_LE(e1, bf ? 1e-2 : 1e-4);
@@ -977,24 +981,13 @@ TEST(ConvertAttention, RunsAnIndependentLinearBetweenItsSteps) {
       std::vector<double> in = viaNorm
                                    ? normRef(x, rows, k, 1e-5, true, &g, &bb)
                                    : std::vector<double>(x.begin(), x.end());
-      auto product = [&](const std::vector<float> &w, int64_t n) {
-        std::vector<double> out(rows * n);
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            double acc = 0;
-            for (int64_t c = 0; c < k; ++c)
-              acc += in[i * k + c] * double(w[c * n + j]);
-            out[i * n + j] = acc;
-          }
-        return out;
-      };
-      std::vector<double> gelu = product(w2, n2);
+      std::vector<double> gelu = productRef(in, w2, rows, k, n2);
       for (double &e : gelu)
         e = 0.5 * e *
             (1.0 +
              std::tanh(std::sqrt(2.0 / M_PI) * (e + 0.044715 * e * e * e)));
       std::vector<double> qd(q.begin(), q.end()), kd(kk.begin(), kk.end());
-      double e1 = relL2(r.outputs[0], product(w1, n1)),
+      double e1 = relL2(r.outputs[0], productRef(in, w1, rows, k, n1)),
              e2 = relL2(r.outputs[1], gelu),
              e3 = relL2(r.outputs[2], attentionRef(qd, kd, v, heads, heads,
                                                    rows, d, 0.125, false));
