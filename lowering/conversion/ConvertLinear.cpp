@@ -86,6 +86,8 @@ struct LinearPlan {
   int64_t groups = 0;       ///< passes over W
   int64_t workingBytes = 0; ///< per partition, at once
   int64_t slabBytes = 0;    ///< one slab DMA, all partitions
+  /// Y in HBM: stored slab by slab (false) or once after the last slab.
+  bool storeAfter = false;
   double teNs = 0, dmaNs = 0, fillNs = 0;
   double estimateNs() const { return std::max(teNs, dmaNs) + fillNs; }
 };
@@ -160,6 +162,14 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
 
   int64_t budget = pl.workingBudget();
   int64_t xLoad = x.inSbuf() ? 0 : k * eb;
+  // Y in HBM (its readers take it from there, see placeResult): staged in
+  // SBUF and stored slab by slab while the next slabs compute, when the
+  // Tensor engine bounds the linear (the queues have room for the stores
+  // between the weight slabs). When the weight's DMA bounds it, a store
+  // between two slabs delays the next slab by its own queue time and
+  // overlaps nothing: Y is kept until the last slab and stored once.
+  bool yToHbm = !y.inSbuf() && rows > 1;
+  bool storeAfter = yToHbm && double(k) * n * eb / (queueBw * queues) > teNs;
   std::optional<LinearPlan> best;
   SmallVector<int64_t> widths;
   for (int64_t ns = 128; ns < n; ns *= 2)
@@ -172,6 +182,10 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
     int64_t perTile = kb * 128 * eb;
     if (rows < 128)
       perTile = kb * rows * eb;
+    // Y in HBM: per row tile, the whole row of Y or two buffers of a slab's
+    // columns (see storeAfter).
+    if (yToHbm)
+      perTile += storeAfter ? n * eb : 2 * ns * eb;
     int64_t g = (budget - fixedBytes) / perTile;
     if (g < 1)
       continue;
@@ -182,6 +196,7 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
     plan.slabCols = ns;
     plan.groupTiles = g;
     plan.groups = (rowTiles + g - 1) / g;
+    plan.storeAfter = storeAfter;
     plan.workingBytes = fixedBytes + g * perTile;
     int64_t slabs = (n + ns - 1) / ns;
     int64_t wBytes = k * n * eb;
@@ -533,6 +548,12 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
       bool inHbm = false;
     };
     RowOperand rowOperands[2] = {{bias}, {scale}};
+    Value yStage[2];
+    if (!y.inSbuf() && rows > 1)
+      for (unsigned i = 0; i < (plan.storeAfter ? 1 : 2); ++i)
+        yStage[i] = pl.alloc(MemSpace::Sbuf,
+                             {p0, plan.groupTiles * (plan.storeAfter ? n : ns)},
+                             y.elementType);
     for (RowOperand &r : rowOperands) {
       if (!r.row)
         continue;
@@ -557,6 +578,25 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
     };
     auto computeSlab = [&](Index s0, int64_t cols, unsigned slabPar) {
       Value buffer = slabs[slabPar];
+      // Y in HBM (read by a collective or a kernel): the blocks are
+      // evacuated into an SBUF stage of the group's rows (see storeAfter)
+      // and written back after the slab's last block, one DMA per row tile,
+      // or after the last slab. A block's store then never holds up the
+      // evacuation of the next (a DMA queue is in order, behind pieces of
+      // the next weight slab), and the next slab's evacuations use the
+      // other buffer.
+      Placement out = y;
+      Index outRow0 = gRow0, outCol0 = s0;
+      if (yStage[0]) {
+        out.root = yStage[plan.storeAfter ? 0 : slabPar];
+        out.space = MemSpace::Sbuf;
+        out.rows = gRows;
+        out.cols = out.pitch = plan.storeAfter ? n : ns;
+        out.rowOffset = out.colOffset = 0;
+        outRow0 = Index(0);
+        if (!plan.storeAfter)
+          outCol0 = Index(0);
+      }
       for (RowOperand &r : rowOperands) {
         if (r.inHbm) {
           Placement staged = *r.row;
@@ -587,8 +627,8 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
           if (rowOperands[i].row)
             rowViews[i] =
                 pl.view(rowOperands[i].bcast[slabPar], {p, nc}, {0, c0});
-        evacuate(pl, y, accv, rowViews[0], rowViews[1], t0 + gRow0, p, s0 + c0,
-                 nc, act);
+        evacuate(pl, out, accv, rowViews[0], rowViews[1], t0 + outRow0, p,
+                 outCol0 + c0, nc, act);
       };
       // Alternate accumulators over the blocks of a row tile, or over the
       // row tiles when the slab is one block wide.
@@ -604,8 +644,25 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
                                    [&](Index t0, int64_t p, unsigned par) {
                                      block(t0, p, 0, cols, par);
                                    });
+      if (yStage[0] && !plan.storeAfter)
+        pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
+          pl.dma(pl.window(y, t0 + gRow0, p, s0, cols),
+                 pl.window(out, t0, p, 0, cols));
+        });
     };
     pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
+    if (yStage[0] && plan.storeAfter) {
+      Placement staged = y;
+      staged.root = yStage[0];
+      staged.space = MemSpace::Sbuf;
+      staged.rows = gRows;
+      staged.cols = staged.pitch = n;
+      staged.rowOffset = staged.colOffset = 0;
+      pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
+        pl.dma(pl.window(y, t0 + gRow0, p, 0, n),
+               pl.window(staged, t0, p, 0, n));
+      });
+    }
   }
   if (!reused && plan.groups == 1 && rows > 1)
     pl.keepDerivedTile(input, kb, xt, kb * groupRowsMax * (et.isBF16() ? 2 : 4),
@@ -754,7 +811,7 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
         "convert-seam-to-ncore: linear [{0} x {1}] x [{1} x {2}]: weight "
         "streamed {3} in {4} slab(s) of {5} columns ({6} per DMA, two "
         "buffers), K = {7} x {8}, X^T of {9} row tile(s) resident; estimated "
-        "TE {10:F1} us, DMA {11:F1} us, fill {12:F1} us ({13}-bound){14}",
+        "TE {10:F1} us, DMA {11:F1} us, fill {12:F1} us ({13}-bound){14}{15}",
         x->rows, k, n,
         plan->groups == 1 ? std::string("once")
                           : llvm::formatv("{0} times", plan->groups).str(),
@@ -763,7 +820,10 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
         plan->fillNs * 1e-3, plan->teNs >= plan->dmaNs ? "TE" : "DMA",
         matvecTransposed(*x, n, bias || scale)
             ? "; one row: Y^T on partitions, W stationary"
-            : "");
+            : "",
+        y.inSbuf() || x->rows == 1 ? ""
+        : plan->storeAfter         ? "; Y to HBM after the last slab"
+                                   : "; Y to HBM slab by slab");
   }
   lowerStreamed(pl, *plan, op, *x, *w, y, bias, scale, act);
   return success();

@@ -147,9 +147,19 @@ Placement ProgramLowering::placeResultInHbm(Value v, StringRef prefix) {
   return p;
 }
 
+/// Whether every reader of `v` takes it as a contiguous HBM tensor (the
+/// collectives and kernel calls, see contiguousHbm): the producer then writes
+/// its tiles there as it makes them, instead of keeping `v` in SBUF for one
+/// store of the whole tensor after the op.
+static bool onlyReadFromHbm(Value v) {
+  return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *u) {
+    return isa<AllReduceOp, AllGatherOp, KernelCallOp>(u);
+  });
+}
+
 bool ProgramLowering::fitsSbuf(Value v) const {
   auto type = cast<RankedTensorType>(v.getType());
-  if (outputs.count(v))
+  if (outputs.count(v) || onlyReadFromHbm(v))
     return false;
   // Placed already (a concatenation its operand placed): placeResult
   // returns that placement.
@@ -170,6 +180,10 @@ Placement ProgramLowering::placeResult(Value v) {
   // Already placed: a concatenation whose first operand placed it.
   if (auto it = placements.find(v); it != placements.end())
     return it->second;
+  if (onlyReadFromHbm(v)) {
+    ++stats.writtenToHbm;
+    return placeResultInHbm(v, "hbm");
+  }
   if (auto slot = concatSlots.find(v); slot != concatSlots.end()) {
     auto [concat, col] = slot->second;
     if (fitsSbuf(concat)) {

@@ -111,6 +111,8 @@ struct TargetInfo {
   X(kernelCalls, "kernel-calls", "Kernel calls inside programs")               \
   X(narrowInHbm, "narrow-in-hbm", "Tensors of few long rows placed in HBM")    \
   X(sbufResident, "sbuf-resident", "Intermediates kept in SBUF")               \
+  X(writtenToHbm, "written-to-hbm",                                            \
+    "Results written to HBM tile by tile for readers that take HBM")           \
   X(concatInPlace, "concat-in-place",                                          \
     "Concatenation operands written in place by their producer")               \
   X(linearsStreamed, "linears-streamed", "Linears lowered weight-streaming")   \

@@ -134,6 +134,15 @@ def NcoreSplitDma : Pass<"ncore-split-dma"> {
     (the DMA stream issues in order, so the others follow at once) and its
     signal follows the last one.
 
+    A store (on-chip source, HBM destination) may be cut finer, down to
+    `min-store-piece-bytes` (0: the bytes one queue moves during the fixed
+    cost, so that the fixed cost is at most half a piece's time: ~14 KB on
+    trn2, ~22 KB on trn1). A load is mostly a prefetch (the next weight
+    slab) whose queue time is what counts; a store's readers (a collective,
+    a kernel call, the next program) wait for its last byte, and the last
+    slab of a linear's result is stored after its last matmul with nothing
+    left to overlap it: there the shorter tail is worth the fixed costs.
+
     ```mlir
     ncore.dma_copy %t, %w : !ncore.tile<sbuf, 128x3072xbf16>, !ncore.tile<hbm, 128x3072xbf16>
     // becomes 16 transfers of 8 rows:
@@ -147,7 +156,10 @@ def NcoreSplitDma : Pass<"ncore-split-dma"> {
     Option<"target", "target", "std::string", "\"trn1\"",
            "Hardware profile (trn1 or trn2) for the DMA figures">,
     Option<"minPieceBytes", "min-piece-bytes", "int64_t", "0",
-           "Smallest piece in bytes (0: derived from the profile)">
+           "Smallest piece in bytes (0: derived from the profile)">,
+    Option<"minStorePieceBytes", "min-store-piece-bytes", "int64_t", "0",
+           "Smallest piece of a store to HBM in bytes (0: derived from the "
+           "profile)">
   ];
 }
 

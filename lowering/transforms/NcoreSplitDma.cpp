@@ -66,11 +66,18 @@ public:
     if (minPiece <= 0)
       minPiece = static_cast<int64_t>(4 * profile.dmaFixedCostNs *
                                       profile.dmaEngineBytesPerNs);
+    int64_t minStorePiece = minStorePieceBytes;
+    if (minStorePiece <= 0)
+      minStorePiece = static_cast<int64_t>(profile.dmaFixedCostNs *
+                                           profile.dmaEngineBytesPerNs);
     int64_t maxPieces = std::max<int64_t>(1, profile.dmaEngines);
     SmallVector<DmaCopyOp> dmas;
     getOperation()->walk([&](DmaCopyOp op) { dmas.push_back(op); });
-    for (DmaCopyOp op : dmas)
-      split(op, minPiece, maxPieces);
+    for (DmaCopyOp op : dmas) {
+      bool store = !cast<TileType>(op.getDst().getType()).isOnChip() &&
+                   cast<TileType>(op.getSrc().getType()).isOnChip();
+      split(op, store ? minStorePiece : minPiece, maxPieces);
+    }
   }
 
 private:

@@ -1,14 +1,23 @@
 // RUN: seam-opt %s --convert-seam-to-ncore | FileCheck %s
 
 // A row-parallel linear's partial sums are written to HBM and all-reduced
-// there; the consumer loads the reduced tensor. all_gather along the last
-// dim of a [2, 64, 32] tensor gathers rank-major and scatters by DMA.
+// there; the consumer loads the reduced tensor. The all_reduce is the
+// partial sums' only reader, so the linear writes them to HBM slab by slab
+// (no SBUF copy of the whole tensor, no store after the linear).
+// all_gather along the last dim of a [2, 64, 32] tensor gathers rank-major
+// and scatters by DMA.
 
 // CHECK-LABEL: ncore.program @prog_tp
-// CHECK: %[[P:.+]] = ncore.alloc : <sbuf, 128x256xf32>
-// CHECK: %[[RL:.+]] = ncore.alloc {name = "relayout{{[0-9]+}}"} : <hbm, 128x256xf32>
-// CHECK: ncore.dma_copy %{{.+}}, %[[P]] : <hbm, 128x256xf32>, <sbuf, 128x256xf32>
-// CHECK: %[[SRC:.+]] = ncore.reshape %[[RL]] : <hbm, 128x256xf32> to <hbm, 1x128x256xf32>
+// CHECK: %[[P:.+]] = ncore.alloc {name = "hbm{{[0-9]+}}"} : <hbm, 128x256xf32>
+// CHECK-NOT: relayout
+// CHECK: ncore.matmul
+// CHECK: %[[S0:.+]] = ncore.view %[[P]] offsets #{{.+}} : <hbm, 128x256xf32> to <hbm, 128x128xf32>
+// CHECK-NEXT: ncore.dma_copy %[[S0]], %{{.+}} : <hbm, 128x128xf32>, <sbuf, 128x128xf32>
+// CHECK: ncore.matmul
+// CHECK: %[[S1:.+]] = ncore.view %[[P]] offsets #{{.+}} : <hbm, 128x256xf32> to <hbm, 128x128xf32>
+// CHECK-NEXT: ncore.dma_copy %[[S1]], %{{.+}} : <hbm, 128x128xf32>, <sbuf, 128x128xf32>
+// CHECK-NOT: relayout
+// CHECK: %[[SRC:.+]] = ncore.reshape %[[P]] : <hbm, 128x256xf32> to <hbm, 1x128x256xf32>
 // CHECK: %[[CC:.+]] = ncore.alloc {name = "cc{{[0-9]+}}"} : <hbm, 128x256xf32>
 // CHECK: %[[DST:.+]] = ncore.reshape %[[CC]] : <hbm, 128x256xf32> to <hbm, 1x128x256xf32>
 // CHECK: ncore.all_reduce add %[[DST]], %[[SRC]] ranks 4

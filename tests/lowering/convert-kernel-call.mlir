@@ -1,19 +1,21 @@
 // RUN: seam-opt %s --convert-seam-to-ncore | FileCheck %s
 
-// A kernel call inside a program (compile mode): its operand, an SBUF
-// intermediate, is written to HBM (the opaque boundary's round trip), the
-// kernel program is built by the kernels library and called on HBM tiles;
-// its result is loaded back by the consumer. Calls with the same signature
-// share one kernel program.
+// A kernel call inside a program (compile mode): its operand, an
+// intermediate, goes through HBM (the opaque boundary's round trip): the
+// norm, whose only reader is the kernel, writes its rows there as it makes
+// them. The kernel program is built by the kernels library and called on
+// HBM tiles; its result is loaded back by the consumer. Calls with the same
+// signature share one kernel program.
 
 // CHECK-LABEL: func.func private @prog_k
 // CHECK-SAME: seam.ncore_program = @ncore::@prog_k
 // CHECK-LABEL: ncore.program @prog_k
-// CHECK: %[[N:.+]] = ncore.alloc : <sbuf, 128x256xbf16>
+// CHECK: %[[N:.+]] = ncore.alloc {name = "hbm{{[0-9]+}}"} : <hbm, 128x256xbf16>
 // CHECK: ncore.activation square
-// CHECK: %[[RL:.+]] = ncore.alloc {name = "relayout{{[0-9]+}}"} : <hbm, 128x256xbf16>
-// CHECK: ncore.dma_copy %[[RL]], %[[N]] : <hbm, 128x256xbf16>, <sbuf, 128x256xbf16>
-// CHECK: %[[IN:.+]] = ncore.reshape %[[RL]] : <hbm, 128x256xbf16> to <hbm, 1x128x256xbf16>
+// CHECK: ncore.tensor_scalar multiply %[[ROW:.+]], %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x256xbf16>
+// CHECK-NEXT: ncore.dma_copy %[[N]], %[[ROW]] : <hbm, 128x256xbf16>, <sbuf, 128x256xbf16>
+// CHECK-NOT: relayout
+// CHECK: %[[IN:.+]] = ncore.reshape %[[N]] : <hbm, 128x256xbf16> to <hbm, 1x128x256xbf16>
 // CHECK: %[[RES:.+]] = ncore.alloc {name = "kernel{{[0-9]+}}"} : <hbm, 128x384xbf16>
 // CHECK: %[[OUT:.+]] = ncore.reshape %[[RES]]
 // CHECK: ncore.call_kernel @[[KERNEL:kernel_qkv_[0-9a-f]+]](%[[IN]], %{{.+}}, %[[OUT]]) : !ncore.tile<hbm, 1x128x256xbf16>, !ncore.tile<hbm, 256x384xbf16>, !ncore.tile<hbm, 1x128x384xbf16>

@@ -18,6 +18,7 @@
 // STATS: 0 linears-blocked
 // STATS-NEXT: 9 linears-streamed
 // STATS: 9 weight-passes
+// STATS-NEXT: 0 written-to-hbm
 // STATS-NEXT: 2 xt-reused
 // STATS-NEXT: 1 yt-handoffs
 

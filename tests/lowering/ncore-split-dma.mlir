@@ -17,6 +17,23 @@ ncore.program @slab(%w: !ncore.tile<hbm, 128x3072xbf16> {ncore.role = "param"}) 
 
 // -----
 
+// A store of 192 KiB (the last slab of a linear's result, which a
+// collective waits for): pieces of at least 600 ns x 23 B/ns (~14 KB on
+// trn2) allow 8 of 24 KiB (not 16 of 12 KiB), where a load of the same size
+// takes 2 of 96 KiB.
+// CHECK-LABEL: ncore.program @store
+// CHECK-COUNT-2: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 64x768xbf16{{(, start = [0-9]+)?}}>, <hbm, 64x768xbf16>
+// CHECK-COUNT-8: ncore.dma_copy %{{.+}}, %{{.+}} : <hbm, 16x768xbf16>, <sbuf, 16x768xbf16{{(, start = [0-9]+)?}}>
+// CHECK-NOT: ncore.dma_copy
+// SMALL-LABEL: ncore.program @store
+ncore.program @store(%w: !ncore.tile<hbm, 128x768xbf16> {ncore.role = "param"}, %y: !ncore.tile<hbm, 128x768xbf16> {ncore.role = "output"}) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x768xbf16>
+  ncore.dma_copy %t, %w : !ncore.tile<sbuf, 128x768xbf16>, !ncore.tile<hbm, 128x768xbf16>
+  ncore.dma_copy %y, %t : !ncore.tile<hbm, 128x768xbf16>, !ncore.tile<sbuf, 128x768xbf16>
+}
+
+// -----
+
 // Rows of the second piece start after the first: partitions on chip, row
 // offsets in HBM (also through a 3-D view, the layout of a weight slab).
 // CHECK-LABEL: ncore.program @offsets
