@@ -525,6 +525,43 @@ TEST(ConvertLinear, ColumnScaleInTheEvacuation) {
     }
 }
 
+TEST(ConvertLinear, ResultStagedAndStoredToHbm) {
+  // A result read from HBM (here a program output) is staged in SBUF: slab
+  // by slab while the next slabs compute when the Tensor engine bounds the
+  // linear (600 rows, a partial last tile, K = 128, N = 1152), after the
+  // last slab when the weight's DMA does (32 rows, K = 512, N = 2048). The
+  // remark says which; the values match a double product either way.
+  struct Case {
+    int64_t m, k, n;
+    const char *remark;
+  } cases[] = {{600, 128, 1152, "Y to HBM slab by slab"},
+               {32, 512, 2048, "Y to HBM after the last slab"}};
+  for (const Case &c : cases)
+    for (bool bf : {false, true}) {
+      std::string t = dt(bf);
+      auto ty = [&](const std::string &shape) {
+        return "tensor<" + shape + "x" + t + ">";
+      };
+      std::string xt = ty("1x" + std::to_string(c.m) + "x" +
+                          std::to_string(c.k)),
+                  wt = ty(std::to_string(c.k) + "x" + std::to_string(c.n)),
+                  yt = ty("1x" + std::to_string(c.m) + "x" +
+                          std::to_string(c.n));
+      std::string src = "func.func private @p(%x: " + xt + ", %w: " + wt +
+                        ") -> " + yt + " attributes {seam.program} {\n" +
+                        "  %y = seam.linear %x, %w : (" + xt + ", " + wt +
+                        ") -> " + yt + "\n  return %y : " + yt + "\n}\n";
+      auto x = randomValues(c.m * c.k, 61, bf),
+           w = randomValues(c.k * c.n, 62, bf);
+      ConvRun r = convertAndRun(src, "p", {x, w});
+      ASSERT_TRUE(r.ok) << r.error;
+      EXPECT_NE(r.remarks.find(c.remark), std::string::npos) << r.remarks;
+      double err = relL2(r.outputs[0], linearRef(x, w, nullptr, c.m, c.k, c.n));
+      report(c.remark, bf, err);
+      EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+    }
+}
+
 TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
   for (bool bf : {false, true}) {
     std::string t = dt(bf);
