@@ -282,6 +282,14 @@ Status execTensorScalar(Exec &x) {
   size_t f = x.f();
   if (Status e = x.sameShape(S::Src0); !e)
     return e;
+  if (inst.has(S::Aux) && !inst.secondOp)
+    return Status::failure("operand aux without a second operation");
+  std::vector<float> second;
+  if (inst.secondOp) {
+    if (Status e = x.perPartitionOr(S::Aux, inst.scalar1); !e)
+      return e;
+    second = std::move(x.scalars);
+  }
   if (Status e = x.perPartitionOr(S::Src1, inst.scalar); !e)
     return e;
   x.m.load(x.src, x.in);
@@ -290,8 +298,8 @@ Status execTensorScalar(Exec &x) {
     float s = x.scalars[p];
     for (size_t i = 0; i < f; ++i) {
       float v = x.in[p * f + i];
-      x.out[p * f + i] =
-          inst.reverse ? applyAlu(inst.alu, s, v) : applyAlu(inst.alu, v, s);
+      v = inst.reverse ? applyAlu(inst.alu, s, v) : applyAlu(inst.alu, v, s);
+      x.out[p * f + i] = inst.secondOp ? applyAlu(inst.alu1, v, second[p]) : v;
     }
   }
   x.m.store(x.dst, x.out.data());

@@ -108,6 +108,19 @@ Instruction &Instruction::withScalarAp(const AccessPattern &s) {
   return set(Src1, s);
 }
 
+Instruction &Instruction::then(AluOp op, float s) {
+  secondOp = true;
+  alu1 = op;
+  scalar1 = s;
+  return *this;
+}
+
+Instruction &Instruction::then(AluOp op, const AccessPattern &ap) {
+  secondOp = true;
+  alu1 = op;
+  return set(Aux, ap);
+}
+
 uint64_t Program::hbmBytes() const {
   uint64_t end = 0;
   for (const Binding &b : bindings)
@@ -513,6 +526,16 @@ Status verifyProgram(const Program &program, const MemoryLimits *limits) {
           inst.alu != AluOp::IsEqual)
         return Status::failure(
             where() + "affine_select predicate must be is_ge or is_equal");
+      if (inst.secondOp && inst.op != Opcode::TensorScalar)
+        return Status::failure(where() +
+                               "has a second operation (tensor_scalar only)");
+      if (inst.secondOp && !decodeAluOp(static_cast<uint64_t>(inst.alu1)))
+        return Status::failure(where() + "unknown second ALU op");
+      if (inst.op == Opcode::TensorScalar && inst.has(Instruction::Aux) &&
+          !inst.secondOp)
+        return Status::failure(where() +
+                               "has a second scalar operand but no second "
+                               "operation");
       unsigned required = requiredSlots(inst.op),
                allowed = allowedSlots(inst.op);
       if ((inst.apMask & required) != required ||

@@ -120,7 +120,9 @@ struct SemWaitSpec {
 ///   activation: Dst <- f(Src0 * scale + (Src1 ? Src1[p] : bias)); Aux = the
 ///     optional [P,1] add-reduce output
 ///   tensor_tensor: Dst <- Src0 op Src1
-///   tensor_scalar: Dst <- Src0 op (Src1 ? Src1[p] : scalar) (reverse swaps)
+///   tensor_scalar: Dst <- Src0 op (Src1 ? Src1[p] : scalar) (reverse swaps
+///     the first operation's operands), then, with a second operation,
+///     op1 (Aux ? Aux[p] : scalar1) on that result, in the same pass
 ///   tensor_reduce: Dst <- reduce(op) of Src0 over its last free dim
 ///   iota: Dst <- affineConst + partitionCoef*p + freeCoef*i
 ///   affine_select: Dst <- pred ? Src0 : scalar, pred = (affine expr op 0),
@@ -148,6 +150,11 @@ struct Instruction {
   /// loop.
   int8_t startLevel = -1;
   bool reverse = false; ///< tensor_scalar: scalar op in.
+  /// tensor_scalar: a second operation applied to the first one's result
+  /// (NKI's op1 / operand1), its scalar the Aux [P,1] operand or scalar1.
+  bool secondOp = false;
+  AluOp alu1 = AluOp::Add;
+  float scalar1 = 0.0f;
   float affineConst = 0.0f;
   float partitionCoef = 0.0f;
   float freeCoef = 0.0f;
@@ -173,6 +180,9 @@ struct Instruction {
   Instruction &withReduce(const AccessPattern &out);
   /// tensor_scalar: per-partition [P,1] scalar operand.
   Instruction &withScalarAp(const AccessPattern &scalar);
+  /// tensor_scalar: then `op` with `scalar` (or the [P,1] operand `ap`).
+  Instruction &then(AluOp op, float scalar);
+  Instruction &then(AluOp op, const AccessPattern &ap);
 };
 
 static_assert(isadef::Dst == 1u << Instruction::Dst &&

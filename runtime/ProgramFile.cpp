@@ -102,11 +102,14 @@ void writeInstruction(ByteWriter &w, const Instruction &inst) {
   w.put<uint8_t>(inst.apMask);
   w.put<uint8_t>(static_cast<uint8_t>(inst.act));
   w.put<uint8_t>(static_cast<uint8_t>(inst.alu));
-  w.put<uint8_t>((inst.accumulate ? 1 : 0) | (inst.reverse ? 2 : 0));
+  w.put<uint8_t>((inst.accumulate ? 1 : 0) | (inst.reverse ? 2 : 0) |
+                 (inst.secondOp ? 4 : 0));
+  w.put<uint8_t>(static_cast<uint8_t>(inst.alu1));
   w.put<int8_t>(inst.startLevel);
   w.put<float>(inst.scale);
   w.put<float>(inst.bias);
   w.put<float>(inst.scalar);
+  w.put<float>(inst.scalar1);
   w.put<float>(inst.affineConst);
   w.put<float>(inst.partitionCoef);
   w.put<float>(inst.freeCoef);
@@ -249,10 +252,10 @@ public:
 
   bool readInstruction(ByteReader &r, Instruction &inst,
                        const std::string &where) {
-    uint8_t op, engine, mask, act, alu, flags, numWaits;
+    uint8_t op, engine, mask, act, alu, flags, alu1, numWaits;
     int8_t startLevel;
     if (!r.get(op) || !r.get(engine) || !r.get(mask) || !r.get(act) ||
-        !r.get(alu) || !r.get(flags) || !r.get(startLevel))
+        !r.get(alu) || !r.get(flags) || !r.get(alu1) || !r.get(startLevel))
       return fail(where + ": truncated instruction");
     if (startLevel < -1 || startLevel >= int(kMaxLoopDepth))
       return fail(where + ": start level " + std::to_string(startLevel) +
@@ -274,8 +277,11 @@ public:
     if (mask >= (1u << Instruction::NumSlots))
       return fail(where + ": unknown operand slots in mask " +
                   std::to_string(mask));
-    if (flags > 3)
+    if (flags > 7)
       return fail(where + ": unknown flag bits " + std::to_string(flags));
+    auto l1 = decodeAluOp(alu1);
+    if (!l1)
+      return fail(where + ": unknown second ALU op " + std::to_string(alu1));
     inst.op = *o;
     inst.engine = *e;
     inst.apMask = mask;
@@ -283,10 +289,13 @@ public:
     inst.alu = *l;
     inst.accumulate = flags & 1;
     inst.reverse = flags & 2;
+    inst.secondOp = flags & 4;
+    inst.alu1 = *l1;
     if (!r.get(inst.scale) || !r.get(inst.bias) || !r.get(inst.scalar) ||
-        !r.get(inst.affineConst) || !r.get(inst.partitionCoef) ||
-        !r.get(inst.freeCoef) || !r.get(inst.tripCount) ||
-        !r.get(inst.signalSem) || !r.get(inst.signalCount) || !r.get(numWaits))
+        !r.get(inst.scalar1) || !r.get(inst.affineConst) ||
+        !r.get(inst.partitionCoef) || !r.get(inst.freeCoef) ||
+        !r.get(inst.tripCount) || !r.get(inst.signalSem) ||
+        !r.get(inst.signalCount) || !r.get(numWaits))
       return fail(where + ": truncated instruction");
     if (numWaits > kMaxWaits)
       return fail(where + ": " + std::to_string(numWaits) +
@@ -664,6 +673,8 @@ void dumpProgram(const Program &p, std::ostream &os) {
       case Opcode::TensorScalar:
         os << " " << name(inst.alu) << " " << inst.scalar
            << (inst.reverse ? " reversed" : "");
+        if (inst.secondOp)
+          os << " then " << name(inst.alu1) << " " << inst.scalar1;
         break;
       case Opcode::Matmul:
         os << (inst.accumulate ? " accumulate" : "");

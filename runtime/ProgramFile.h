@@ -23,7 +23,7 @@
 
 namespace seam::rt {
 
-constexpr uint32_t kProgramFormatVersion = 2;
+constexpr uint32_t kProgramFormatVersion = 3;
 constexpr size_t kProgramHeaderSize = 48;
 
 /// Serialises `program` (no validation beyond what the format can hold).

@@ -43,7 +43,9 @@ double cyclesActivation(const Instruction &inst, const Profile &p) {
 }
 
 double cyclesTensorScalar(const Instruction &inst, const Profile &p) {
-  // tensor_scalar: max(64, N).
+  // tensor_scalar: max(64, N), with one operation or two (NKI ISA docs,
+  // nki.isa.tensor_scalar: "performing one operator has the same
+  // performance cost as performing two operators in the instruction").
   return std::max(p.minIiCycles, freeN(inst, S::Src0));
 }
 

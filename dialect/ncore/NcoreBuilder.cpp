@@ -254,13 +254,23 @@ void NcoreBuilder::tensorTensor(AluOp op, Value dst, Value lhs, Value rhs) {
 
 void NcoreBuilder::tensorScalar(AluOp op, Value dst, Value src, double imm,
                                 bool reverse) {
-  create<TensorScalarOp>(dst, src, Value(), op, b.getF32FloatAttr(imm), reverse,
-                         EngineAttr());
+  create<TensorScalarOp>(dst, src, Value(), Value(), op, b.getF32FloatAttr(imm),
+                         reverse, AluOpAttr(), FloatAttr(), EngineAttr());
 }
 
 void NcoreBuilder::tensorScalar(AluOp op, Value dst, Value src,
                                 Value scalarTile, bool reverse) {
-  create<TensorScalarOp>(dst, src, scalarTile, op, FloatAttr(), reverse,
+  create<TensorScalarOp>(dst, src, scalarTile, Value(), op, FloatAttr(),
+                         reverse, AluOpAttr(), FloatAttr(), EngineAttr());
+}
+
+void NcoreBuilder::tensorScalar(AluOp op0, ScalarOperand s0, AluOp op1,
+                                ScalarOperand s1, Value dst, Value src) {
+  auto imm = [&](const ScalarOperand &s) {
+    return s.tile ? FloatAttr() : b.getF32FloatAttr(s.imm);
+  };
+  create<TensorScalarOp>(dst, src, s0.tile, s1.tile, op0, imm(s0), false,
+                         AluOpAttr::get(b.getContext(), op1), imm(s1),
                          EngineAttr());
 }
 

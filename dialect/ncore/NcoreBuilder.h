@@ -175,6 +175,16 @@ public:
   /// dst = src <op> scalar, the scalar a [P, 1] tile.
   void tensorScalar(AluOp op, Value dst, Value src, Value scalarTile,
                     bool reverse = false);
+  /// A scalar operand of tensor_scalar: a [P, 1] tile or an immediate.
+  struct ScalarOperand {
+    Value tile;
+    double imm = 0.0;
+    ScalarOperand(Value tile) : tile(tile) {}
+    ScalarOperand(double imm) : imm(imm) {}
+  };
+  /// dst = (src <op0> s0) <op1> s1, one pass (the cost of one operation).
+  void tensorScalar(AluOp op0, ScalarOperand s0, AluOp op1, ScalarOperand s1,
+                    Value dst, Value src);
   void reduce(AluOp op, Value dst, Value src);
   void copy(Value dst, Value src);
   void reciprocal(Value dst, Value src);

@@ -653,8 +653,22 @@ LogicalResult TensorScalarOp::verify() {
     return emitOpError("needs a scalar: an immediate (imm) or a [P, 1] tile");
   if (getScalarTile() && getImm())
     return emitOpError("takes an immediate (imm) or a [P, 1] tile, not both");
-  if (getScalarTile())
-    return verifyColumn(*this, getScalarTile(), "scalar", getDst());
+  if (getScalarTile() &&
+      failed(verifyColumn(*this, getScalarTile(), "scalar", getDst())))
+    return failure();
+  if (!getAlu1()) {
+    if (getScalar1Tile() || getImm1())
+      return emitOpError("has a second scalar but no second operation (then)");
+    return success();
+  }
+  if (!getScalar1Tile() && !getImm1())
+    return emitOpError("needs a second scalar: an immediate (imm1) or a "
+                       "[P, 1] tile (with)");
+  if (getScalar1Tile() && getImm1())
+    return emitOpError(
+        "takes a second immediate (imm1) or a [P, 1] tile (with), not both");
+  if (getScalar1Tile())
+    return verifyColumn(*this, getScalar1Tile(), "scalar1", getDst());
   return success();
 }
 

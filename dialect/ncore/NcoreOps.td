@@ -509,30 +509,45 @@ def Ncore_TensorTensorOp : Ncore_InstOp<"tensor_tensor"> {
   }];
 }
 
-def Ncore_TensorScalarOp : Ncore_InstOp<"tensor_scalar"> {
-  let summary = "dst = src <op> scalar (immediate or per-partition [P, 1])";
+def Ncore_TensorScalarOp : Ncore_InstOp<"tensor_scalar", [AttrSizedOperandSegments]> {
+  let summary = "dst = (src <op> scalar) [<op1> scalar1], in one pass";
   let description = [{
     The scalar is the `imm` immediate or a [P, 1] tile (one value per
     partition) — exactly one of them. `reverse` computes `scalar <op> src`.
-    Vector by default; Scalar and GpSimd (not on PSUM) are legal.
+    An optional second operation `then <op1>` applies to that result with
+    its own scalar, the `imm1` immediate or a [P, 1] tile after `with`
+    (NKI's op1 / operand1): (x - mean) * rstd, or x * gamma + beta per
+    partition, in the pass one operation takes. Vector by default; Scalar
+    and GpSimd (not on PSUM) are legal.
 
     ```mlir
     ncore.tensor_scalar multiply %o, %x imm 0.5 : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
     ncore.tensor_scalar subtract %o, %x, %max : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
+    ncore.tensor_scalar subtract %o, %x, %mean then multiply with %rstd
+        : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
     ```
   }];
   let arguments = (ins Dst:$dst, Src:$src, OptSrc:$scalar_tile,
+                       OptSrc:$scalar1_tile,
                        Ncore_AluOp:$alu, OptionalAttr<F32Attr>:$imm,
-                       UnitAttr:$reverse, OptionalAttr<Ncore_Engine>:$engine);
+                       UnitAttr:$reverse, OptionalAttr<Ncore_AluOp>:$alu1,
+                       OptionalAttr<F32Attr>:$imm1,
+                       OptionalAttr<Ncore_Engine>:$engine);
   let assemblyFormat = [{
     $alu $dst `,` $src (`,` $scalar_tile^)? (`imm` $imm^)? (`reverse` $reverse^)?
+    (`then` $alu1^)? (`with` $scalar1_tile^)? (`imm1` $imm1^)?
     (`on` $engine^)? attr-dict `:` type(operands)
   }];
   let translation = [{
-    t.operands({getDst(), getSrc(), getScalarTile()});
+    t.operands({getDst(), getSrc(), getScalarTile(), getScalar1Tile()});
     t.inst.alu = t.convert(getAlu());
     t.inst.scalar = getImm() ? getImm()->convertToFloat() : 0.0f;
     t.inst.reverse = getReverse();
+    if (auto op1 = getAlu1()) {
+      t.inst.secondOp = true;
+      t.inst.alu1 = t.convert(*op1);
+      t.inst.scalar1 = getImm1() ? getImm1()->convertToFloat() : 0.0f;
+    }
   }];
 }
 

@@ -1,4 +1,5 @@
-//===- MakeProgramSeeds.cpp - Writes the seed corpus of fuzz-program-loader -===//
+//===- MakeProgramSeeds.cpp - Writes the seed corpus of fuzz-program-loader
+//-===//
 //
 //   fuzz-make-program-seeds DIR
 // writes program files built the way the runtime tests build them
@@ -13,8 +14,8 @@
 #include <fstream>
 
 using namespace seam::rt;
-using seam::rt::test::TileProgram;
 using seam::rt::test::randomValues;
+using seam::rt::test::TileProgram;
 
 namespace {
 Program sample(Target target) {
@@ -29,8 +30,8 @@ Program sample(Target target) {
              .signal(0));
   b.loopBegin(Engine::Scalar, 3);
   b.emit(isa::activation(sbufTile(DType::F32, 0, 4, 64, 8).step(0, 8),
-                         sbufTile(DType::F32, 0, 4, 0, 8), ActFunc::Gelu,
-                         2.0f, 0.5f)
+                         sbufTile(DType::F32, 0, 4, 0, 8), ActFunc::Gelu, 2.0f,
+                         0.5f)
              .waitFor(0, 1));
   b.loopEnd(Engine::Scalar);
   return b.take();
@@ -43,6 +44,8 @@ Program elementwise() {
   AccessPattern o = sbufTile(DType::F32, 0, 8, 256, 16);
   t.add(isa::tensorTensor(o, a, b, AluOp::Subtract));
   t.add(isa::tensorScalar(o, o, AluOp::Multiply, 0.5f, true));
+  t.add(isa::tensorScalar(o, o, AluOp::Subtract, 0.25f)
+            .then(AluOp::Max, sbufTile(DType::F32, 0, 8, 576, 1)));
   t.add(isa::tensorReduce(sbufTile(DType::F32, 0, 8, 512, 1), o, AluOp::Max));
   t.add(isa::reciprocal(o, b));
   t.add(isa::iota(sbufTile(DType::F32, 0, 8, 640, 16), 1.0f, 2.0f, 0.5f));
@@ -56,8 +59,8 @@ Program elementwise() {
 Program matmul(Target target) {
   TileProgram t(target, "matmul");
   AccessPattern st = t.input("s", 32, 16, randomValues(512, 3), DType::F32, 0);
-  AccessPattern mv = t.input("m", 32, 24, randomValues(768, 4), DType::BF16,
-                             1024);
+  AccessPattern mv =
+      t.input("m", 32, 24, randomValues(768, 4), DType::BF16, 1024);
   AccessPattern ps = psumTile(0, 16, 2048, 24);
   AccessPattern o = sbufTile(DType::F32, 0, 16, 4096, 24);
   t.add(isa::matmul(ps, st, mv, false));
@@ -73,10 +76,10 @@ Program collectives() {
   uint32_t x = b.addBinding("x", {4}, DType::F32, BindingRole::Input);
   uint32_t s = b.addBinding("sum", {4}, DType::F32, BindingRole::Output);
   uint32_t g = b.addBinding("gather", {8}, DType::F32, BindingRole::Output);
-  b.emit(isa::allReduce(b.hbm(s, 0, 1, 4, {{4, 1}}),
-                        b.hbm(x, 0, 1, 4, {{4, 1}})));
-  b.emit(isa::allGather(b.hbm(g, 0, 1, 8, {{8, 1}}),
-                        b.hbm(x, 0, 1, 4, {{4, 1}})));
+  b.emit(
+      isa::allReduce(b.hbm(s, 0, 1, 4, {{4, 1}}), b.hbm(x, 0, 1, 4, {{4, 1}})));
+  b.emit(
+      isa::allGather(b.hbm(g, 0, 1, 8, {{8, 1}}), b.hbm(x, 0, 1, 4, {{4, 1}})));
   return b.take();
 }
 } // namespace

@@ -135,6 +135,45 @@ TEST(Functional, TensorTensorScalarReduceCopyReciprocal) {
   EXPECT_LT(relL2(out(r, "recip"), recip), 1e-6);
 }
 
+TEST(Functional, TensorScalarWithTwoOperations) {
+  // (a - s[p]) * r[p] on the Vector engine (both scalars per partition),
+  // (a * 0.5) + r[p] on GpSimd into bf16, and 4 / a then max 1 (reverse
+  // applies to the first operation only).
+  std::vector<float> a = randomValues(P * F, 1, 0.5f, 2.0f);
+  std::vector<float> s = randomValues(P, 2, -1.0f, 1.0f);
+  std::vector<float> rr = randomValues(P, 3, 0.5f, 2.0f);
+  TileProgram t;
+  AccessPattern ia = t.input("a", P, F, a, DType::F32, 0);
+  AccessPattern is = t.input("s", P, 1, s, DType::F32, 1024);
+  AccessPattern ir = t.input("r", P, 1, rr, DType::F32, 1028);
+  AccessPattern o1 = sbufTile(DType::F32, 0, P, 2048, F);
+  AccessPattern o2 = sbufTile(DType::BF16, 0, P, 3072, F);
+  AccessPattern o3 = sbufTile(DType::F32, 0, P, 4096, F);
+  t.add(isa::tensorScalar(o1, ia, AluOp::Subtract, 0)
+            .withScalarAp(is)
+            .then(AluOp::Multiply, ir));
+  t.add(isa::tensorScalar(o2, ia, AluOp::Multiply, 0.5f)
+            .then(AluOp::Add, ir)
+            .onEngine(Engine::GpSimd));
+  t.add(isa::tensorScalar(o3, ia, AluOp::Divide, 4.0f, /*reverse=*/true)
+            .then(AluOp::Max, 1.0f));
+  t.output("norm", o1);
+  t.output("affine", o2);
+  t.output("clamp", o3);
+  LaunchResult r = t.run();
+  std::vector<double> norm(P * F), affine(P * F), clamp(P * F);
+  for (uint32_t p = 0; p < P; ++p)
+    for (uint32_t i = 0; i < F; ++i) {
+      double x = a[p * F + i];
+      norm[p * F + i] = (x - s[p]) * rr[p];
+      affine[p * F + i] = x * 0.5 + rr[p];
+      clamp[p * F + i] = std::max(4.0 / x, 1.0);
+    }
+  EXPECT_LT(relL2(out(r, "norm"), norm), 1e-6);
+  EXPECT_LT(relL2(out(r, "affine"), affine), 1e-2); // bf16 output
+  EXPECT_LT(relL2(out(r, "clamp"), clamp), 1e-6);
+}
+
 TEST(Functional, ScalarTensorTensor) {
   std::vector<float> a = randomValues(P * F, 1, -2.0f, 2.0f);
   std::vector<float> b = randomValues(P * F, 2, 0.5f, 2.0f);

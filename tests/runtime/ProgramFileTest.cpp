@@ -103,6 +103,47 @@ TEST(ProgramFile, CarriedWaitsRoundTripPrintAndAreBoundedByTheLoops) {
       << readError(writeProgram(p));
 }
 
+TEST(ProgramFile, SecondOperationRoundTripsPrintsAndIsChecked) {
+  Program p = sample();
+  p.streams[unsigned(Engine::Vector)].push_back(
+      isa::tensorScalar(sbufTile(DType::F32, 0, 4, 128, 8),
+                        sbufTile(DType::F32, 0, 4, 64, 8), AluOp::Subtract,
+                        1.0f)
+          .then(AluOp::Multiply, sbufTile(DType::F32, 0, 4, 192, 1))
+          .onEngine(Engine::Vector));
+  std::vector<uint8_t> bytes = writeProgram(p);
+  auto back = readProgram(bytes);
+  ASSERT_TRUE(bool(back)) << back.error();
+  const Instruction &ts = back->streams[unsigned(Engine::Vector)].back();
+  EXPECT_TRUE(ts.secondOp);
+  EXPECT_EQ(ts.alu1, AluOp::Multiply);
+  EXPECT_TRUE(ts.has(Instruction::Aux));
+  EXPECT_EQ(writeProgram(*back), bytes);
+  std::ostringstream os;
+  dumpProgram(*back, os);
+  EXPECT_NE(os.str().find("tensor_scalar subtract 1 then multiply 0 "),
+            std::string::npos)
+      << os.str();
+  // A second scalar operand without a second operation, and a second
+  // operation on an instruction that has none.
+  Program q = p;
+  q.streams[unsigned(Engine::Vector)].back().secondOp = false;
+  EXPECT_NE(readError(writeProgram(q))
+                .find("has a second scalar operand but no second operation"),
+            std::string::npos)
+      << readError(writeProgram(q));
+  q = p;
+  q.streams[unsigned(Engine::Scalar)][1].secondOp = true;
+  EXPECT_NE(readError(writeProgram(q)).find("has a second operation"),
+            std::string::npos)
+      << readError(writeProgram(q));
+  q = p;
+  q.streams[unsigned(Engine::Vector)].back().alu1 = static_cast<AluOp>(66);
+  EXPECT_NE(readError(writeProgram(q)).find("unknown second ALU op 66"),
+            std::string::npos)
+      << readError(writeProgram(q));
+}
+
 TEST(ProgramFile, RejectsTruncatedFiles) {
   std::vector<uint8_t> bytes = writeProgram(sample());
   EXPECT_EQ(readError({bytes.begin(), bytes.begin() + 20}),
@@ -126,7 +167,7 @@ TEST(ProgramFile, RejectsBadMagicVersionAndTarget) {
   bad = bytes;
   bad[8] = 9;
   EXPECT_EQ(readError(bad), "program file: unsupported format version 9 (this "
-                            "runtime reads version 2)");
+                            "runtime reads version 3)");
   bad = bytes;
   bad[12] = 7;
   EXPECT_EQ(readError(bad), "program file: unknown target code 7");

@@ -387,6 +387,41 @@ ncore.program @tensor_scalar_column() {
 
 // -----
 
+ncore.program @tensor_scalar_second_without_op() {
+  %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %c = ncore.alloc : !ncore.tile<sbuf, 128x1xf32>
+  // expected-error @+1 {{has a second scalar but no second operation (then)}}
+  ncore.tensor_scalar add %d, %d imm 1.0 with %c : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
+}
+
+// -----
+
+ncore.program @tensor_scalar_second_none() {
+  %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  // expected-error @+1 {{needs a second scalar: an immediate (imm1) or a [P, 1] tile (with)}}
+  ncore.tensor_scalar add %d, %d imm 1.0 then multiply : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+}
+
+// -----
+
+ncore.program @tensor_scalar_second_both() {
+  %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %c = ncore.alloc : !ncore.tile<sbuf, 128x1xf32>
+  // expected-error @+1 {{takes a second immediate (imm1) or a [P, 1] tile (with), not both}}
+  ncore.tensor_scalar add %d, %d imm 1.0 then multiply with %c imm1 2.0 : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
+}
+
+// -----
+
+ncore.program @tensor_scalar_second_column() {
+  %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %c = ncore.alloc : !ncore.tile<sbuf, 128x2xf32>
+  // expected-error @+1 {{scalar1 must be a [128, 1] per-partition tile, got [128, 2] x f32 in sbuf}}
+  ncore.tensor_scalar add %d, %d imm 1.0 then multiply with %c : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x2xf32>
+}
+
+// -----
+
 ncore.program @tensor_reduce_alu() {
   %d = ncore.alloc : !ncore.tile<sbuf, 128x1xf32>
   %s = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>

@@ -105,6 +105,13 @@ ncore.program @softmax(%x: !ncore.tile<hbm, 128x512xf32>) {
   ncore.tensor_scalar multiply %e, %e, %r : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
   // CHECK: ncore.tensor_scalar subtract %{{.+}}, %{{.+}} imm 1.000000e+00 reverse on scalar :
   ncore.tensor_scalar subtract %e, %e imm 1.0 reverse on scalar : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+  // Two operations in one pass: (x - m) * r, and from PSUM x * 2 + r.
+  // CHECK: ncore.tensor_scalar subtract %{{.+}}, %{{.+}}, %{{.+}} then multiply with %{{.+}} : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
+  ncore.tensor_scalar subtract %e, %e, %m then multiply with %r : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
+  // CHECK: ncore.tensor_scalar multiply %{{.+}}, %{{.+}} imm 2.000000e+00 then add with %{{.+}} : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<psum, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
+  ncore.tensor_scalar multiply %e, %s imm 2.0 then add with %r : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<psum, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
+  // CHECK: ncore.tensor_scalar add %{{.+}}, %{{.+}}, %{{.+}} then max imm1 0.000000e+00 on gpsimd :
+  ncore.tensor_scalar add %e, %e, %m then max imm1 0.0 on gpsimd : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
   // CHECK: ncore.tensor_tensor add %{{.+}}, %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<psum, 128x512xf32>
   ncore.tensor_tensor add %e, %e, %s : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<psum, 128x512xf32>
   // CHECK: ncore.tensor_tensor max %{{.+}}, %{{.+}}, %{{.+}} on gpsimd :
