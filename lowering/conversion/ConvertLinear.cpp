@@ -66,13 +66,23 @@ int64_t conversion::kBlocksOf(int64_t k) {
 void conversion::transposeTileForLinear(ProgramLowering &pl, Value rows,
                                         int64_t p, int64_t pk, int64_t kb,
                                         Value xt, int64_t stride, Index r0,
-                                        Value tp[2]) {
+                                        Value tp[2], Value gamma, Value beta) {
   pl.forEachChunkAlternating(kb, 1, [&](Index j, int64_t, unsigned par) {
     Value src = kb == 1 ? pl.view(rows, {p, pk}, {0, j})
                         : pl.view(rows, {p, pk}, {0, j}, {1, kb});
     Value tpv = pl.view(tp[par], {pk, p}, {0, 0});
     pl.transpose(tpv, src);
-    pl.copy(pl.view(xt, {pk, p}, {0, j * stride + r0}), tpv);
+    Value dst = pl.view(xt, {pk, p}, {0, j * stride + r0});
+    auto column = [&](Value v) { return pl.view(v, {pk, 1}, {0, j}); };
+    if (gamma && beta)
+      pl.tensorScalar(ncore::AluOp::Multiply, column(gamma), ncore::AluOp::Add,
+                      column(beta), dst, tpv);
+    else if (gamma)
+      pl.tensorScalar(ncore::AluOp::Multiply, dst, tpv, column(gamma));
+    else if (beta)
+      pl.tensorScalar(ncore::AluOp::Add, dst, tpv, column(beta));
+    else
+      pl.copy(dst, tpv);
   });
 }
 

@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
 #include "lowering/conversion/ConvertSeamToNcore.h"
+#include "passes/Remarks.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -136,11 +137,58 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
       xt = Value();
     }
   }
+  // A layer_norm that builds X^T applies gamma and beta where the features
+  // are on partitions: in the transposes' evacuations, per partition, from
+  // [pk, kb] columns in the K split (see transposeTileForLinear). The row
+  // pass is then (x - mean) * rstd, one two-operation tensor_scalar, and
+  // neither the centred row nor the broadcast gamma and beta rows are
+  // built: three passes over the row (sum, squares, normalise) instead of
+  // five. The row is read where it stays for the pipelined pass (x itself
+  // in SBUF, or the set's work tile, which x's DMA fills directly).
+  bool affineInXt = xt && centre &&
+                    (x->inSbuf() || x->elementType == rowType) &&
+                    (!scale || g->rows == 1) && (!bias || bt->rows == 1);
+  Value gammaCol, betaCol;
+  if (affineInXt) {
+    auto column = [&](const Placement &v, Type et) {
+      Value col = pl.alloc(MemSpace::Sbuf, {pk, kb}, v.elementType);
+      pl.dma(col, pl.window(v, 0, 1, zero, d));
+      if (et == v.elementType)
+        return col;
+      Value wide = pl.alloc(MemSpace::Sbuf, {pk, kb}, et);
+      pl.copy(wide, col);
+      return wide;
+    };
+    if (scale) {
+      // gamma + offset in fp32 (as broadcastAffine).
+      gammaCol = column(*g, scaleOffset != 0.0 ? f32 : g->elementType);
+      if (scaleOffset != 0.0)
+        pl.tensorScalar(ncore::AluOp::Add, gammaCol, gammaCol, scaleOffset);
+    }
+    if (bias)
+      betaCol = column(*bt, bt->elementType);
+    ++pl.statistics().normAffineInXt;
+  }
+  if (xt)
+    decisionRemark(pl.target().remarks, op->getLoc())
+        << "convert-seam-to-ncore: " << op->getName().stripDialect()
+        << " builds the X^T of its "
+        << std::distance(result.use_begin(), result.use_end())
+        << " linear reader(s) (K = " << pk << " x " << kb << ")"
+        << (affineInXt ? "; gamma and beta applied per feature in the "
+                         "transposes' evacuations"
+                       : "");
   // The statistics of a row tile; returns the row to scale (the centred
   // row in the set's work tile, or the input itself).
   auto stats = [&](Index r0, int64_t p, unsigned set) -> Value {
-    Value in = pl.load(*x, r0, p, zero, d);
     Value w = pl.view(work[set], {p, d}, {0, 0});
+    Value in;
+    if (affineInXt && !x->inSbuf()) {
+      pl.dma(w, pl.window(*x, r0, p, zero, d));
+      in = w;
+    } else {
+      in = pl.load(*x, r0, p, zero, d);
+    }
     Value a = pl.view(s1[set], {p, 1}, {0, 0});
     Value s = pl.view(s2[set], {p, 1}, {0, 0});
     Value r = pl.view(rstd[set], {p, 1}, {0, 0});
@@ -156,7 +204,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     pl.activation(ncore::ActFunc::Square, pl.outTile(y, r0, p, zero, d), in,
                   1.0, 0.0, negMean, s);
     pl.activation(ncore::ActFunc::Rsqrt, r, s, 1.0 / d, eps);
-    if (!centre)
+    if (!centre || affineInXt)
       return in;
     pl.activation(ncore::ActFunc::Identity, w, in, 1.0, 0.0, negMean);
     return w;
@@ -165,6 +213,16 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     Value out = pl.outTile(y, r0, p, zero, d);
     Value r = pl.view(rstd[set], {p, 1}, {0, 0});
     Value w = pl.view(work[set], {p, d}, {0, 0});
+    if (affineInXt) {
+      // (x - mean) * rstd into the row tile; gamma and beta on the way
+      // into X^T. The result's readers take X^T only (keepDerivedTile
+      // replaced its bytes): nothing reads this row form.
+      pl.tensorScalar(ncore::AluOp::Add, pl.view(s1[set], {p, 1}, {0, 0}),
+                      ncore::AluOp::Multiply, r, out, src);
+      transposeTileForLinear(pl, out, p, pk, kb, xt, x->rows, r0, tp, gammaCol,
+                             betaCol);
+      return;
+    }
     // The scaling by rstd rides in the affine step: (src * rstd) * gamma or
     // (src * rstd) + beta in one scalar_tensor_tensor pass.
     auto scaledThen = [&](ncore::AluOp alu, Value dst, Value row) {
@@ -195,16 +253,20 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
         x->rows, 128,
         [&](Index r0, int64_t p, unsigned set) {
           stats(r0, p, set);
-          if (!affineBuilt) {
+          if (!affineBuilt && !affineInXt) {
             broadcastAffine();
             affineBuilt = true;
           }
         },
         [&](Index r0, int64_t p, unsigned set) {
-          scaleRows(r0, p, set, pl.view(work[set], {p, d}, {0, 0}));
+          scaleRows(r0, p, set,
+                    affineInXt && x->inSbuf()
+                        ? pl.load(*x, r0, p, zero, d)
+                        : pl.view(work[set], {p, d}, {0, 0}));
         });
   } else {
-    broadcastAffine();
+    if (!affineInXt)
+      broadcastAffine();
     pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
       scaleRows(r0, p, 0, stats(r0, p, 0));
     });

@@ -364,6 +364,27 @@ Value ProgramLowering::broadcastRow(const Placement &vec, Index col, int64_t n,
   return tile;
 }
 
+void ProgramLowering::stageArgument(Value arg) {
+  const Placement &x = placements[arg];
+  int64_t bytes = x.rowTiles() * x.cols * elementBytes(x.elementType);
+  if (x.inSbuf() || x.rows < kNarrowRows ||
+      used + bytes > tgt.sbufPartitionBytes - tgt.workingBytes)
+    return;
+  Placement s = x;
+  s.root = alloc(MemSpace::Sbuf,
+                 {std::min<int64_t>(x.rows, 128), x.rowTiles() * x.cols},
+                 x.elementType);
+  s.space = MemSpace::Sbuf;
+  s.pitch = x.cols;
+  s.rowOffset = s.colOffset = 0;
+  copyInto(s, x);
+  used += bytes;
+  peak = std::max(peak, used);
+  ownedBytes[arg] += bytes;
+  ++stats.inputsStaged;
+  placements[arg] = s;
+}
+
 Placement ProgramLowering::stagedInSbuf(const Placement &x, int64_t &budget) {
   const ::seam::rt::Profile *prof = tgt.profile;
   if (x.inSbuf() || x.rows <= 128 || !prof)
@@ -597,6 +618,25 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     p.pitch = cols;
     pl.bind(arg, p);
   }
+  // Activations a norm reads (a block's input in eager mode) are loaded
+  // whole before the first op: their DMAs then lead the queues instead of
+  // waiting behind the first op's weight stream (adaLN's modulation, 14 MB
+  // in a flux2-klein block), so the norm's statistics run while that
+  // stream lasts; only its affine step waits for the modulation.
+  if (anyCall)
+    for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+      if (isParam[i] || arg.use_empty() ||
+          !llvm::any_of(
+              arg.getUsers(),
+              [](Operation *u) { return isa<LayerNormOp, RmsNormOp>(u); }) ||
+          !llvm::all_of(arg.getUsers(), [&](Operation *u) {
+            return isa<LayerNormOp, RmsNormOp, AddOp, MulOp>(u) &&
+                   u->getOperand(0) == arg;
+          }))
+        continue;
+      pl.setLoc(arg.getLoc());
+      pl.stageArgument(arg);
+    }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (auto [i, v] : llvm::enumerate(ret.getOperands()))
     if (!isa<BlockArgument>(v))

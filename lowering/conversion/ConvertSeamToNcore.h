@@ -111,6 +111,8 @@ struct TargetInfo {
   X(kernelCalls, "kernel-calls", "Kernel calls inside programs")               \
   X(narrowInHbm, "narrow-in-hbm", "Tensors of few long rows placed in HBM")    \
   X(sbufResident, "sbuf-resident", "Intermediates kept in SBUF")               \
+  X(inputsStaged, "inputs-staged",                                             \
+    "Program inputs a norm reads, loaded whole before the first op")           \
   X(writtenToHbm, "written-to-hbm",                                            \
     "Results written to HBM tile by tile for readers that take HBM")           \
   X(concatInPlace, "concat-in-place",                                          \
@@ -125,6 +127,8 @@ struct TargetInfo {
     "Linears that handed Y^T to the next linear as its X^T")                   \
   X(normTransposes, "norm-xt",                                                 \
     "Norms that built the X^T of the linears reading them")                    \
+  X(normAffineInXt, "norm-affine-in-xt",                                       \
+    "layer_norms that applied gamma and beta in their X^T evacuations")        \
   X(interleaved, "interleaved",                                                \
     "Ops lowered inside another op's pipeline (InterleavedWork)")
 
@@ -224,6 +228,9 @@ public:
   /// `v` is returned, its columns of a concatenation (see concatInPlace),
   /// else SBUF when it fits the budget, else an HBM spill.
   Placement placeResult(Value v);
+  /// Loads the program argument `arg` (bound to its HBM tensor) whole into
+  /// SBUF, when it fits beside what is placed, and rebinds it there.
+  void stageArgument(Value arg);
   /// `v` is operand columns [col, col + n) of the column concatenation
   /// `concat`: placeResult(v) then places `concat` in SBUF (when it fits)
   /// and gives `v` its columns, so the producer writes there and the
@@ -380,9 +387,15 @@ int64_t kBlocksOf(int64_t k);
 /// engine (through the PSUM tiles tp[0], tp[1] alternately) into `xt`
 /// ([pk, kb * stride]): block j, X[rows, j::kb]^T, at free offset
 /// j * stride + r0. The layout lowerStreamed reads (ConvertLinear.cpp).
+/// With `gamma` (and `beta`), [pk, kb] tiles of one value per feature in the
+/// same split (feature p * kb + j at partition p, column j), each block is
+/// evacuated as block * gamma (+ beta): the features are on partitions
+/// there, so a per-feature affine is a per-partition tensor_scalar, in the
+/// pass the evacuation takes anyway.
 void transposeTileForLinear(ProgramLowering &pl, Value rows, int64_t p,
                             int64_t pk, int64_t kb, Value xt, int64_t stride,
-                            Index r0, Value tp[2]);
+                            Index r0, Value tp[2], Value gamma = {},
+                            Value beta = {});
 
 /// Lowers rope on one tile: out = x * cos + rotate_half(x) * sin with x, cos,
 /// sin, out all [p, d] SBUF tiles (shared by ConvertRope and ConvertAttention).

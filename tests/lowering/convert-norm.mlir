@@ -5,11 +5,18 @@
 // gamma/beta broadcast once, after the first tile's statistics (which do
 // not need them). The row tiles are software pipelined over two sets of
 // working tiles: the statistics of tile i + 1 are issued before the
-// scaling of tile i (with 3 tiles, no loop is left).
+// scaling of tile i (with 3 tiles, no loop is left). The program's input,
+// read by the norm, is loaded whole before anything else (a loop over the
+// two full row tiles, then the partial one).
 
 // CHECK-LABEL: ncore.program @prog_ln
 // CHECK-SAME: {ncore.role = "param"}
 // CHECK-SAME: {ncore.role = "param"}
+// CHECK: %[[XS:.+]] = ncore.alloc : <sbuf, 128x288xf32>
+// CHECK-NEXT: ncore.loop %{{.+}} trips 2 {
+// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x96xf32>, <hbm, 128x96xf32>
+// CHECK: }
+// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 44x96xf32>, <hbm, 44x96xf32>
 // CHECK-NOT: ncore.loop
 // Statistics of tile 0 (set 0).
 // CHECK: ncore.tensor_reduce add %[[S1:.+]], %[[X:.+]] : <sbuf, 128x1xf32>, <sbuf, 128x96xf32>
@@ -82,11 +89,21 @@ func.func private @prog_ln_bf16(%x: tensor<256x256xbf16>, %s: tensor<256xbf16>, 
 
 // A norm read only by a streamed linear builds the linear's X^T itself,
 // each row tile transposed (K = 192 = 96 x 2, two PSUM tiles) right after
-// it is scaled; the linear then transposes nothing.
+// it is normalised; the linear then transposes nothing. gamma goes where
+// the features are on partitions: one DMA puts it in the K split ([96, 2],
+// feature p * 2 + j at partition p, column j), and each block's evacuation
+// multiplies by its column. The row pass is (x - mean) * rstd, one
+// two-operation tensor_scalar.
 // CHECK-LABEL: ncore.program @prog_norm_xt
-// CHECK: ncore.scalar_tensor_tensor multiply
-// CHECK-NEXT: ncore.view %{{.+}} offsets #{{.+}} strides [1, 2]
-// CHECK-NEXT: ncore.transpose %{{.+}}, %{{.+}} : <psum, 96x128xf32>, <sbuf, 128x96xf32>
+// CHECK: ncore.dma_copy %[[G:.+]], %{{.+}} : <sbuf, 96x2xf32>, <hbm, 1x192xf32>
+// CHECK-NOT: scalar_tensor_tensor
+// CHECK: ncore.tensor_scalar add %[[N:.+]], %{{.+}}, %{{.+}} then multiply with %{{.+}} :
+// CHECK-NEXT: ncore.view %[[N]] offsets #{{.+}} strides [1, 2]
+// CHECK-NEXT: ncore.transpose %[[P:.+]], %{{.+}} : <psum, 96x128xf32>, <sbuf, 128x96xf32>
+// CHECK-NEXT: ncore.view
+// CHECK-NEXT: %[[GC:.+]] = ncore.view %[[G]]
+// CHECK-NEXT: ncore.tensor_scalar multiply %{{.+}}, %[[P]], %[[GC]] : !ncore.tile<sbuf, 96x128xf32>, !ncore.tile<psum, 96x128xf32>, !ncore.tile<sbuf, 96x1xf32>
+// CHECK-NOT: scalar_tensor_tensor
 // CHECK: ncore.matmul
 // CHECK-NOT: ncore.transpose
 // CHECK: }

@@ -605,41 +605,62 @@ TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
 TEST(ConvertNorm, NormBuildsTheLinearsTranspose) {
   // layer_norm read only by two linears: the norm builds their X^T row tile
   // by row tile (K = 192 = 96 x 2) and neither linear transposes; 300 rows
-  // (a partial tile). Both outputs against the double reference of the
-  // norm followed by the products.
+  // (a partial tile). gamma and beta are applied per feature in the
+  // transposes' evacuations (the remark says so): program inputs in HBM,
+  // or, with adaLN's offset (gamma + 1), gamma computed in SBUF (g * g, a
+  // row on one partition) and beta in HBM. Both outputs against the double
+  // reference of the norm followed by the products.
   const int64_t rows = 300, d = 192, n1 = 128, n2 = 256;
-  for (bool bf : {false, true}) {
-    std::string t = dt(bf);
-    auto ty = [&](int64_t a, int64_t b) {
-      return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" + t +
-             ">";
-    };
-    std::string v = "tensor<192x" + t + ">";
-    std::string src =
-        "func.func private @p(%x: " + ty(rows, d) + ", %g: " + v +
-        ", %b: " + v + ", %w1: " + ty(d, n1) + ", %w2: " + ty(d, n2) +
-        ") -> (" + ty(rows, n1) + ", " + ty(rows, n2) +
-        ") attributes {seam.program} {\n"
-        "  %n = seam.layer_norm %x scale %g bias %b {epsilon = 1.0e-5 : f64} "
-        ": (" +
-        ty(rows, d) + ", " + v + ", " + v + ") -> " + ty(rows, d) +
-        "\n  %a = seam.linear %n, %w1 : (" + ty(rows, d) + ", " + ty(d, n1) +
-        ") -> " + ty(rows, n1) + "\n  %c = seam.linear %n, %w2 : (" +
-        ty(rows, d) + ", " + ty(d, n2) + ") -> " + ty(rows, n2) +
-        "\n  return %a, %c : " + ty(rows, n1) + ", " + ty(rows, n2) + "\n}\n";
-    auto x = randomValues(rows * d, 21, bf, -2.0f, 3.0f),
-         g = randomValues(d, 22, bf, 0.5f, 1.5f), b = randomValues(d, 23, bf),
-         w1 = randomValues(d * n1, 24, bf), w2 = randomValues(d * n2, 25, bf);
-    ConvRun r = convertAndRun(src, "p", {x, g, b, w1, w2});
-    ASSERT_TRUE(r.ok) << r.error;
-    std::vector<double> nrm = normRef(x, rows, d, 1e-5, true, &g, &b);
-    double e1 = relL2(r.outputs[0], productRef(nrm, w1, rows, d, n1)),
-           e2 = relL2(r.outputs[1], productRef(nrm, w2, rows, d, n2));
-    report("layer_norm -> linear (X^T built by the norm)", bf, e1);
-    report("layer_norm -> second linear (X^T reused)", bf, e2);
-    EXPECT_LE(e1, bf ? 1e-2 : 1e-4);
-    EXPECT_LE(e2, bf ? 1e-2 : 1e-4);
-  }
+  for (bool adaLn : {false, true})
+    for (bool bf : {false, true}) {
+      std::string t = dt(bf);
+      auto ty = [&](int64_t a, int64_t b) {
+        return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" +
+               t + ">";
+      };
+      std::string v = "tensor<192x" + t + ">";
+      std::string src =
+          "func.func private @p(%x: " + ty(rows, d) + ", %g: " + v +
+          ", %b: " + v + ", %w1: " + ty(d, n1) + ", %w2: " + ty(d, n2) +
+          ") -> (" + ty(rows, n1) + ", " + ty(rows, n2) +
+          ") attributes {seam.program} {\n" +
+          (adaLn ? "  %h = seam.mul %g, %g : (" + v + ", " + v + ") -> " + v +
+                       "\n  %n = seam.layer_norm %x scale %h bias %b "
+                       "{epsilon = 1.0e-5 : f64, scale_offset = 1.0 : f64} "
+                 : std::string("  %n = seam.layer_norm %x scale %g bias %b "
+                               "{epsilon = 1.0e-5 : f64} ")) +
+          ": (" + ty(rows, d) + ", " + v + ", " + v + ") -> " + ty(rows, d) +
+          "\n  %a = seam.linear %n, %w1 : (" + ty(rows, d) + ", " + ty(d, n1) +
+          ") -> " + ty(rows, n1) + "\n  %c = seam.linear %n, %w2 : (" +
+          ty(rows, d) + ", " + ty(d, n2) + ") -> " + ty(rows, n2) +
+          "\n  return %a, %c : " + ty(rows, n1) + ", " + ty(rows, n2) + "\n}\n";
+      auto x = randomValues(rows * d, 21, bf, -2.0f, 3.0f),
+           g = randomValues(d, 22, bf, 0.5f, 1.5f), b = randomValues(d, 23, bf),
+           w1 = randomValues(d * n1, 24, bf), w2 = randomValues(d * n2, 25, bf);
+      ConvRun r = convertAndRun(src, "p", {x, g, b, w1, w2});
+      ASSERT_TRUE(r.ok) << r.error;
+      EXPECT_NE(r.remarks.find("builds the X^T of its 2 linear reader(s) (K "
+                               "= 96 x 2); gamma and beta applied per "
+                               "feature in the transposes' evacuations"),
+                std::string::npos)
+          << r.remarks;
+      std::vector<float> gh = g;
+      if (adaLn)
+        for (float &e : gh)
+          e = bf ? toBf16(e * e) : e * e; // as the program stores it
+      std::vector<double> nrm =
+          normRef(x, rows, d, 1e-5, true, &gh, &b, adaLn ? 1.0 : 0.0);
+      double e1 = relL2(r.outputs[0], productRef(nrm, w1, rows, d, n1)),
+             e2 = relL2(r.outputs[1], productRef(nrm, w2, rows, d, n2));
+      report(adaLn ? "layer_norm (1 + g) in SBUF -> linear (X^T built)"
+                   : "layer_norm -> linear (X^T built by the norm)",
+             bf, e1);
+      report(adaLn ? "layer_norm (1 + g) in SBUF -> second linear"
+                   : "layer_norm -> second linear (X^T reused)",
+             bf, e2);
+      EXPECT_LE(e1, bf ? 1e-2 : 1e-4);
+      EXPECT_LE(e2, bf ? 1e-2 : 1e-4);
+    }
 }
 
 TEST(ConvertElementwise, ActivationsAndBroadcast) {
