@@ -148,27 +148,31 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   bool affineInXt = xt && centre &&
                     (x->inSbuf() || x->elementType == rowType) &&
                     (!scale || g->rows == 1) && (!bias || bt->rows == 1);
+  // The columns: one DMA each (the [1, d] row read as [pk, kb] is the K
+  // split's order), gamma + offset in fp32 in one op that converts on the
+  // way. Built where broadcastAffine would be (after the first tile's
+  // statistics): an op waiting for a modulation computed just before
+  // would hold up the statistics queued behind it.
   Value gammaCol, betaCol;
-  if (affineInXt) {
-    auto column = [&](const Placement &v, Type et) {
+  auto buildColumns = [&] {
+    auto column = [&](const Placement &v) {
       Value col = pl.alloc(MemSpace::Sbuf, {pk, kb}, v.elementType);
       pl.dma(col, pl.window(v, 0, 1, zero, d));
-      if (et == v.elementType)
-        return col;
-      Value wide = pl.alloc(MemSpace::Sbuf, {pk, kb}, et);
-      pl.copy(wide, col);
-      return wide;
+      return col;
     };
     if (scale) {
-      // gamma + offset in fp32 (as broadcastAffine).
-      gammaCol = column(*g, scaleOffset != 0.0 ? f32 : g->elementType);
-      if (scaleOffset != 0.0)
-        pl.tensorScalar(ncore::AluOp::Add, gammaCol, gammaCol, scaleOffset);
+      gammaCol = column(*g);
+      if (scaleOffset != 0.0) {
+        Value wide = pl.alloc(MemSpace::Sbuf, {pk, kb}, f32);
+        pl.tensorScalar(ncore::AluOp::Add, wide, gammaCol, scaleOffset);
+        gammaCol = wide;
+      }
     }
     if (bias)
-      betaCol = column(*bt, bt->elementType);
+      betaCol = column(*bt);
+  };
+  if (affineInXt)
     ++pl.statistics().normAffineInXt;
-  }
   if (xt)
     decisionRemark(pl.target().remarks, op->getLoc())
         << "convert-seam-to-ncore: " << op->getName().stripDialect()
@@ -253,8 +257,8 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
         x->rows, 128,
         [&](Index r0, int64_t p, unsigned set) {
           stats(r0, p, set);
-          if (!affineBuilt && !affineInXt) {
-            broadcastAffine();
+          if (!affineBuilt) {
+            affineInXt ? buildColumns() : broadcastAffine();
             affineBuilt = true;
           }
         },
@@ -265,8 +269,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
                         : pl.view(work[set], {p, d}, {0, 0}));
         });
   } else {
-    if (!affineInXt)
-      broadcastAffine();
+    affineInXt ? buildColumns() : broadcastAffine();
     pl.forEachRowTile(x->rows, [&](Index r0, int64_t p) {
       scaleRows(r0, p, 0, stats(r0, p, 0));
     });
