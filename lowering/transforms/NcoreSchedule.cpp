@@ -402,14 +402,20 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   // when the writer's first iteration completes: loops pipeline; for one
   // outside when all of them have). Work queued earlier on an engine that
   // then waited for a Tensor-engine phase does not count against it (after
-  // it the Vector engine is as free as the others). Only the Tensor
-  // engine's writes set a time: with the vector engines' too, the flash
-  // attention kernel's software-pipelined softmax chain (producers later in
-  // the loop body than their readers) was mis-timed and 18% slower.
+  // it the Vector engine is as free as the others). Every engine's writes
+  // set a time, but a vector engine's (Vector, Scalar, GpSimd) only for
+  // readers outside the writer's loop: inside it, the flash attention
+  // kernel's software-pipelined softmax chain (producers later in the loop
+  // body than their readers) was mis-timed and 18% slower. Outside, a
+  // rope reading the q/k that a linear's evacuations wrote starts after
+  // them, on whichever engine is free then (with the Tensor engine's
+  // writes only, every such op looked ready at once on the engine idle
+  // during the linear, and all went to GpSimd).
   std::array<double, kEngines> load{};
   struct Ready {
     double first = 0, all = 0;
     Operation *loop = nullptr; ///< The writer's innermost loop.
+    bool vector = false;       ///< Written by a vector engine.
   };
   llvm::DenseMap<Value, Ready> readyAt;
   auto rootOf = [](Value v) -> Value {
@@ -433,6 +439,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
               continue;
             const Ready &w = it->second;
             bool inside = w.loop && w.loop->isAncestor(op);
+            if (inside && w.vector)
+              continue;
             inputsReady = std::max(inputsReady, inside ? w.first : w.all);
           }
     int64_t mult = 1;
@@ -482,10 +490,9 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     double start = std::max(l, inputsReady),
            one = estimateNs(inst, chosen, profile);
     l = start + mult * one;
-    if (chosen == Engine::Tensor)
-      if (Value r = rootOf(op->getOperand(0)))
-        readyAt[r] = {start + one, start + mult * one,
-                      op->getParentOfType<LoopOp>()};
+    if (Value r = rootOf(op->getOperand(0)))
+      readyAt[r] = {start + one, start + mult * one,
+                    op->getParentOfType<LoopOp>(), chosen != Engine::Tensor};
   });
 
   // 2. Instructions in program order with their footprints. (Reserved:

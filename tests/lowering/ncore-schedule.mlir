@@ -326,8 +326,34 @@ ncore.program @after_a_long_tensor_phase(%x: !ncore.tile<hbm, 128x512xbf16>) {
   ncore.tensor_copy %r, %acc : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<psum, 128x512xf32>
 }
 
+// -----
+
+// A vector engine's writes set a time for the readers after its loop: the
+// Vector engine copies row by row for a long loop, then two adds read the
+// result. With only the Tensor engine's writes timed, both looked ready at
+// once on GpSimd (idle during the loop) and went there; on the timeline
+// they start when the loop ends, where the Vector engine is as free as
+// GpSimd: one each (GpSimd first, its clock is the faster).
+// CHECK-LABEL: ncore.program @after_a_long_vector_loop
+// CHECK: ncore.loop
+// CHECK: }
+// CHECK: ncore.tensor_tensor add {{.+}} on gpsimd
+// CHECK: ncore.tensor_tensor add %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : !ncore.tile<sbuf
+ncore.program @after_a_long_vector_loop(%x: !ncore.tile<hbm, 128x512xf32>) {
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %b = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %o1 = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %o2 = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<hbm, 128x512xf32>
+  ncore.loop %i trips 1024 {
+    ncore.tensor_copy %b, %a on vector : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+  }
+  ncore.tensor_tensor add %o1, %b, %a : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+  ncore.tensor_tensor add %o2, %b, %a : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+}
+
 // STATS: ncore-schedule
-// STATS: 4 engine-moves
+// STATS: 5 engine-moves
 // STATS: 6 loop-carried-waits
 // STATS: signals
 // STATS: stores-on-sync
