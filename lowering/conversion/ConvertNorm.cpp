@@ -24,7 +24,11 @@
 // tile: the linear transposes nothing, and the transposes overlap the next
 // tiles' statistics instead of waiting for the whole norm. Not when a
 // linear independent of the norm comes before its first reader: the
-// Tensor engine then has that to do during the norm.
+// Tensor engine then has that to do during the norm. A layer_norm that
+// builds X^T applies gamma and beta there, where the features are on
+// partitions (per-partition scalars of the transposes' evacuations), and
+// its row pass is (x - mean) * rstd in one two-operation tensor_scalar:
+// sum, squares and normalise are its only passes over the row.
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"

@@ -537,7 +537,7 @@ SEAM_CONVERSION_STATS(SEAM_STAT_COUNTER)
 
 void ConversionStats::publish() const {
 #define SEAM_STAT_ADD(field, name, description) field##Counter += field;
-  SEAM_CONVERSION_STATS(SEAM_STAT_ADD)
+    SEAM_CONVERSION_STATS(SEAM_STAT_ADD)
 #undef SEAM_STAT_ADD
 }
 
@@ -621,8 +621,10 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
   // Activations a norm reads (a block's input in eager mode) are loaded
   // whole before the first op: their DMAs then lead the queues instead of
   // waiting behind the first op's weight stream (adaLN's modulation, 14 MB
-  // in a flux2-klein block), so the norm's statistics run while that
-  // stream lasts; only its affine step waits for the modulation.
+  // in a flux2-klein block), and the norm and the residual add read them
+  // from SBUF. (The norm's statistics could then run during that stream,
+  // but the Scalar engine's queue holds the modulation's evacuation ahead
+  // of them.)
   if (anyCall)
     for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
       if (isParam[i] || arg.use_empty() ||

@@ -606,10 +606,11 @@ TEST(ConvertNorm, NormBuildsTheLinearsTranspose) {
   // layer_norm read only by two linears: the norm builds their X^T row tile
   // by row tile (K = 192 = 96 x 2) and neither linear transposes; 300 rows
   // (a partial tile). gamma and beta are applied per feature in the
-  // transposes' evacuations (the remark says so): program inputs in HBM,
-  // or, with adaLN's offset (gamma + 1), gamma computed in SBUF (g * g, a
-  // row on one partition) and beta in HBM. Both outputs against the double
-  // reference of the norm followed by the products.
+  // transposes' evacuations (the remark says so): x, gamma and beta
+  // program inputs in HBM (x's rows DMA'd into the norm's work tiles), or,
+  // with adaLN's offset (gamma + 1), x and gamma computed in SBUF (x + x,
+  // and g * g, a row on one partition) and beta in HBM. Both outputs against
+  // the double reference of the norm followed by the products.
   const int64_t rows = 300, d = 192, n1 = 128, n2 = 256;
   for (bool adaLn : {false, true})
     for (bool bf : {false, true}) {
@@ -625,7 +626,9 @@ TEST(ConvertNorm, NormBuildsTheLinearsTranspose) {
           ") -> (" + ty(rows, n1) + ", " + ty(rows, n2) +
           ") attributes {seam.program} {\n" +
           (adaLn ? "  %h = seam.mul %g, %g : (" + v + ", " + v + ") -> " + v +
-                       "\n  %n = seam.layer_norm %x scale %h bias %b "
+                       "\n  %x2 = seam.add %x, %x : (" + ty(rows, d) + ", " +
+                       ty(rows, d) + ") -> " + ty(rows, d) +
+                       "\n  %n = seam.layer_norm %x2 scale %h bias %b "
                        "{epsilon = 1.0e-5 : f64, scale_offset = 1.0 : f64} "
                  : std::string("  %n = seam.layer_norm %x scale %g bias %b "
                                "{epsilon = 1.0e-5 : f64} ")) +
@@ -648,8 +651,12 @@ TEST(ConvertNorm, NormBuildsTheLinearsTranspose) {
       if (adaLn)
         for (float &e : gh)
           e = bf ? toBf16(e * e) : e * e; // as the program stores it
+      std::vector<float> xin = x;
+      if (adaLn)
+        for (float &e : xin)
+          e *= 2.0f; // exact in bf16 too
       std::vector<double> nrm =
-          normRef(x, rows, d, 1e-5, true, &gh, &b, adaLn ? 1.0 : 0.0);
+          normRef(xin, rows, d, 1e-5, true, &gh, &b, adaLn ? 1.0 : 0.0);
       double e1 = relL2(r.outputs[0], productRef(nrm, w1, rows, d, n1)),
              e2 = relL2(r.outputs[1], productRef(nrm, w2, rows, d, n2));
       report(adaLn ? "layer_norm (1 + g) in SBUF -> linear (X^T built)"
