@@ -157,23 +157,23 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   // way. Built where broadcastAffine would be (after the first tile's
   // statistics): an op waiting for a modulation computed just before
   // would hold up the statistics queued behind it.
-  Value gammaCol, betaCol;
+  // (The tiles are allocated here, with the norm's other working tiles.)
+  Value gammaCol, betaCol, gammaIn;
+  if (affineInXt && scale) {
+    gammaIn = pl.alloc(MemSpace::Sbuf, {pk, kb}, g->elementType);
+    gammaCol =
+        scaleOffset != 0.0 ? pl.alloc(MemSpace::Sbuf, {pk, kb}, f32) : gammaIn;
+  }
+  if (affineInXt && bias)
+    betaCol = pl.alloc(MemSpace::Sbuf, {pk, kb}, bt->elementType);
   auto buildColumns = [&] {
-    auto column = [&](const Placement &v) {
-      Value col = pl.alloc(MemSpace::Sbuf, {pk, kb}, v.elementType);
-      pl.dma(col, pl.window(v, 0, 1, zero, d));
-      return col;
-    };
     if (scale) {
-      gammaCol = column(*g);
-      if (scaleOffset != 0.0) {
-        Value wide = pl.alloc(MemSpace::Sbuf, {pk, kb}, f32);
-        pl.tensorScalar(ncore::AluOp::Add, wide, gammaCol, scaleOffset);
-        gammaCol = wide;
-      }
+      pl.dma(gammaIn, pl.window(*g, 0, 1, zero, d));
+      if (scaleOffset != 0.0)
+        pl.tensorScalar(ncore::AluOp::Add, gammaCol, gammaIn, scaleOffset);
     }
     if (bias)
-      betaCol = column(*bt);
+      pl.dma(betaCol, pl.window(*bt, 0, 1, zero, d));
   };
   if (affineInXt)
     ++pl.statistics().normAffineInXt;
