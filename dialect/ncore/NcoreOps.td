@@ -372,6 +372,15 @@ def Ncore_DmaCopyOp : Ncore_InstOp<"dma_copy"> {
   let assemblyFormat = [{
     $dst `,` $src (`on` $engine^)? attr-dict `:` type($dst) `,` type($src)
   }];
+  let extraClassDeclaration = [{
+    /// A store: an on-chip source written to HBM (its readers wait for it;
+    /// ncore-schedule gives stores their own trigger queue, ncore-split-dma
+    /// cuts them finer).
+    bool isStore() {
+      return !::llvm::cast<TileType>(getDst().getType()).isOnChip() &&
+             ::llvm::cast<TileType>(getSrc().getType()).isOnChip();
+    }
+  }];
 }
 
 def Ncore_TensorCopyOp : Ncore_InstOp<"tensor_copy"> {

@@ -559,11 +559,14 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
     };
     RowOperand rowOperands[2] = {{bias}, {scale}};
     Value yStage[2];
+    int64_t stageCols = plan.storeAfter ? n : ns;
     if (!y.inSbuf() && rows > 1)
       for (unsigned i = 0; i < (plan.storeAfter ? 1 : 2); ++i)
-        yStage[i] = pl.alloc(MemSpace::Sbuf,
-                             {p0, plan.groupTiles * (plan.storeAfter ? n : ns)},
+        yStage[i] = pl.alloc(MemSpace::Sbuf, {p0, plan.groupTiles * stageCols},
                              y.elementType);
+    auto stagedY = [&](unsigned i) {
+      return Placement::sbufMatrix(yStage[i], gRows, stageCols, y.elementType);
+    };
     for (RowOperand &r : rowOperands) {
       if (!r.row)
         continue;
@@ -598,24 +601,16 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
       Placement out = y;
       Index outRow0 = gRow0, outCol0 = s0;
       if (yStage[0]) {
-        out.root = yStage[plan.storeAfter ? 0 : slabPar];
-        out.space = MemSpace::Sbuf;
-        out.rows = gRows;
-        out.cols = out.pitch = plan.storeAfter ? n : ns;
-        out.rowOffset = out.colOffset = 0;
+        out = stagedY(plan.storeAfter ? 0 : slabPar);
         outRow0 = Index(0);
         if (!plan.storeAfter)
           outCol0 = Index(0);
       }
       for (RowOperand &r : rowOperands) {
         if (r.inHbm) {
-          Placement staged = *r.row;
-          staged.root = r.staged[slabPar];
-          staged.space = MemSpace::Sbuf;
-          staged.rows = 1;
-          staged.cols = staged.pitch = ns;
-          staged.rowOffset = staged.colOffset = 0;
-          pl.broadcastRow(staged, 0, cols, p0, r.bcast[slabPar]);
+          pl.broadcastRow(Placement::sbufMatrix(r.staged[slabPar], 1, ns,
+                                                r.row->elementType),
+                          0, cols, p0, r.bcast[slabPar]);
         } else if (r.row) {
           pl.broadcastRow(*r.row, s0, cols, p0, r.bcast[slabPar]);
         }
@@ -662,12 +657,7 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
     };
     pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
     if (yStage[0] && plan.storeAfter) {
-      Placement staged = y;
-      staged.root = yStage[0];
-      staged.space = MemSpace::Sbuf;
-      staged.rows = gRows;
-      staged.cols = staged.pitch = n;
-      staged.rowOffset = staged.colOffset = 0;
+      Placement staged = stagedY(0);
       pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
         pl.dma(pl.window(y, t0 + gRow0, p, 0, n),
                pl.window(staged, t0, p, 0, n));

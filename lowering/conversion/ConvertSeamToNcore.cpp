@@ -370,19 +370,23 @@ void ProgramLowering::stageArgument(Value arg) {
   if (x.inSbuf() || x.rows < kNarrowRows ||
       used + bytes > tgt.sbufPartitionBytes - tgt.workingBytes)
     return;
-  Placement s = x;
-  s.root = alloc(MemSpace::Sbuf,
-                 {std::min<int64_t>(x.rows, 128), x.rowTiles() * x.cols},
-                 x.elementType);
-  s.space = MemSpace::Sbuf;
-  s.pitch = x.cols;
-  s.rowOffset = s.colOffset = 0;
-  copyInto(s, x);
+  Placement s = copiedToSbuf(x);
   used += bytes;
   peak = std::max(peak, used);
   ownedBytes[arg] += bytes;
   ++stats.inputsStaged;
   placements[arg] = s;
+}
+
+Placement ProgramLowering::copiedToSbuf(const Placement &x) {
+  Placement s = x;
+  s.root = alloc(MemSpace::Sbuf, {x.partitions(), x.rowTiles() * x.cols},
+                 x.elementType);
+  s.space = MemSpace::Sbuf;
+  s.pitch = x.cols;
+  s.rowOffset = s.colOffset = 0;
+  copyInto(s, x);
+  return s;
 }
 
 Placement ProgramLowering::stagedInSbuf(const Placement &x, int64_t &budget) {
@@ -396,12 +400,7 @@ Placement ProgramLowering::stagedInSbuf(const Placement &x, int64_t &budget) {
       total > std::max<int64_t>(1, prof->dmaEngines) * kTargetPieceBytes)
     return x;
   budget -= bytes;
-  Placement s = x;
-  s.root = alloc(MemSpace::Sbuf, {128, x.rowTiles() * x.cols}, x.elementType);
-  s.space = MemSpace::Sbuf;
-  s.pitch = x.cols;
-  s.rowOffset = s.colOffset = 0;
-  copyInto(s, x);
+  Placement s = copiedToSbuf(x);
   noteWorkingBytes(bytes);
   return s;
 }

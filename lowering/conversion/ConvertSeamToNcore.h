@@ -77,6 +77,20 @@ struct Placement {
   bool isContiguous() const { return pitch == cols && colOffset == 0; }
   int64_t partitions() const { return std::min<int64_t>(rows, 128); }
   int64_t rowTiles() const { return (rows + 127) / 128; }
+
+  /// A [rows, cols] matrix of `elementType` over the SBUF tile `root`
+  /// ([P, T * cols]: row tile t at t * cols), from its first element.
+  static Placement sbufMatrix(Value root, int64_t rows, int64_t cols,
+                              Type elementType) {
+    Placement p;
+    p.root = root;
+    p.space = MemSpace::Sbuf;
+    p.elementType = elementType;
+    p.shape = {rows, cols};
+    p.rows = rows;
+    p.cols = p.pitch = cols;
+    return p;
+  }
 };
 
 /// The shape of a ranked tensor value (rank 0 is [1]).
@@ -284,6 +298,9 @@ public:
                      Value into = {});
   /// Copies the whole of `src` into `dst` (same rows x cols).
   void copyInto(const Placement &dst, const Placement &src);
+  /// A fresh SBUF placement ([P, T * cols], row tile t at t * cols) holding
+  /// a copy of `x` (no budget accounting: the callers' own).
+  Placement copiedToSbuf(const Placement &x);
   /// `x` itself, or, when `x` is in HBM, small (at most one 64 KiB piece per
   /// DMA queue in all) and a copy in SBUF fits `budget` bytes per partition
   /// (taken from it), that copy: every row tile DMA'd in one loop issued

@@ -397,8 +397,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
 
   // 1. Engines: a movable instruction goes to the engine where it would
   // finish first on an estimated timeline: each engine in order, an
-  // instruction starting when its engine is free and the tiles the Tensor
-  // engine wrote for it are written (for a reader inside the writer's loop
+  // instruction starting when its engine is free and the tiles it reads are
+  // written (for a reader inside the writer's loop
   // when the writer's first iteration completes: loops pipeline; for one
   // outside when all of them have). Work queued earlier on an engine that
   // then waited for a Tensor-engine phase does not count against it (after
@@ -455,9 +455,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       // engine's, stores on the Sync engine's. A store waits for the compute
       // that produced its tile; in one in-order queue it would hold up every
       // load behind it, the next op's weights included.
-      if (!pinned &&
-          cast<TileType>(dma.getDst().getType()).getSpace() == MemSpace::Hbm &&
-          cast<TileType>(dma.getSrc().getType()).isOnChip()) {
+      if (!pinned && dma.isStore()) {
         chosen = Engine::Sync;
         inst.setExecutionEngine(chosen);
         ++numStores;

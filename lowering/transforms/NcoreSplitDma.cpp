@@ -73,11 +73,8 @@ public:
     int64_t maxPieces = std::max<int64_t>(1, profile.dmaEngines);
     SmallVector<DmaCopyOp> dmas;
     getOperation()->walk([&](DmaCopyOp op) { dmas.push_back(op); });
-    for (DmaCopyOp op : dmas) {
-      bool store = !cast<TileType>(op.getDst().getType()).isOnChip() &&
-                   cast<TileType>(op.getSrc().getType()).isOnChip();
-      split(op, store ? minStorePiece : minPiece, maxPieces);
-    }
+    for (DmaCopyOp op : dmas)
+      split(op, op.isStore() ? minStorePiece : minPiece, maxPieces);
   }
 
 private:

@@ -123,6 +123,14 @@ ConvRun convertAndRun(const std::string &source, const std::string &name,
 
 std::string dt(bool bf) { return bf ? "bf16" : "f32"; }
 
+/// "tensor<d0xd1x...xf32>" (or bf16).
+std::string tensorType(std::initializer_list<int64_t> dims, bool bf) {
+  std::string r = "tensor<";
+  for (int64_t d : dims)
+    r += std::to_string(d) + "x";
+  return r + dt(bf) + ">";
+}
+
 void report(const char *what, bool bf, double err) {
   std::cout << "[convert] " << what << " " << dt(bf) << " rel-L2 " << err
             << "\n";
@@ -283,10 +291,7 @@ TEST(ConvertLinear, BiasPartialTilesKRemainder) {
     for (bool bf : {false, true}) {
       std::string t = dt(bf);
       auto ty = [&](std::initializer_list<int64_t> dims) {
-        std::string r = "tensor<";
-        for (int64_t d : dims)
-          r += std::to_string(d) + "x";
-        return r + t + ">";
+        return tensorType(dims, bf);
       };
       std::string xt = ty({1, c.m, c.k}), wt = ty({c.k, c.n}), bt = ty({c.n}),
                   yt = ty({1, c.m, c.n});
@@ -389,10 +394,7 @@ TEST(ConvertLinear, SecondLinearOfAnInputReusesItsTranspose) {
   const int64_t m = 256, k = 192, n1 = 128, n2 = 320;
   for (bool bf : {false, true}) {
     std::string t = dt(bf);
-    auto ty = [&](int64_t a, int64_t b) {
-      return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" + t +
-             ">";
-    };
+    auto ty = [&](int64_t a, int64_t b) { return tensorType({a, b}, bf); };
     std::string src =
         "func.func private @p(%x: " + ty(m, k) + ", %w1: " + ty(k, n1) +
         ", %w2: " + ty(k, n2) + ") -> (" + ty(m, n1) + ", " + ty(m, n2) +
@@ -437,10 +439,7 @@ TEST(ConvertLinear, FirstLinearHandsItsTransposeToTheSecond) {
   for (bool bf : {false, true})
     for (bool biasAct : {false, true}) {
       std::string t = dt(bf);
-      auto ty = [&](int64_t a, int64_t b) {
-        return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" +
-               t + ">";
-      };
+      auto ty = [&](int64_t a, int64_t b) { return tensorType({a, b}, bf); };
       auto vec = [&](int64_t a) {
         return "tensor<" + std::to_string(a) + "x" + t + ">";
       };
@@ -539,14 +538,9 @@ TEST(ConvertLinear, ResultStagedAndStoredToHbm) {
   for (const Case &c : cases)
     for (bool bf : {false, true}) {
       std::string t = dt(bf);
-      auto ty = [&](const std::string &shape) {
-        return "tensor<" + shape + "x" + t + ">";
-      };
-      std::string xt = ty("1x" + std::to_string(c.m) + "x" +
-                          std::to_string(c.k)),
-                  wt = ty(std::to_string(c.k) + "x" + std::to_string(c.n)),
-                  yt = ty("1x" + std::to_string(c.m) + "x" +
-                          std::to_string(c.n));
+      std::string xt = tensorType({1, c.m, c.k}, bf),
+                  wt = tensorType({c.k, c.n}, bf),
+                  yt = tensorType({1, c.m, c.n}, bf);
       std::string src = "func.func private @p(%x: " + xt + ", %w: " + wt +
                         ") -> " + yt + " attributes {seam.program} {\n" +
                         "  %y = seam.linear %x, %w : (" + xt + ", " + wt +
@@ -615,10 +609,7 @@ TEST(ConvertNorm, NormBuildsTheLinearsTranspose) {
   for (bool adaLn : {false, true})
     for (bool bf : {false, true}) {
       std::string t = dt(bf);
-      auto ty = [&](int64_t a, int64_t b) {
-        return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" +
-               t + ">";
-      };
+      auto ty = [&](int64_t a, int64_t b) { return tensorType({a, b}, bf); };
       std::string v = "tensor<192x" + t + ">";
       std::string src =
           "func.func private @p(%x: " + ty(rows, d) + ", %g: " + v +
@@ -1003,10 +994,7 @@ TEST(ConvertAttention, RunsAnIndependentLinearBetweenItsSteps) {
   for (bool viaNorm : {false, true})
     for (bool bf : {false, true}) {
       std::string t = dt(bf);
-      auto ty = [&](int64_t a, int64_t b) {
-        return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "x" +
-               t + ">";
-      };
+      auto ty = [&](int64_t a, int64_t b) { return tensorType({a, b}, bf); };
       std::string hs = "tensor<1x3x768x64x" + t + ">";
       std::string vec = "tensor<192x" + t + ">";
       std::string src =
