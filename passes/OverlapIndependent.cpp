@@ -39,6 +39,19 @@ using namespace mlir::seam;
 
 namespace {
 
+/// Rows (tokens) from which a bf16 linear's matmuls take well over its
+/// weight's DMA time: per weight element, 2 x rows FLOPs at 128 x 128 x 2 x
+/// 2.4 GHz against 2 bytes at 16 x 23 GB/s (trn2, hardware.md) is
+/// rows / 213; at 512 rows, 2.4x.
+constexpr int64_t kHostRows = 512;
+
+int64_t rowsOf(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape() || t.getRank() == 0)
+    return 1;
+  return t.getNumElements() / t.getShape().back();
+}
+
 struct OverlapIndependentPass
     : public seam::impl::SeamOverlapIndependentBase<OverlapIndependentPass> {
   using SeamOverlapIndependentBase::SeamOverlapIndependentBase;
@@ -46,6 +59,11 @@ struct OverlapIndependentPass
                        "Argument-only ops moved next to an earlier norm"};
   PassCounter numAnchors{"seam-overlap-independent", "norms-overlapped",
                          "Norms that argument-only work was moved behind"};
+  PassCounter numHosts{"seam-overlap-independent", "attentions-hosting",
+                       "Matvecs moved before an attention to run inside it"};
+  PassCounter numLinearHosts{
+      "seam-overlap-independent", "linears-hosting",
+      "Matvecs moved before a linear of many rows to stream with it"};
 
   void runOnOperation() override {
     for (Block &block : getOperation().getBody())
@@ -104,12 +122,125 @@ struct OverlapIndependentPass
     for (Operation *op : ops)
       if (isa<LayerNormOp>(op))
         norms.push_back(op);
+    // Attentions that can take an argument-only matvec as their guest (see
+    // the lowering's InterleavedWork): the lowering pairs an attention with
+    // the nearest earlier linear (not past another attention) whose results
+    // are all read after it. One whose stretch already holds such a linear
+    // of the tokens (the single-stream block's MLP projection, which fills
+    // the Tensor engine better) is not offered.
+    SmallVector<Operation *> freeHosts;
+    llvm::DenseSet<Operation *> attentionGuests;
+    {
+      Operation *prevHost = nullptr;
+      for (Operation *op : ops) {
+        auto attn = dyn_cast<AttentionOp>(op);
+        if (!attn)
+          continue;
+        bool taken = false;
+        for (Operation *p = attn->getPrevNode(); p && p != prevHost;
+             p = p->getPrevNode())
+          if (isa<LinearOp>(p) && !argOnly.contains(p) &&
+              llvm::all_of(p->getUsers(), [&](Operation *u) {
+                Operation *a = block.findAncestorOpInBlock(*u);
+                return a && attn->isBeforeInBlock(a);
+              })) {
+            taken = true;
+            attentionGuests.insert(p);
+          }
+        if (!taken)
+          freeHosts.push_back(attn);
+        prevHost = attn;
+      }
+    }
+    llvm::DenseSet<Operation *> linearHosts;
+    DenseMap<Operation *, Operation *> hostOf;
+    llvm::DenseSet<Operation *> atUse;
     // Move in program order: an op's operands are placed before it.
     DenseMap<Operation *, Operation *> lastPlacedAfter;
     for (Operation *op : ops) {
       if (!argOnly.contains(op))
         continue;
       int64_t use = firstUse.lookup(op);
+      // A matvec streaming a weight argument goes just before the last free
+      // attention before its first use: the attention's pipeline runs it
+      // slab by slab between its own steps, its DMA queues being idle
+      // otherwise. Its argument-only readers then follow the norm rule
+      // below (they come after the attention).
+      auto lin = dyn_cast<LinearOp>(op);
+      if (lin && !lin.getBias() && !lin.getScale() &&
+          isa<BlockArgument>(lin.getWeight())) {
+        Operation *host = nullptr;
+        for (Operation *h : freeHosts)
+          if (pos.lookup(h) < use)
+            host = h;
+        if (host && llvm::all_of(op->getOperands(), [&](Value v) {
+              Operation *d = v.getDefiningOp();
+              return !d || d->isBeforeInBlock(host);
+            })) {
+          op->moveBefore(host);
+          hostOf[op] = host;
+          llvm::erase(freeHosts, host);
+          ++numMoved;
+          ++numHosts;
+          decisionRemark(remarks, op->getLoc())
+              << "seam-overlap-independent: " << op->getName()
+              << " moved before the attention at " << host->getLoc()
+              << ": it depends only on the program's arguments, and the "
+                 "attention's pipeline can run its matmuls between its own "
+                 "steps while its DMA queues, otherwise idle, stream the "
+                 "weight";
+          continue;
+        }
+        // Else just before the last linear of many tokens before the first
+        // use: its matmuls take several times its weight's DMA time, and
+        // the matvec's weight streams in that slack, slab by slab with the
+        // linear's (the lowering's choice; it lowers the matvec after the
+        // linear when their slabs do not fit together).
+        Operation *linHost = nullptr;
+        for (Operation *l : ops) {
+          if (pos.lookup(l) >= use)
+            break;
+          auto candidate = dyn_cast<LinearOp>(l);
+          if (candidate && !argOnly.contains(l) &&
+              !attentionGuests.contains(l) && !linearHosts.contains(l) &&
+              rowsOf(candidate.getInput()) >= kHostRows)
+            linHost = l;
+        }
+        if (linHost && llvm::all_of(op->getOperands(), [&](Value v) {
+              Operation *d = v.getDefiningOp();
+              return !d || d->isBeforeInBlock(linHost);
+            })) {
+          op->moveBefore(linHost);
+          hostOf[op] = linHost;
+          linearHosts.insert(linHost);
+          ++numMoved;
+          ++numLinearHosts;
+          decisionRemark(remarks, op->getLoc())
+              << "seam-overlap-independent: " << op->getName()
+              << " moved before the linear at " << linHost->getLoc()
+              << ": it depends only on the program's arguments, and that "
+                 "linear's matmuls leave its DMA queues room for this "
+                 "weight";
+          continue;
+        }
+      }
+      // The readers of a matvec moved before its host (its all_gather, and
+      // their views) go just before their first use: the lowering requires a
+      // guest's readers after its host, and there the collective engine
+      // takes them after the collectives of the host's block (the
+      // all_reduce the next norm waits for), not before.
+      if (use < int64_t(ops.size()) && llvm::any_of(
+                                           op->getOperands(),
+                                           [&](Value v) {
+                                             Operation *d = v.getDefiningOp();
+                                             return hostOf.count(d) ||
+                                                    atUse.contains(d);
+                                           })) {
+        op->moveBefore(ops[use]);
+        atUse.insert(op);
+        ++numMoved;
+        continue;
+      }
       // The last norm before the first use.
       Operation *anchor = nullptr;
       for (Operation *n : norms)

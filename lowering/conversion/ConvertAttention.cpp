@@ -478,6 +478,8 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
       pl.forRange(nHeads - 1, [&](Index h) { head(h, true, 0, false, false); });
     }
     head(Index(nHeads - 1), false, 0, false, false);
+    if (guest && guest->finish)
+      guest->finish();
   } else {
     pl.forRange(batch * kvHeads, [&](Index bk) {
       prepareKv(bk, zero);

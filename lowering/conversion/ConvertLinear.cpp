@@ -125,9 +125,38 @@ int64_t piecesOf(int64_t bytes, int64_t partitions, int64_t queues,
   return k;
 }
 
+/// A one-row guest (see interleaveMatvec) a streamed linear would run
+/// between its slabs: its 128-column output blocks are split evenly over
+/// the host's slabs, two of its own slabs resident beside the host's.
+struct GuestFit {
+  int64_t blocks = 0;        ///< N / 128 of the guest
+  int64_t bytesPerBlock = 0; ///< per partition, one block of its slab
+  int64_t fixedBytes = 0;    ///< its X^T column and output row
+};
+
+/// The fit of `o` as a one-row guest of a streamed linear, or nullopt when
+/// it is not a matvec interleaveMatvec can split.
+std::optional<GuestFit> matvecGuestFit(ProgramLowering &pl, Operation *o) {
+  auto op = dyn_cast_or_null<LinearOp>(o);
+  if (!op || op.getBias() || op.getScale())
+    return std::nullopt;
+  FailureOr<Placement> x = pl.get(op.getInput(), op),
+                       w = pl.get(op.getWeight(), op);
+  if (failed(x) || failed(w) || x->rows != 1 || w->rows != x->cols ||
+      w->elementType != x->elementType || w->inSbuf() || !w->isContiguous() ||
+      w->rowOffset != 0 || !matvecTransposed(*x, w->cols, false))
+    return std::nullopt;
+  int64_t kb = kBlocksOf(x->cols);
+  if (kb == 0)
+    return std::nullopt;
+  int64_t eb = x->elementType.isBF16() ? 2 : 4;
+  return GuestFit{w->cols / 128, kb * 128 * eb, kb * eb + (w->cols / 128) * eb};
+}
+
 std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
                                      const Placement &w, const Placement &y,
-                                     int64_t rowOperands) {
+                                     int64_t rowOperands,
+                                     const GuestFit *guest = nullptr) {
   const ::seam::rt::Profile *prof = pl.target().profile;
   if (!prof || w.inSbuf() || !w.isContiguous() || w.rowOffset != 0)
     return std::nullopt;
@@ -186,6 +215,14 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
     widths.push_back(ns);
   widths.push_back(n);
   for (int64_t ns : widths) {
+    // With a guest: whole slabs, as many as divide its blocks evenly.
+    int64_t guestBytes = 0;
+    if (guest) {
+      if (n % ns || guest->blocks % (n / ns))
+        continue;
+      guestBytes = 2 * (guest->blocks / (n / ns)) * guest->bytesPerBlock +
+                   guest->fixedBytes;
+    }
     int64_t slabBytes = kb * ns * eb; // per partition
     // Two slab buffers, the loaded X tile, a broadcast bias per buffer.
     int64_t fixedBytes = 2 * slabBytes + 2 * xLoad + 2 * rowOperands * ns * eb;
@@ -196,8 +233,8 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
     // columns (see storeAfter).
     if (yToHbm)
       perTile += storeAfter ? n * eb : 2 * ns * eb;
-    int64_t g = (budget - fixedBytes) / perTile;
-    if (g < 1)
+    int64_t g = (budget - fixedBytes - guestBytes) / perTile;
+    if (g < 1 || (guest && g < rowTiles))
       continue;
     g = std::min(g, rowTiles);
     LinearPlan plan;
@@ -498,10 +535,13 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
                    const Placement &x, const Placement &w, const Placement &y,
                    const std::optional<Placement> &bias,
                    const std::optional<Placement> &scale,
-                   std::optional<ncore::ActFunc> act) {
+                   std::optional<ncore::ActFunc> act,
+                   std::optional<InterleavedWork> guest = std::nullopt) {
   Value input = op.getInput();
   if (matvecTransposed(x, w.cols, bias || scale))
     return lowerMatvec(pl, plan, x, w, y, act);
+  assert((!guest || (plan.groups == 1 && w.cols % plan.slabCols == 0)) &&
+         "a guest runs in the slabs of one pass over W");
   int64_t k = x.cols, n = w.cols, rows = x.rows;
   int64_t pk = plan.pk, kb = plan.kb, ns = plan.slabCols;
   Type et = x.elementType;
@@ -588,6 +628,8 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
         if (r.inHbm)
           pl.dma(pl.view(r.staged[par], {1, cols}, {0, 0}),
                  pl.window(*r.row, 0, 1, s0, cols));
+      if (guest)
+        guest->load(s0.floorDiv(ns), par);
     };
     auto computeSlab = [&](Index s0, int64_t cols, unsigned slabPar) {
       Value buffer = slabs[slabPar];
@@ -649,6 +691,10 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
                                    [&](Index t0, int64_t p, unsigned par) {
                                      block(t0, p, 0, cols, par);
                                    });
+      // The guest's unit of this slab: its matmuls follow the slab's, its
+      // next slab was loaded with this one's successor.
+      if (guest)
+        guest->step(s0.floorDiv(ns), Index(0), slabPar);
       if (yStage[0] && !plan.storeAfter)
         pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
           pl.dma(pl.window(y, t0 + gRow0, p, s0, cols),
@@ -656,6 +702,8 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
         });
     };
     pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
+    if (guest && guest->finish)
+      guest->finish();
     if (yStage[0] && plan.storeAfter) {
       Placement staged = stagedY(0);
       pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
@@ -779,14 +827,36 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
     return success();
   }
   Placement y = pl.placeResult(op.getResult());
-  std::optional<LinearPlan> plan =
-      planLinear(pl, *x, *w, y, int64_t(bias.has_value()) + scale.has_value());
+  int64_t rowOperands = int64_t(bias.has_value()) + scale.has_value();
+  std::optional<LinearPlan> plan = planLinear(pl, *x, *w, y, rowOperands);
   // An earlier linear of this input left its X^T of every row resident: one
   // pass over W, whatever SBUF the plan saw left.
   if (plan && plan->groups > 1 && pl.derivedTile(op.getInput(), plan->kb)) {
     plan->groupTiles = x->rowTiles();
     plan->groups = 1;
   }
+  // A one-row guest (adaLN's modulation, moved here by
+  // seam-overlap-independent): its weight streams slab by slab with this
+  // linear's, its matmuls follow each slab's. Only when the Tensor engine
+  // bounds this linear (its DMA queues have room) and a plan of one pass
+  // over W has slabs that split the guest evenly; else the driver lowers
+  // the guest after this linear.
+  std::optional<InterleavedWork> guest;
+  if (plan && x->rows > 1 && plan->teNs > plan->dmaNs && pl.hasPendingGuest() &&
+      !matvecTransposed(*x, n, rowOperands > 0))
+    if (std::optional<GuestFit> fit = matvecGuestFit(pl, pl.pendingGuestOp())) {
+      std::optional<LinearPlan> hosting =
+          planLinear(pl, *x, *w, y, rowOperands, &*fit);
+      if (hosting && hosting->groups == 1) {
+        FailureOr<std::optional<InterleavedWork>> taken =
+            pl.takeGuest(n / hosting->slabCols, 1, hosting->workingBytes);
+        if (failed(taken))
+          return failure();
+        guest = std::move(*taken);
+        if (guest)
+          plan = hosting;
+      }
+    }
   if (!plan && kBlocksOf(k) &&
       x->root == pl.derivedTile(op.getInput(), kBlocksOf(k)))
     return op.emitOpError()
@@ -825,7 +895,7 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
         : plan->storeAfter         ? "; Y to HBM after the last slab"
                                    : "; Y to HBM slab by slab");
   }
-  lowerStreamed(pl, *plan, op, *x, *w, y, bias, scale, act);
+  lowerStreamed(pl, *plan, op, *x, *w, y, bias, scale, act, std::move(guest));
   return success();
 }
 
@@ -834,6 +904,92 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
 bool linearCanBeGuest(Operation *o) {
   auto op = cast<LinearOp>(o);
   return !op.getBias() && !op.getScale() && isa<BlockArgument>(op.getWeight());
+}
+
+/// A matvec (one row, see matvecTransposed) as a guest: group g is W's
+/// columns [g * N / groups, (g + 1) * N / groups) (one slab, one DMA) and
+/// unit (g, s) computes N / groups / steps of its 128-column output blocks,
+/// each on partitions as lowerMatvec does (one PSUM column per block, so a
+/// group's [128, nbs] outputs in row-major order are Y's columns in order).
+/// Its Tensor-engine work is small (64-cycle matmuls) but its weight is
+/// large: adaLN's modulation streams 28 MB per rank in a double-stream
+/// block. A host whose own DMA queues are idle (attention) hides that
+/// stream, which alone leaves the Tensor engine waiting. `finish`
+/// evacuates the accumulators once and writes Y back, one DMA per group.
+std::optional<InterleavedWork> interleaveMatvec(ProgramLowering &pl,
+                                                LinearOp op, const Placement &x,
+                                                const Placement &w,
+                                                int64_t groups, int64_t steps,
+                                                int64_t hostBytes) {
+  int64_t k = x.cols, n = w.cols;
+  int64_t kb = kBlocksOf(k);
+  if (kb == 0 || !matvecTransposed(x, n, false) || n % groups != 0 ||
+      (n / groups) % 128 != 0 || (n / groups / 128) % steps != 0)
+    return std::nullopt;
+  int64_t pk = k / kb, cols = n / groups, nbs = cols / 128;
+  int64_t perUnit = nbs / steps;
+  Type et = x.elementType;
+  int64_t eb = et.isBF16() ? 2 : 4;
+  int64_t slabBytes = kb * cols * eb;
+  int64_t working = 2 * slabBytes + kb * eb + (n / 128) * eb;
+  if (hostBytes + working > pl.workingBudget())
+    return std::nullopt;
+  std::optional<ncore::ActFunc> act = activationOf(op);
+  Placement y = pl.placeResult(op.getResult());
+  pl.noteWorkingBytes(working);
+  ++pl.statistics().linearsStreamed;
+  ++pl.statistics().weightPasses;
+  if (pl.target().remarks)
+    op.emitRemark() << llvm::formatv(
+        "convert-seam-to-ncore: linear [1 x {0}] x [{0} x {1}]: interleaved "
+        "into a later op's pipeline as Y^T: {2} slab(s) of {3} columns ({4} "
+        "per DMA, two buffers), {5} output block(s) per unit",
+        k, n, groups, cols, mib(double(k) * cols * eb), perUnit);
+
+  struct State {
+    Value xt, slabs[2], acc, w3;
+  };
+  auto st = std::make_shared<State>();
+  // X^T [pk, kb] is X's own row-major order: one DMA.
+  st->xt = pl.alloc(MemSpace::Sbuf, {pk, kb}, et);
+  pl.dma(st->xt, pl.window(x, 0, 1, 0, k));
+  st->acc = pl.alloc(MemSpace::Psum, {128, n / 128}, pl.builder().getF32Type());
+  for (unsigned i = 0; i < 2; ++i)
+    st->slabs[i] = pl.alloc(MemSpace::Sbuf, {pk, kb * cols}, et);
+  st->w3 = pl.reshape(w.root, {pk, kb, n});
+  InterleavedWork work;
+  work.load = [&pl, st, pk, kb, cols](Index g, unsigned set) {
+    pl.dma(pl.reshape(st->slabs[set], {pk, kb, cols}),
+           pl.view(st->w3, {pk, kb, cols}, {0, 0, g * cols}));
+  };
+  work.step = [&pl, st, pk, kb, cols, nbs, perUnit](Index g, Index s,
+                                                    unsigned set) {
+    for (int64_t i = 0; i < perUnit; ++i) {
+      Index c = s * perUnit + i;
+      Value accv = pl.view(st->acc, {128, 1}, {0, g * nbs + c});
+      pl.forEachChunk(
+          kb, 1,
+          [&](Index j, int64_t, bool first) {
+            Value stat =
+                pl.view(st->slabs[set], {pk, 128}, {0, j * cols + c}, {1, nbs});
+            pl.matmul(accv, stat, pl.view(st->xt, {pk, 1}, {0, j}),
+                      /*accumulate=*/!first);
+          },
+          /*peelFirst=*/true);
+    }
+  };
+  work.finish = [&pl, st, y, n, cols, act] {
+    Value out = pl.alloc(MemSpace::Sbuf, {128, n / 128}, y.elementType);
+    if (act)
+      pl.activation(*act, out, st->acc);
+    else
+      pl.copy(out, st->acc);
+    pl.forEachChunk(n, cols, [&](Index s0, int64_t c, bool) {
+      pl.dma(pl.window(y, 0, 1, s0, c),
+             pl.view(out, {128, c / 128}, {0, s0.floorDiv(128)}));
+    });
+  };
+  return work;
 }
 
 /// The streamed linear's work for a host of `groups` x `steps` units: group
@@ -852,6 +1008,9 @@ std::optional<InterleavedWork> interleaveLinear(ProgramLowering &pl,
   if (failed(x) || failed(w))
     return std::nullopt;
   int64_t k = x->cols, n = w->cols, rows = x->rows;
+  if (rows == 1 && w->rows == k && w->elementType == x->elementType &&
+      !w->inSbuf() && w->isContiguous() && w->rowOffset == 0)
+    return interleaveMatvec(pl, op, *x, *w, groups, steps, hostBytes);
   int64_t kb = kBlocksOf(k);
   if (kb == 0 || rows != steps * 128 || w->rows != k ||
       w->elementType != x->elementType || w->inSbuf() || !w->isContiguous() ||

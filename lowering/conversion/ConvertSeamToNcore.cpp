@@ -264,6 +264,10 @@ ProgramLowering::takeGuest(int64_t groups, int64_t steps, int64_t hostBytes) {
                                                        unsigned set) {
         atLoc(guestLoc, [&] { step(g, s, set); });
       };
+      if (work->finish)
+        work->finish = [this, guestLoc, finish = work->finish] {
+          atLoc(guestLoc, [&] { finish(); });
+        };
       if (tgt.remarks)
         guestHost->emitRemark()
             << "convert-seam-to-ncore: " << guestHost->getName()
@@ -674,23 +678,49 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
   // read after the host, so that lowering it there changes no value.
   DenseMap<Operation *, Operation *> guestOf;
   DenseSet<Operation *> paired;
+  auto canGuest = [&](Operation *guest, Operation *host) {
+    auto g = guests.find(guest->getName().getStringRef());
+    return g != guests.end() && !paired.contains(guest) &&
+           !guestOf.contains(guest) && g->second.eligible(guest) &&
+           llvm::all_of(guest->getUsers(), [&](Operation *user) {
+             return user->getBlock() == &body && host->isBeforeInBlock(user);
+           });
+  };
   for (Operation &op : body) {
     if (!hosts.contains(op.getName().getStringRef()))
       continue;
     for (Operation *prev = op.getPrevNode(); prev; prev = prev->getPrevNode()) {
       if (hosts.contains(prev->getName().getStringRef()))
         break;
-      auto g = guests.find(prev->getName().getStringRef());
-      if (g == guests.end() || paired.contains(prev) ||
-          !g->second.eligible(prev) ||
-          !llvm::all_of(prev->getUsers(), [&](Operation *user) {
-            return user->getBlock() == &body && op.isBeforeInBlock(user);
-          }))
+      if (!canGuest(prev, &op))
         continue;
       guestOf[&op] = prev;
       paired.insert(prev);
       break;
     }
+  }
+  // A linear of many rows (Tensor-engine bound) hosts the one-row linear
+  // just before it (views aside): a matvec whose weight streams in its
+  // slabs' DMA slack (see interleaveMatvec). Whether it fits is the
+  // linear lowering's decision; if not, the guest is lowered after it.
+  auto oneRow = [](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    return t && t.hasStaticShape() &&
+           t.getNumElements() == (t.getRank() ? t.getShape().back() : 1);
+  };
+  for (Operation &op : body) {
+    auto host = dyn_cast<LinearOp>(op);
+    if (!host || paired.contains(&op) || guestOf.contains(&op) ||
+        oneRow(host.getInput()))
+      continue;
+    Operation *prev = op.getPrevNode();
+    while (prev && isa<ReshapeOp, SliceOp>(prev))
+      prev = prev->getPrevNode();
+    auto lin = dyn_cast_or_null<LinearOp>(prev);
+    if (!lin || !oneRow(lin.getInput()) || !canGuest(prev, &op))
+      continue;
+    guestOf[&op] = prev;
+    paired.insert(prev);
   }
 
   auto lowerFor = [&](Operation &op) -> const LowerFn * {

@@ -186,6 +186,9 @@ struct InterleavedWork {
   std::function<void(Index g, unsigned set)> load;
   /// Unit (g, s), reading set `set`; the host emits every unit once.
   std::function<void(Index g, Index s, unsigned set)> step;
+  /// Work after the last unit (may be empty): the host calls it once, after
+  /// its own loops.
+  std::function<void()> finish;
 };
 /// An op kind that can be a guest: whether one op qualifies before the
 /// shapes of a host are known (`eligible`), and its work split for a host
@@ -351,6 +354,7 @@ public:
     guestLowering = asGuest;
   }
   bool hasPendingGuest() const { return pendingGuest; }
+  Operation *pendingGuestOp() const { return pendingGuest; }
   /// Called by a host before it emits its own work: the guest's work split
   /// into `groups` x `steps` units (groups = 0: the host's loops take
   /// none), or nullopt when there is no guest or it does not fit, in which
