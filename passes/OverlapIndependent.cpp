@@ -14,6 +14,18 @@
 // busy and leaves the DMA queues and the Tensor engine idle, which is
 // exactly what a matvec streaming its weights needs (the linear lowering
 // keeps such a matvec off the vector engines until its single evacuation).
+//
+// A matvec's weight stream is long, though (28 MB per rank for a
+// double-stream block's modulation, ~77 us on trn2's queues), longer than a
+// norm. The lowering can run a matvec inside another op instead (see
+// InterleavedWork in ConvertSeamToNcore.h): an attention, whose DMA queues
+// are otherwise idle, or a streamed linear of many rows, whose matmuls
+// leave its queues room. So a matvec goes just before the last attention
+// before its first use that has no guest of its own (a linear of the
+// tokens read only after it, the single-stream block's MLP projection), or
+// else just before the last linear of >= 512 rows; its readers (the
+// all_gather) go just before their first use, so that the collective
+// engine takes them after the host block's all_reduce.
 // "Depends only on the arguments" is taken per sample: every result has one
 // row (the conditioning vector's work, not the tokens').
 // Moving never crosses a use nor an operand's definition, so the program
@@ -55,8 +67,9 @@ int64_t rowsOf(Value v) {
 struct OverlapIndependentPass
     : public seam::impl::SeamOverlapIndependentBase<OverlapIndependentPass> {
   using SeamOverlapIndependentBase::SeamOverlapIndependentBase;
-  PassCounter numMoved{"seam-overlap-independent", "moved",
-                       "Argument-only ops moved next to an earlier norm"};
+  PassCounter numMoved{
+      "seam-overlap-independent", "moved",
+      "Argument-only ops moved (behind a norm, before a host, to a use)"};
   PassCounter numAnchors{"seam-overlap-independent", "norms-overlapped",
                          "Norms that argument-only work was moved behind"};
   PassCounter numHosts{"seam-overlap-independent", "attentions-hosting",

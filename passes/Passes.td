@@ -83,15 +83,23 @@ def SeamFuseLinearActivation
 
 def SeamOverlapIndependent
     : Pass<"seam-overlap-independent", "func::FuncOp"> {
-  let summary = "Move per-sample argument-only work behind an earlier norm";
+  let summary = "Place per-sample argument-only work where it overlaps";
   let description = [{
     Engines issue in program order, so an op's place decides what it can
     overlap. Per-sample ops (one-row results) that depend only on the
-    function's arguments (adaLN's modulation matvec and its all_gather) move
-    back to just after the last layer_norm before their first use, where the
-    DMA queues and the Tensor engine are idle while the norm occupies the
-    vector engines. Values are unchanged; only the order is. Each moved op
-    (views aside) is a remark; counters: `moved`, `norms-overlapped`.
+    function's arguments (adaLN's modulation matvec and its all_gather)
+    move, before their first use:
+    - a matvec streaming a weight argument, just before the last attention
+      that has no other guest (the lowering runs it inside the attention's
+      pipeline, whose DMA queues are idle), else just before the last linear
+      of >= 512 rows (run inside that linear's slab loop, in its DMA slack);
+      its readers then go just before their own first use;
+    - other such ops, just after the last layer_norm, where the DMA queues
+      and the Tensor engine are idle while the norm occupies the vector
+      engines.
+    Values are unchanged; only the order is. Each moved op (views aside) is
+    a remark; counters: `moved`, `norms-overlapped`, `attentions-hosting`,
+    `linears-hosting`.
   }];
   let options = [
     Option<"remarks", "remarks", "bool", "true",

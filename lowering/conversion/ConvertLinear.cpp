@@ -31,6 +31,14 @@
 // tensor, a K with no good split), the blocked order below is used: token
 // tile -> N block -> K block, W read once per token tile.
 //
+// A streamed linear of many rows that the Tensor engine bounds hosts the
+// one-row linear the driver paired with it (adaLN's modulation, placed
+// just before it by seam-overlap-independent; see InterleavedWork): among
+// the slab widths that split the guest's 128-column output blocks evenly,
+// the plan is chosen as above with the guest's two slabs beside it; each
+// guest slab is loaded after the host's and its matmuls follow the host
+// slab's (interleaveMatvec). An attention hosts such a matvec the same way.
+//
 // A linear whose only reader is the input of another streamed linear (an
 // MLP's first projection, its activation folded in, feeding the second)
 // hands Y^T over instead of Y when its whole weight fits in SBUF beside
@@ -828,35 +836,44 @@ LogicalResult lowerLinear(ProgramLowering &pl, Operation *o) {
   }
   Placement y = pl.placeResult(op.getResult());
   int64_t rowOperands = int64_t(bias.has_value()) + scale.has_value();
-  std::optional<LinearPlan> plan = planLinear(pl, *x, *w, y, rowOperands);
-  // An earlier linear of this input left its X^T of every row resident: one
-  // pass over W, whatever SBUF the plan saw left.
-  if (plan && plan->groups > 1 && pl.derivedTile(op.getInput(), plan->kb)) {
-    plan->groupTiles = x->rowTiles();
-    plan->groups = 1;
-  }
+  auto makePlan = [&](const GuestFit *fit) {
+    std::optional<LinearPlan> p = planLinear(pl, *x, *w, y, rowOperands, fit);
+    // An earlier linear of this input left its X^T of every row resident:
+    // one pass over W, whatever SBUF the plan saw left.
+    if (p && p->groups > 1 && pl.derivedTile(op.getInput(), p->kb)) {
+      p->groupTiles = x->rowTiles();
+      p->groups = 1;
+    }
+    return p;
+  };
+  std::optional<LinearPlan> plan = makePlan(nullptr);
   // A one-row guest (adaLN's modulation, moved here by
   // seam-overlap-independent): its weight streams slab by slab with this
   // linear's, its matmuls follow each slab's. Only when the Tensor engine
   // bounds this linear (its DMA queues have room) and a plan of one pass
-  // over W has slabs that split the guest evenly; else the driver lowers
-  // the guest after this linear.
+  // over W has slabs that split the guest evenly; else the guest is
+  // lowered first, in its own place, and this linear planned again in the
+  // SBUF it leaves.
   std::optional<InterleavedWork> guest;
-  if (plan && x->rows > 1 && plan->teNs > plan->dmaNs && pl.hasPendingGuest() &&
-      !matvecTransposed(*x, n, rowOperands > 0))
-    if (std::optional<GuestFit> fit = matvecGuestFit(pl, pl.pendingGuestOp())) {
-      std::optional<LinearPlan> hosting =
-          planLinear(pl, *x, *w, y, rowOperands, &*fit);
-      if (hosting && hosting->groups == 1) {
-        FailureOr<std::optional<InterleavedWork>> taken =
-            pl.takeGuest(n / hosting->slabCols, 1, hosting->workingBytes);
-        if (failed(taken))
-          return failure();
-        guest = std::move(*taken);
-        if (guest)
-          plan = hosting;
-      }
+  if (pl.hasPendingGuest()) {
+    std::optional<GuestFit> fit;
+    if (plan && x->rows > 1 && plan->teNs > plan->dmaNs &&
+        !matvecTransposed(*x, n, rowOperands > 0))
+      fit = matvecGuestFit(pl, pl.pendingGuestOp());
+    std::optional<LinearPlan> hosting;
+    if (fit)
+      hosting = planLinear(pl, *x, *w, y, rowOperands, &*fit);
+    if (hosting && hosting->groups == 1) {
+      FailureOr<std::optional<InterleavedWork>> taken =
+          pl.takeGuest(n / hosting->slabCols, 1, hosting->workingBytes);
+      if (failed(taken))
+        return failure();
+      guest = std::move(*taken);
+    } else if (failed(pl.lowerGuestAlone())) {
+      return failure();
     }
+    plan = guest ? hosting : makePlan(nullptr);
+  }
   if (!plan && kBlocksOf(k) &&
       x->root == pl.derivedTile(op.getInput(), kBlocksOf(k)))
     return op.emitOpError()
@@ -924,14 +941,21 @@ std::optional<InterleavedWork> interleaveMatvec(ProgramLowering &pl,
   int64_t k = x.cols, n = w.cols;
   int64_t kb = kBlocksOf(k);
   if (kb == 0 || !matvecTransposed(x, n, false) || n % groups != 0 ||
-      (n / groups) % 128 != 0 || (n / groups / 128) % steps != 0)
+      (n / groups) % 128 != 0)
     return std::nullopt;
   int64_t pk = k / kb, cols = n / groups, nbs = cols / 128;
-  int64_t perUnit = nbs / steps;
+  // Units split a group's output blocks evenly, or else its K blocks: then
+  // every unit adds into every block of the group, all matmuls accumulate,
+  // and the accumulators are zeroed once before the first.
+  bool splitK = nbs % steps != 0;
+  if (splitK && kb % steps != 0)
+    return std::nullopt;
+  int64_t perUnit = splitK ? kb / steps : nbs / steps;
   Type et = x.elementType;
   int64_t eb = et.isBF16() ? 2 : 4;
   int64_t slabBytes = kb * cols * eb;
-  int64_t working = 2 * slabBytes + kb * eb + (n / 128) * eb;
+  int64_t working = 2 * slabBytes + kb * eb + (n / 128) * eb +
+                    (splitK ? std::max<int64_t>(128, n / 128) * eb : 0);
   if (hostBytes + working > pl.workingBudget())
     return std::nullopt;
   std::optional<ncore::ActFunc> act = activationOf(op);
@@ -943,8 +967,9 @@ std::optional<InterleavedWork> interleaveMatvec(ProgramLowering &pl,
     op.emitRemark() << llvm::formatv(
         "convert-seam-to-ncore: linear [1 x {0}] x [{0} x {1}]: interleaved "
         "into a later op's pipeline as Y^T: {2} slab(s) of {3} columns ({4} "
-        "per DMA, two buffers), {5} output block(s) per unit",
-        k, n, groups, cols, mib(double(k) * cols * eb), perUnit);
+        "per DMA, two buffers), {5} {6} per unit",
+        k, n, groups, cols, mib(double(k) * cols * eb), perUnit,
+        splitK ? "K block(s) of every output block" : "output block(s)");
 
   struct State {
     Value xt, slabs[2], acc, w3;
@@ -962,8 +987,29 @@ std::optional<InterleavedWork> interleaveMatvec(ProgramLowering &pl,
     pl.dma(pl.reshape(st->slabs[set], {pk, kb, cols}),
            pl.view(st->w3, {pk, kb, cols}, {0, 0, g * cols}));
   };
-  work.step = [&pl, st, pk, kb, cols, nbs, perUnit](Index g, Index s,
-                                                    unsigned set) {
+  if (splitK) {
+    // Only the Tensor engine writes PSUM: a matmul of zeros clears it.
+    int64_t zc = std::max<int64_t>(128, n / 128);
+    Value zero = pl.alloc(MemSpace::Sbuf, {pk, zc}, et);
+    pl.memset(zero, 0.0);
+    pl.matmul(st->acc, pl.view(zero, {pk, 128}, {0, 0}),
+              pl.view(zero, {pk, n / 128}, {0, 0}));
+  }
+  work.step = [&pl, st, pk, kb, cols, nbs, perUnit, splitK](Index g, Index s,
+                                                            unsigned set) {
+    if (splitK) {
+      for (int64_t c = 0; c < nbs; ++c) {
+        Value accv = pl.view(st->acc, {128, 1}, {0, g * nbs + c});
+        pl.forEachChunk(perUnit, 1, [&](Index i, int64_t, bool) {
+          Index j = s * perUnit + i;
+          Value stat =
+              pl.view(st->slabs[set], {pk, 128}, {0, j * cols + c}, {1, nbs});
+          pl.matmul(accv, stat, pl.view(st->xt, {pk, 1}, {0, j}),
+                    /*accumulate=*/true);
+        });
+      }
+      return;
+    }
     for (int64_t i = 0; i < perUnit; ++i) {
       Index c = s * perUnit + i;
       Value accv = pl.view(st->acc, {128, 1}, {0, g * nbs + c});

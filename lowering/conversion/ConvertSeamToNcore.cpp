@@ -274,8 +274,8 @@ ProgramLowering::takeGuest(int64_t groups, int64_t steps, int64_t hostBytes) {
             << " takes the independent " << pendingGuest->getName() << " at "
             << pendingGuest->getLoc() << " as its guest: " << groups << " x "
             << steps
-            << " units between its own steps, so the Tensor engine runs the "
-               "guest's matmuls while the vector engines run its own work";
+            << " units between its own steps, so that the engines and DMA "
+               "queues its own work leaves idle run the guest's";
       pendingGuest = nullptr;
       ++stats.interleaved;
       return work;

@@ -177,8 +177,12 @@ void populateKernelCallLowerings(LoweringTable &table);
 /// projection, which reads the norm, not the attention) and emit the
 /// guest's work unit by unit between its own steps. The engine queues are
 /// in order: only then does the Tensor engine run the guest's matmuls while
-/// the Vector and Scalar engines run the host's softmax. The guest's work,
-/// split for a host of `groups` x `steps` units:
+/// the Vector and Scalar engines run the host's softmax. A one-row linear
+/// (adaLN's modulation: a 28 MB weight, 64-cycle matmuls) is a guest too,
+/// of an attention (whose DMA queues are idle) or of a streamed linear of
+/// many rows that the Tensor engine bounds (one unit per weight slab: the
+/// guest's slab is loaded with the host's, in the queues' slack). The
+/// guest's work, split for a host of `groups` x `steps` units:
 struct InterleavedWork {
   /// Group g's inputs (a weight slab) into buffer set `set` = g % 2. The
   /// host issues it after the last unit of group g - 2 (which used that

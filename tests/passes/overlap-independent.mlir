@@ -1,6 +1,6 @@
 // RUN: seam-opt %s -split-input-file -seam-overlap-independent -verify-diagnostics | FileCheck %s
 // RUN: seam-opt %s -split-input-file -seam-overlap-independent="remarks=false" -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
-// (Counters add up over both inputs: the reshape of the second moves too.)
+// (Counters add up over all inputs: the reshape of the second moves too.)
 
 // Two blocks of adaLN: the second block's modulation (silu(vec) @ W, one
 // row, only arguments) moves behind the first block's layer_norm, before
@@ -14,7 +14,9 @@
 // CHECK-NEXT: %[[Y1:.+]] = seam.linear %[[N1]], %arg4
 // CHECK: seam.layer_norm %{{.+}} scale %[[R2]]
 // STATS: seam-overlap-independent
-// STATS: 4 moved
+// STATS: 1 attentions-hosting
+// STATS: 1 linears-hosting
+// STATS: 12 moved
 // STATS: 2 norms-overlapped
 func.func @two_blocks(%x: tensor<1x256x64xbf16>, %vec: tensor<1x64xbf16>, %wm1: tensor<64x64xbf16>, %wm2: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<1x256x64xbf16> {
   %s1 = seam.silu %vec : tensor<1x64xbf16>
@@ -53,4 +55,42 @@ func.func @stays(%x: tensor<1x256x64xbf16>, %vec: tensor<1x64xbf16>, %wm: tensor
   %r = seam.reshape %m : tensor<1x64xbf16> -> tensor<1x1x64xbf16>
   %a = seam.add %n, %r : (tensor<1x256x64xbf16>, tensor<1x1x64xbf16>) -> tensor<1x256x64xbf16>
   return %a, %g : tensor<1x256x64xbf16>, tensor<1x256x64xbf16>
+}
+
+// -----
+
+// A double-stream block in small: the next block's two modulations. The
+// first goes before the attention (free: no linear of the tokens between it
+// and the previous attention is read only after it), to run inside the
+// attention's pipeline; the attention takes one, so the second goes before
+// the last linear of >= 512 rows before its first use, to stream with that
+// linear's slabs. Their all_gathers go just before their first use (after
+// the host block's all_reduce), not right after the matvec.
+// CHECK-LABEL: func.func @hosts
+// CHECK: %[[M1:.+]] = seam.linear %{{.+}}, %arg5
+// CHECK-NEXT: seam.attention
+// CHECK-NEXT: %[[M2:.+]] = seam.linear %{{.+}}, %arg6
+// CHECK-NEXT: %[[Y:.+]] = seam.linear %{{.+}}, %arg7
+// CHECK-NEXT: seam.all_reduce %[[Y]]
+// CHECK-NEXT: %[[G1:.+]] = seam.all_gather %[[M1]]
+// CHECK-NEXT: %[[G2:.+]] = seam.all_gather %[[M2]]
+// CHECK-NEXT: seam.slice %[[G1]]
+// CHECK: seam.layer_norm
+func.func @hosts(%x: tensor<1x768x256xbf16>, %q: tensor<1x2x768x128xbf16>, %k: tensor<1x2x768x128xbf16>, %v: tensor<1x2x768x128xbf16>, %vec: tensor<1x256xbf16>, %wa: tensor<256x512xbf16>, %wb: tensor<256x512xbf16>, %w: tensor<256x256xbf16>) -> (tensor<1x768x256xbf16>, tensor<1x2x768x128xbf16>) {
+  %s = seam.silu %vec : tensor<1x256xbf16>
+  %o = seam.attention %q, %k, %v {scale = 0.125 : f64} : (tensor<1x2x768x128xbf16>, tensor<1x2x768x128xbf16>, tensor<1x2x768x128xbf16>) -> tensor<1x2x768x128xbf16>
+  %y = seam.linear %x, %w : (tensor<1x768x256xbf16>, tensor<256x256xbf16>) -> tensor<1x768x256xbf16>
+  %r = seam.all_reduce %y ranks 2 : tensor<1x768x256xbf16>
+  // expected-remark @+1 {{seam-overlap-independent: seam.linear moved before the attention at}}
+  %m1 = seam.linear %s, %wa : (tensor<1x256xbf16>, tensor<256x512xbf16>) -> tensor<1x512xbf16>
+  %g1 = seam.all_gather %m1 dim 1 ranks 2 : tensor<1x512xbf16> -> tensor<1x1024xbf16>
+  // expected-remark @+1 {{seam-overlap-independent: seam.linear moved before the linear at}}
+  %m2 = seam.linear %s, %wb : (tensor<1x256xbf16>, tensor<256x512xbf16>) -> tensor<1x512xbf16>
+  %g2 = seam.all_gather %m2 dim 1 ranks 2 : tensor<1x512xbf16> -> tensor<1x1024xbf16>
+  %sc = seam.slice %g1 offsets [0, 0] : tensor<1x1024xbf16> -> tensor<1x256xbf16>
+  %sh = seam.slice %g2 offsets [0, 0] : tensor<1x1024xbf16> -> tensor<1x256xbf16>
+  %scr = seam.reshape %sc : tensor<1x256xbf16> -> tensor<256xbf16>
+  %shr = seam.reshape %sh : tensor<1x256xbf16> -> tensor<256xbf16>
+  %n = seam.layer_norm %r scale %scr bias %shr : (tensor<1x768x256xbf16>, tensor<256xbf16>, tensor<256xbf16>) -> tensor<1x768x256xbf16>
+  return %n, %o : tensor<1x768x256xbf16>, tensor<1x2x768x128xbf16>
 }

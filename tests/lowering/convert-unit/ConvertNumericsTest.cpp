@@ -1057,6 +1057,83 @@ TEST(ConvertAttention, RunsAnIndependentLinearBetweenItsSteps) {
     }
 }
 
+TEST(ConvertLinear, MatvecRunsInsideAHost) {
+  // adaLN's modulation in small: a one-row linear %m (its weight a program
+  // argument) right before a host, read only after it, runs inside the
+  // host (interleaveMatvec). Hosts: an attention (3 heads of 6 query tiles:
+  // a group per head, its output blocks split over the steps, or with 3
+  // blocks per group its K blocks), and a linear of 768 rows (its blocks
+  // split over the host's slabs). Every output against double references.
+  struct Case {
+    const char *what;
+    bool attention;
+    int64_t k, n;
+  };
+  const Case cases[] = {
+      {"matvec inside an attention (blocks per unit)", true, 256, 2304},
+      {"matvec inside an attention (K per unit)", true, 768, 1152},
+      {"matvec inside a linear", false, 512, 1024}};
+  const int64_t rows = 768, heads = 3, d = 64, hk = 512, hn = 1024;
+  for (const Case &c : cases)
+    for (bool bf : {false, true}) {
+      std::string t = dt(bf);
+      auto ty = [&](int64_t a, int64_t b) { return tensorType({a, b}, bf); };
+      std::string hs = "tensor<1x3x768x64x" + t + ">";
+      std::string head =
+          "func.func private @p(%vec: " + ty(1, c.k) +
+          ", %wm: " + ty(c.k, c.n) +
+          (c.attention ? ", %q: " + hs + ", %k: " + hs + ", %v: " + hs
+                       : ", %x: " + ty(rows, hk) + ", %w: " + ty(hk, hn)) +
+          ") -> (" + ty(1, c.n) + ", " + (c.attention ? hs : ty(rows, hn)) +
+          ") attributes {seam.program} {\n  %m = seam.linear %vec, %wm : (" +
+          ty(1, c.k) + ", " + ty(c.k, c.n) + ") -> " + ty(1, c.n) + "\n";
+      std::string body =
+          c.attention
+              ? "  %o = seam.attention %q, %k, %v {scale = 0.125 : f64} : (" +
+                    hs + ", " + hs + ", " + hs + ") -> " + hs +
+                    "\n  return %m, %o : " + ty(1, c.n) + ", " + hs + "\n}\n"
+              : "  %o = seam.linear %x, %w : (" + ty(rows, hk) + ", " +
+                    ty(hk, hn) + ") -> " + ty(rows, hn) +
+                    "\n  return %m, %o : " + ty(1, c.n) + ", " + ty(rows, hn) +
+                    "\n}\n";
+      auto vec = randomValues(c.k, 51, bf, -2.0f, 2.0f),
+           wm = randomValues(c.k * c.n, 52, bf);
+      std::vector<std::vector<float>> inputs{vec, wm};
+      std::vector<float> a = randomValues(heads * rows * d, 53, bf, -2, 2),
+                         b = randomValues(heads * rows * d, 54, bf, -2, 2),
+                         v = randomValues(heads * rows * d, 55, bf),
+                         x = randomValues(rows * hk, 56, bf, -2, 2),
+                         w = randomValues(hk * hn, 57, bf);
+      if (c.attention)
+        inputs.insert(inputs.end(), {a, b, v});
+      else
+        inputs.insert(inputs.end(), {x, w});
+      ConvRun r = convertAndRun(head + body, "p", inputs, "trn2");
+      ASSERT_TRUE(r.ok) << r.error;
+      EXPECT_NE(r.remarks.find(std::string(c.attention ? "seam.attention"
+                                                       : "seam.linear") +
+                               " takes the independent seam.linear"),
+                std::string::npos)
+          << r.remarks;
+      std::vector<double> vd(vec.begin(), vec.end());
+      double em = relL2(r.outputs[0], productRef(vd, wm, 1, c.k, c.n));
+      std::vector<double> want;
+      if (c.attention) {
+        std::vector<double> qd(a.begin(), a.end()), kd(b.begin(), b.end());
+        want = attentionRef(qd, kd, v, heads, heads, rows, d, 0.125, false);
+      } else {
+        want = productRef(std::vector<double>(x.begin(), x.end()), w, rows, hk,
+                          hn);
+      }
+      double eh = relL2(r.outputs[1], want);
+      report(c.what, bf, em);
+      report(c.attention ? "its host, an attention" : "its host, a linear", bf,
+             eh);
+      EXPECT_LE(em, bf ? 1e-2 : 1e-5);
+      EXPECT_LE(eh, bf ? 1e-2 : c.attention ? 1e-4 : 1e-5);
+    }
+}
+
 TEST(ConvertFusion, BlockStaysInSbuf) {
   // layer_norm -> linear -> gelu_tanh -> linear -> residual add, f32: all
   // intermediates in SBUF (no spills), result checked end to end.
