@@ -60,6 +60,23 @@ static Broadcast classify(ArrayRef<int64_t> operand, ArrayRef<int64_t> result) {
   return Broadcast::Unsupported;
 }
 
+/// y = lhs `alu` rhs (equal shapes) on the rows [r0, r0 + p): per column
+/// chunk, one tensor_tensor.
+static RowProducer binaryRows(ProgramLowering &pl, ncore::AluOp alu,
+                              const Placement &lhs, const Placement &rhs,
+                              const Placement &y) {
+  int64_t chunk = chunkFor({lhs, rhs, y});
+  return [&pl, alu, lhs, rhs, y, chunk](Index r0, int64_t p) {
+    pl.forEachChunk(y.cols, chunk, [&](Index c0, int64_t n, bool) {
+      Value a = pl.load(lhs, r0, p, c0, n);
+      Value c = pl.load(rhs, r0, p, c0, n);
+      Value out = pl.outTile(y, r0, p, c0, n);
+      pl.tensorTensor(alu, out, a, c);
+      pl.storeOut(y, r0, p, c0, n, out);
+    });
+  };
+}
+
 template <ncore::AluOp Alu>
 static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
   auto lhs = pl.get(op->getOperand(0), op), rhs = pl.get(op->getOperand(1), op);
@@ -112,20 +129,33 @@ static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
     });
     return success();
   }
-  int64_t chunk = chunkFor({*lhs, *rhs, y});
   // Row tiles in pairs (two instructions per loop iteration): ncore-schedule
   // places each instruction on an engine, so the two halves can run on the
   // Vector engine and GpSimd together.
-  pl.forEachChunkAlternating(y.rows, 128, [&](Index r0, int64_t p, unsigned) {
-    pl.forEachChunk(cols, chunk, [&](Index c0, int64_t n, bool) {
-      Value a = pl.load(*lhs, r0, p, c0, n);
-      Value c = pl.load(*rhs, r0, p, c0, n);
-      Value out = pl.outTile(y, r0, p, c0, n);
-      pl.tensorTensor(Alu, out, a, c);
-      pl.storeOut(y, r0, p, c0, n, out);
-    });
-  });
+  RowProducer rows = binaryRows(pl, Alu, *lhs, *rhs, y);
+  pl.forEachChunkAlternating(
+      y.rows, 128, [&](Index r0, int64_t p, unsigned) { rows(r0, p); });
   return success();
+}
+
+/// A binary op of equal shapes as a row producer (see RowProducer): its
+/// operands staged as lowerBinary stages them, its result placed now.
+template <ncore::AluOp Alu>
+static RowProducer binaryRowProducer(ProgramLowering &pl, Operation *op) {
+  Value l = op->getOperand(0), r = op->getOperand(1);
+  auto lhs = pl.get(l, op), rhs = pl.get(r, op);
+  if (failed(lhs) || failed(rhs))
+    return nullptr;
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  if (classify(lhs->shape, shape) != Broadcast::None ||
+      classify(rhs->shape, shape) != Broadcast::None)
+    return nullptr;
+  Placement y = pl.placeResult(op->getResult(0));
+  int64_t budget = pl.workingBudget() / 2;
+  *lhs = pl.stagedInSbuf(*lhs, budget);
+  *rhs = l == r ? *lhs : pl.stagedInSbuf(*rhs, budget);
+  return binaryRows(pl, Alu, *lhs, *rhs, y);
 }
 
 void conversion::populateElementwiseLowerings(LoweringTable &table) {
@@ -134,4 +164,9 @@ void conversion::populateElementwiseLowerings(LoweringTable &table) {
   table[SiluOp::getOperationName()] = lowerUnary<ncore::ActFunc::Silu>;
   table[AddOp::getOperationName()] = lowerBinary<ncore::AluOp::Add>;
   table[MulOp::getOperationName()] = lowerBinary<ncore::AluOp::Multiply>;
+}
+
+void conversion::populateElementwiseRowProducers(RowProducerTable &table) {
+  table[AddOp::getOperationName()] = binaryRowProducer<ncore::AluOp::Add>;
+  table[MulOp::getOperationName()] = binaryRowProducer<ncore::AluOp::Multiply>;
 }

@@ -189,6 +189,9 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   // The statistics of a row tile; returns the row to scale (the centred
   // row in the set's work tile, or the input itself).
   auto stats = [&](Index r0, int64_t p, unsigned set) -> Value {
+    // The input's rows, when its producer runs in this loop (a residual
+    // add, see RowProducer).
+    pl.produceRows(input, r0, p);
     Value w = pl.view(work[set], {p, d}, {0, 0});
     Value in;
     if (affineInXt && !x->inSbuf()) {
@@ -278,6 +281,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
       scaleRows(r0, p, 0, stats(r0, p, 0));
     });
   }
+  pl.rowsProduced(input);
   return success();
 }
 
@@ -297,4 +301,9 @@ static LogicalResult lowerRmsNorm(ProgramLowering &pl, Operation *o) {
 void conversion::populateNormLowerings(LoweringTable &table) {
   table[LayerNormOp::getOperationName()] = lowerLayerNorm;
   table[RmsNormOp::getOperationName()] = lowerRmsNorm;
+}
+
+void conversion::populateNormRowConsumers(llvm::StringSet<> &consumers) {
+  consumers.insert(LayerNormOp::getOperationName());
+  consumers.insert(RmsNormOp::getOperationName());
 }

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "passes/Accounting.h"
+#include "passes/Remarks.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
 #include "llvm/ADT/DenseSet.h"
@@ -286,6 +287,17 @@ ProgramLowering::takeGuest(int64_t groups, int64_t steps, int64_t hostBytes) {
   return std::optional<InterleavedWork>();
 }
 
+void ProgramLowering::produceRemainingRows(Value v) {
+  auto it = rowProducers.find(v);
+  if (it == rowProducers.end())
+    return;
+  RowProducer f = std::move(it->second);
+  rowProducers.erase(it);
+  auto [rows, cols] = matrixOf(shapeOf(v));
+  (void)cols;
+  forEachRowTile(rows, [&](Index r0, int64_t p) { f(r0, p); });
+}
+
 int64_t ProgramLowering::workingBudget() const {
   // Bias rows, ones columns, output tiles of one 512-column block.
   constexpr int64_t kHelperMargin = 8 * 1024;
@@ -527,7 +539,9 @@ private:
   LogicalResult
   lowerProgram(func::FuncOp func, ModuleOp programs, const TargetInfo &target,
                const LoweringTable &table, const GuestTable &guests,
-               const llvm::StringSet<> &hosts, KernelDeclarations &kernels,
+               const llvm::StringSet<> &hosts,
+               const RowProducerTable &producers,
+               const llvm::StringSet<> &consumers, KernelDeclarations &kernels,
                ConversionStats &stats);
 };
 
@@ -547,7 +561,8 @@ void ConversionStats::publish() const {
 LogicalResult ConvertSeamToNcorePass::lowerProgram(
     func::FuncOp func, ModuleOp programs, const TargetInfo &target,
     const LoweringTable &table, const GuestTable &guests,
-    const llvm::StringSet<> &hosts, KernelDeclarations &kernels,
+    const llvm::StringSet<> &hosts, const RowProducerTable &producers,
+    const llvm::StringSet<> &consumers, KernelDeclarations &kernels,
     ConversionStats &stats) {
   ModuleOp module = getOperation();
   if (!func.getBody().hasOneBlock())
@@ -723,6 +738,31 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     paired.insert(prev);
   }
 
+  // Row production pairs (see RowProducer): a producer whose first reader
+  // is a row consumer reading it as its input, with every other reader
+  // after that consumer.
+  DenseMap<Operation *, Operation *> producerOf, consumerOf;
+  for (Operation &op : body) {
+    if (!producers.count(op.getName().getStringRef()) ||
+        op.getNumResults() != 1 || paired.contains(&op) ||
+        guestOf.contains(&op))
+      continue;
+    Value r = op.getResult(0);
+    Operation *first = nullptr;
+    for (Operation *u : r.getUsers())
+      if (u->getBlock() == &body && (!first || u->isBeforeInBlock(first)))
+        first = u;
+    if (!first || !consumers.contains(first->getName().getStringRef()) ||
+        first->getOperand(0) != r || paired.contains(first) ||
+        guestOf.contains(first) || producerOf.contains(first) ||
+        llvm::count(first->getOperands(), r) != 1 ||
+        !llvm::all_of(r.getUsers(),
+                      [&](Operation *u) { return u->getBlock() == &body; }))
+      continue;
+    producerOf[first] = &op;
+    consumerOf[&op] = first;
+  }
+
   auto lowerFor = [&](Operation &op) -> const LowerFn * {
     auto it = table.find(op.getName().getStringRef());
     if (it == table.end()) {
@@ -736,9 +776,13 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
           return nullptr;
     return &it->second;
   };
-  // Values dying at a guest's position are released after its host; its
-  // lowering (looked up and checked there) runs with the host's.
-  SmallVector<Value> deferredDying;
+  // Values dying at a guest's (a row producer's) position are released
+  // after its host (consumer); its lowering (looked up and checked there)
+  // runs with the host's.
+  DenseMap<Operation *, Operation *> hostOfGuest;
+  for (auto [host, guest] : guestOf)
+    hostOfGuest[guest] = host;
+  DenseMap<Operation *, SmallVector<Value>> deferredDying;
   DenseMap<Operation *, const LowerFn *> guestLower;
   for (Operation &op : body) {
     pl.setLoc(op.getLoc());
@@ -751,27 +795,53 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     const LowerFn *lower = lowerFor(op);
     if (!lower)
       return failure();
-    if (paired.contains(&op)) {
+    if (paired.contains(&op) || consumerOf.contains(&op)) {
       guestLower[&op] = lower;
-      llvm::append_range(deferredDying, dying.lookup(position[&op]));
+      Operation *later = paired.contains(&op) ? hostOfGuest.lookup(&op)
+                                              : consumerOf.lookup(&op);
+      llvm::append_range(deferredDying[later], dying.lookup(position[&op]));
       continue;
     }
     if (Operation *guest = guestOf.lookup(&op))
       pl.setGuest(&op, guest, guestLower.lookup(guest),
                   &guests.find(guest->getName().getStringRef())->second);
+    Value produced;
+    if (Operation *producer = producerOf.lookup(&op)) {
+      RowProducer rows = pl.atLoc(producer->getLoc(), [&] {
+        return producers.find(producer->getName().getStringRef())
+            ->second(pl, producer);
+      });
+      if (rows) {
+        produced = producer->getResult(0);
+        Location loc = producer->getLoc();
+        pl.setRowProducer(produced, [&pl, loc, rows](Index r0, int64_t p) {
+          pl.atLoc(loc, [&] { rows(r0, p); });
+        });
+        ++pl.statistics().rowProduced;
+        decisionRemark(target.remarks, loc)
+            << "convert-seam-to-ncore: " << producer->getName()
+            << " emitted row tile by row tile in the row loop of the "
+            << op.getName() << " at " << op.getLoc()
+            << ", its first reader: that op's first tile waits for one of "
+               "its tiles, not all";
+      } else if (failed(pl.atLoc(producer->getLoc(), [&] {
+                   return (*guestLower.lookup(producer))(pl, producer);
+                 }))) {
+        return failure();
+      }
+    }
     if (failed((*lower)(pl, &op)))
       return failure();
     if (pl.hasPendingGuest() && failed(pl.lowerGuestAlone()))
       return failure();
+    if (produced)
+      pl.atLoc(produced.getLoc(), [&] { pl.produceRemainingRows(produced); });
     // Views (reshape, slice) never own SBUF bytes: only a class's root is
     // placed in SBUF, and it is released after the class's last use.
     for (Value cls : dying.lookup(position[&op]))
       pl.release(cls);
-    if (guestOf.contains(&op)) {
-      for (Value cls : deferredDying)
-        pl.release(cls);
-      deferredDying.clear();
-    }
+    for (Value cls : deferredDying.lookup(&op))
+      pl.release(cls);
   }
   // Outputs not computed in place (func args, aliases, values returned twice).
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -832,6 +902,10 @@ void ConvertSeamToNcorePass::runOnOperation() {
   populateLinearGuests(guests);
   llvm::StringSet<> hosts;
   populateAttentionHosts(hosts);
+  RowProducerTable producers;
+  populateElementwiseRowProducers(producers);
+  llvm::StringSet<> consumers;
+  populateNormRowConsumers(consumers);
 
   if (SymbolTable::lookupSymbolIn(module, "ncore")) {
     module.emitError("convert-seam-to-ncore: the module already has a symbol "
@@ -851,8 +925,8 @@ void ConvertSeamToNcorePass::runOnOperation() {
   bool failedAny = false;
   for (func::FuncOp func : funcs) {
     int64_t spillsBefore = stats.spills;
-    if (failed(lowerProgram(func, programs, info, table, guests, hosts, kernels,
-                            stats))) {
+    if (failed(lowerProgram(func, programs, info, table, guests, hosts,
+                            producers, consumers, kernels, stats))) {
       failedAny = true;
       continue;
     }

@@ -144,7 +144,9 @@ struct TargetInfo {
   X(normAffineInXt, "norm-affine-in-xt",                                       \
     "layer_norms that applied gamma and beta in their X^T evacuations")        \
   X(interleaved, "interleaved",                                                \
-    "Ops lowered inside another op's pipeline (InterleavedWork)")
+    "Ops lowered inside another op's pipeline (InterleavedWork)")              \
+  X(rowProduced, "row-produced",                                               \
+    "Ops emitted row tile by row tile in their reader's row loop")
 
 /// Counts of one conversion, added to the pass counters when it succeeds.
 struct ConversionStats {
@@ -209,6 +211,26 @@ using GuestTable = llvm::StringMap<GuestLowering>;
 void populateLinearGuests(GuestTable &table);
 /// Op names whose lowering takes a guest (ProgramLowering::takeGuest).
 void populateAttentionHosts(llvm::StringSet<> &hosts);
+
+/// Row production. A row-wise op (an elementwise binary of equal shapes:
+/// a block's residual add) whose first reader is a row-tiled consumer (a
+/// norm) is not lowered whole before it: the consumer emits it row tile by
+/// row tile at the top of its own row loop (ProgramLowering::produceRows),
+/// so that the consumer's first tile waits for one tile of it, not all, and
+/// the in-order engine queues interleave the two. The driver pairs them
+/// (the producer's other readers come after the consumer) and keeps the
+/// producer's operands live until the consumer is lowered.
+/// Per row tile [r0, r0 + p): emits the producer's work for those rows.
+using RowProducer = std::function<void(Index r0, int64_t p)>;
+/// Sets a producer up (places its result, stages its operands) and returns
+/// its per-row-tile work, or null when it cannot be split that way (it is
+/// then lowered whole, before its consumer).
+using RowProducerLowering =
+    std::function<RowProducer(ProgramLowering &, Operation *)>;
+using RowProducerTable = llvm::StringMap<RowProducerLowering>;
+void populateElementwiseRowProducers(RowProducerTable &table);
+/// Op names whose lowering calls produceRows for its input.
+void populateNormRowConsumers(llvm::StringSet<> &consumers);
 
 /// The separately compiled kernel programs, one per distinct (kernel,
 /// signature, config): built by the kernels library (`getOrBuildKernelProgram`,
@@ -380,6 +402,17 @@ public:
     } restore{*this, saved};
     return f();
   }
+  /// Row production (see RowProducer): `v`'s rows are emitted by its
+  /// consumer through produceRows; `produceRemainingRows` emits all of
+  /// them when the consumer did not (the driver, after the consumer).
+  void setRowProducer(Value v, RowProducer f) { rowProducers[v] = f; }
+  void produceRows(Value v, Index r0, int64_t p) {
+    if (auto it = rowProducers.find(v); it != rowProducers.end())
+      it->second(r0, p);
+  }
+  /// The consumer produced every row of `v`.
+  void rowsProduced(Value v) { rowProducers.erase(v); }
+  void produceRemainingRows(Value v);
   /// Declares that the op being lowered keeps `bytes` per partition of
   /// working tiles live at once: the program's recorded SBUF peak
   /// (`seam.sbuf_peak_bytes`, the budget of ncore-double-buffer) includes it.
@@ -398,6 +431,7 @@ private:
   Operation *pendingGuest = nullptr, *guestHost = nullptr;
   const LowerFn *guestAlone = nullptr;
   const GuestLowering *guestLowering = nullptr;
+  DenseMap<Value, RowProducer> rowProducers;
 };
 
 /// The K split of a streamed linear (ConvertLinear.cpp): the smallest

@@ -130,3 +130,38 @@ func.func private @prog_norm_no_xt(%x: tensor<300x192xf32>, %g: tensor<192xf32>,
   %y = seam.linear %n, %w : (tensor<300x192xf32>, tensor<192x128xf32>) -> tensor<300x128xf32>
   return %y, %v : tensor<300x128xf32>, tensor<1x64xf32>
 }
+
+// -----
+
+// A residual add whose first reader is the norm is emitted row tile by row
+// tile in the norm's loop (RowProducer): the first tile's statistics wait
+// for one tile of the sum, not all of it; the second tile's add comes
+// before the first tile's scaling (the norm's software pipeline). The sum
+// is a result too (stored as it is made).
+// CHECK-LABEL: ncore.program @prog_add_norm
+// CHECK: ncore.tensor_tensor add
+// CHECK-NOT: ncore.tensor_tensor
+// CHECK: ncore.tensor_reduce add
+// CHECK: ncore.tensor_tensor add
+// CHECK: ncore.tensor_reduce add
+// CHECK: ncore.scalar_tensor_tensor multiply
+func.func private @prog_add_norm(%a: tensor<384x256xbf16>, %b: tensor<384x256xbf16>, %g: tensor<256xbf16>) -> (tensor<384x256xbf16>, tensor<384x256xbf16>) attributes {seam.program} {
+  %h = seam.add %a, %b : (tensor<384x256xbf16>, tensor<384x256xbf16>) -> tensor<384x256xbf16>
+  %n = seam.layer_norm %h scale %g {epsilon = 1.0e-5 : f64} : (tensor<384x256xbf16>, tensor<256xbf16>) -> tensor<384x256xbf16>
+  return %h, %n : tensor<384x256xbf16>, tensor<384x256xbf16>
+}
+
+// -----
+
+// Read by another op before the norm, the add is lowered whole, in place.
+// CHECK-LABEL: ncore.program @prog_add_read_first
+// CHECK: ncore.tensor_tensor add
+// CHECK: ncore.tensor_tensor add
+// CHECK: ncore.tensor_tensor add
+// CHECK: ncore.tensor_reduce add
+func.func private @prog_add_read_first(%a: tensor<384x256xbf16>, %b: tensor<384x256xbf16>) -> (tensor<384x256xbf16>, tensor<384x256xbf16>) attributes {seam.program} {
+  %h = seam.add %a, %b : (tensor<384x256xbf16>, tensor<384x256xbf16>) -> tensor<384x256xbf16>
+  %s = seam.silu %h : tensor<384x256xbf16>
+  %n = seam.layer_norm %h {epsilon = 1.0e-5 : f64} : (tensor<384x256xbf16>) -> tensor<384x256xbf16>
+  return %s, %n : tensor<384x256xbf16>, tensor<384x256xbf16>
+}

@@ -596,6 +596,70 @@ TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
   }
 }
 
+TEST(ConvertNorm, ResidualAddInTheNormsRowLoop) {
+  // A block's residual add read first by a norm (RowProducer): the norm
+  // emits the add row tile by row tile in its own loop. The sum is also a
+  // result (the next residual), and the norm feeds a linear (so the
+  // layer_norm builds X^T). layer_norm with gamma and beta, rms_norm with
+  // gamma; the sum, the norm's linear and the rms_norm itself checked
+  // against double references.
+  const int64_t rows = 768, d = 256, n = 128;
+  for (bool rms : {false, true})
+    for (bool bf : {false, true}) {
+      auto ty = [&](int64_t a, int64_t b) { return tensorType({a, b}, bf); };
+      std::string vec = "tensor<256x" + dt(bf) + ">";
+      std::string norm =
+          rms ? "  %n = seam.rms_norm %h scale %g {epsilon = 1.0e-5 : f64} : "
+                "(" +
+                    ty(rows, d) + ", " + vec + ") -> " + ty(rows, d) + "\n"
+              : "  %n = seam.layer_norm %h scale %g bias %bb {epsilon = "
+                "1.0e-5 : f64} : (" +
+                    ty(rows, d) + ", " + vec + ", " + vec + ") -> " +
+                    ty(rows, d) + "\n";
+      std::string tail = rms ? "  return %h, %n : " + ty(rows, d) + ", " +
+                                   ty(rows, d) + "\n}\n"
+                             : "  %y = seam.linear %n, %w : (" + ty(rows, d) +
+                                   ", " + ty(d, n) + ") -> " + ty(rows, n) +
+                                   "\n  return %h, %y : " + ty(rows, d) + ", " +
+                                   ty(rows, n) + "\n}\n";
+      std::string src = "func.func private @p(%a: " + ty(rows, d) +
+                        ", %b: " + ty(rows, d) + ", %g: " + vec +
+                        ", %bb: " + vec + ", %w: " + ty(d, n) + ") -> (" +
+                        ty(rows, d) + ", " + (rms ? ty(rows, d) : ty(rows, n)) +
+                        ") attributes {seam.program} {\n  %h = seam.add %a, %b "
+                        ": (" +
+                        ty(rows, d) + ", " + ty(rows, d) + ") -> " +
+                        ty(rows, d) + "\n" + norm + tail;
+      auto a = randomValues(rows * d, 61, bf, -2.0f, 2.0f),
+           b = randomValues(rows * d, 62, bf, -1.0f, 1.0f),
+           g = randomValues(d, 63, bf, 0.5f, 1.5f),
+           bb = randomValues(d, 64, bf), w = randomValues(d * n, 65, bf);
+      ConvRun r = convertAndRun(src, "p", {a, b, g, bb, w}, "trn2");
+      ASSERT_TRUE(r.ok) << r.error;
+      EXPECT_NE(r.remarks.find("seam.add emitted row tile by row tile in the "
+                               "row loop of the seam." +
+                               std::string(rms ? "rms_norm" : "layer_norm")),
+                std::string::npos)
+          << r.remarks;
+      std::vector<float> sum(rows * d);
+      std::vector<double> sumd(rows * d);
+      for (int64_t i = 0; i < rows * d; ++i) {
+        sumd[i] = double(a[i]) + double(b[i]);
+        sum[i] = float(sumd[i]);
+      }
+      std::vector<double> normed =
+          normRef(sum, rows, d, 1e-5, !rms, &g, rms ? nullptr : &bb);
+      double e1 = relL2(r.outputs[0], sumd);
+      double e2 =
+          relL2(r.outputs[1], rms ? normed : productRef(normed, w, rows, d, n));
+      report(rms ? "add -> rms_norm: the sum" : "add -> layer_norm: the sum",
+             bf, e1);
+      report(rms ? "add -> rms_norm" : "add -> layer_norm -> linear", bf, e2);
+      EXPECT_LE(e1, bf ? 1e-2 : 1e-6);
+      EXPECT_LE(e2, bf ? 1e-2 : 1e-5);
+    }
+}
+
 TEST(ConvertNorm, NormBuildsTheLinearsTranspose) {
   // layer_norm read only by two linears: the norm builds their X^T row tile
   // by row tile (K = 192 = 96 x 2) and neither linear transposes; 300 rows
