@@ -9,8 +9,12 @@
 //     identity with the bias), then (x - mean) * rstd * gamma (one
 //     scalar_tensor_tensor pass) + beta (broadcast rows; gamma + scale_offset
 //     once per op when the op has an offset).
-//   rms_norm: sum x^2 (activation square with add-reduce), rstd as above,
-//     y = x * rstd (* gamma).
+//   rms_norm: sum x^2 (activation square with add-reduce; every other row
+//     tile a product and an add-reduce on the vector engines instead, so
+//     that the Scalar engine, which does nothing else here, is not the
+//     bottleneck of the q/k norms before an attention), rstd as above,
+//     y = x * rstd (* gamma). Both are software pipelined over two sets of
+//     working tiles when there are several row tiles.
 // Statistics stay fp32 (two-pass variance, centred inside the squaring
 // activation). The centred row and the affine rows are kept in the output's
 // dtype when that is bf16: each pass then streams bf16 at one element per
@@ -94,8 +98,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   // the in-order engine queues one tile's statistics overlap the other's
   // scaling instead of every tile waiting for the previous one's chain.
   unsigned sets =
-      centre && x->rows > 128 && bytes + d * 4 <= pl.target().workingBytes ? 2
-                                                                           : 1;
+      x->rows > 128 && bytes + d * 4 <= pl.target().workingBytes ? 2 : 1;
   Value work[2], s1[2], s2[2], rstd[2];
   for (unsigned i = 0; i < sets; ++i) {
     work[i] = pl.alloc(MemSpace::Sbuf, {pmax, d}, rowType);
@@ -194,7 +197,11 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     pl.produceRows(input, r0, p);
     Value w = pl.view(work[set], {p, d}, {0, 0});
     Value in;
-    if (affineInXt && !x->inSbuf()) {
+    // The row stays where the pipelined scaling reads it: x itself in SBUF,
+    // or the set's work tile, which x's DMA fills directly (the centred row
+    // is not built when the affine step is in X^T, nor by an rms_norm).
+    bool rowInWork = (affineInXt || !centre) && !x->inSbuf();
+    if (rowInWork) {
       pl.dma(w, pl.window(*x, r0, p, zero, d));
       in = w;
     } else {
@@ -211,9 +218,19 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     }
     // Sum of squares of the centred row, from x in fp32 inside the
     // activation; the squared row itself is not needed (written to the
-    // output tile, which the scaling overwrites).
-    pl.activation(ncore::ActFunc::Square, pl.outTile(y, r0, p, zero, d), in,
-                  1.0, 0.0, negMean, s);
+    // output tile, which the scaling overwrites). An rms_norm's statistics
+    // are all it has on the Scalar engine: every other tile squares and
+    // sums on the vector engines instead (a product and an add-reduce, the
+    // squares rounded to the output's dtype), so the two halves run
+    // together.
+    if (!centre && set == 1) {
+      Value sq = pl.outTile(y, r0, p, zero, d);
+      pl.tensorTensor(ncore::AluOp::Multiply, sq, in, in);
+      pl.reduce(ncore::AluOp::Add, s, sq);
+    } else {
+      pl.activation(ncore::ActFunc::Square, pl.outTile(y, r0, p, zero, d), in,
+                    1.0, 0.0, negMean, s);
+    }
     pl.activation(ncore::ActFunc::Rsqrt, r, s, 1.0 / d, eps);
     if (!centre || affineInXt)
       return in;
@@ -271,7 +288,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
         },
         [&](Index r0, int64_t p, unsigned set) {
           scaleRows(r0, p, set,
-                    affineInXt && x->inSbuf()
+                    (affineInXt || !centre) && x->inSbuf()
                         ? pl.load(*x, r0, p, zero, d)
                         : pl.view(work[set], {p, d}, {0, 0}));
         });
