@@ -67,6 +67,17 @@ LogicalResult mlir::ncore::verifyInstruction(Operation *op) {
                 "operand #"
              << use.getOperandNumber() << " is " << desc(use.get());
   }
+  // Destination first: only the Tensor engine writes PSUM (the runtime
+  // faults on any other writer; caught here, a timing-only run that never
+  // executes the instruction cannot miss it).
+  if (op->getNumOperands() && !hbmAllowed &&
+      !inst.isLegalEngine(Engine::Tensor))
+    if (auto dst = dyn_cast<TileType>(op->getOperand(0).getType());
+        dst && dst.getSpace() == MemSpace::Psum)
+      return op->emitOpError()
+             << "writes PSUM, which only the Tensor engine does (matmul, "
+                "transpose): operand #0 is "
+             << desc(op->getOperand(0));
   return success();
 }
 

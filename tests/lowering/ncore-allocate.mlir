@@ -63,9 +63,13 @@ ncore.program @psum_banks(%y: !ncore.tile<hbm, 128x384xf32>) {
   %p1 = ncore.alloc : !ncore.tile<psum, 128x256xf32>
   %p2 = ncore.alloc : !ncore.tile<psum, 128x128xf32>
   %s = ncore.alloc : !ncore.tile<sbuf, 128x384xf32>
-  ncore.memset %p0, 0.0 : !ncore.tile<psum, 128x384xf32>
-  ncore.memset %p1, 0.0 : !ncore.tile<psum, 128x256xf32>
-  ncore.memset %p2, 0.0 : !ncore.tile<psum, 128x128xf32>
+  // Only the Tensor engine writes PSUM: matmuls of %s fill the tiles.
+  ncore.memset %s, 1.0 : !ncore.tile<sbuf, 128x384xf32>
+  %st = ncore.view %s offsets affine_map<() -> (0, 0)> : !ncore.tile<sbuf, 128x384xf32> to !ncore.tile<sbuf, 128x128xf32>
+  %m1 = ncore.view %s offsets affine_map<() -> (0, 0)> : !ncore.tile<sbuf, 128x384xf32> to !ncore.tile<sbuf, 128x256xf32>
+  ncore.matmul %p0, %st, %s : !ncore.tile<psum, 128x384xf32>, !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x384xf32>
+  ncore.matmul %p1, %st, %m1 : !ncore.tile<psum, 128x256xf32>, !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x256xf32>
+  ncore.matmul %p2, %st, %st : !ncore.tile<psum, 128x128xf32>, !ncore.tile<sbuf, 128x128xf32>, !ncore.tile<sbuf, 128x128xf32>
   ncore.tensor_copy %s, %p0 : !ncore.tile<sbuf, 128x384xf32>, !ncore.tile<psum, 128x384xf32>
   %s1 = ncore.view %s offsets affine_map<() -> (0, 0)> : !ncore.tile<sbuf, 128x384xf32> to !ncore.tile<sbuf, 128x256xf32>
   ncore.tensor_tensor add %s1, %s1, %p1 : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<psum, 128x256xf32>

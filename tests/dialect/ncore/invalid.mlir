@@ -226,6 +226,25 @@ ncore.program @gpsimd_psum() {
 
 // -----
 
+// Only the Tensor engine writes PSUM (the runtime faults on any other
+// writer; the verifier says so before anything runs).
+ncore.program @memset_psum() {
+  %p = ncore.alloc : !ncore.tile<psum, 128x512xf32>
+  // expected-error @+1 {{writes PSUM, which only the Tensor engine does (matmul, transpose): operand #0 is [128, 512] x f32 in psum}}
+  ncore.memset %p, 0.0 : !ncore.tile<psum, 128x512xf32>
+}
+
+// -----
+
+ncore.program @copy_into_psum() {
+  %s = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  %p = ncore.alloc : !ncore.tile<psum, 128x512xf32>
+  // expected-error @+1 {{writes PSUM, which only the Tensor engine does}}
+  ncore.tensor_copy %p, %s on scalar : !ncore.tile<psum, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+}
+
+// -----
+
 ncore.program @iota_psum() {
   %p = ncore.alloc : !ncore.tile<psum, 128x1xf32>
   // expected-error @+1 {{on the gpsimd engine cannot access PSUM: operand #0 is [128, 1] x f32 in psum}}

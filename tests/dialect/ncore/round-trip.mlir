@@ -116,8 +116,8 @@ ncore.program @softmax(%x: !ncore.tile<hbm, 128x512xf32>) {
   ncore.tensor_tensor add %e, %e, %s : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<psum, 128x512xf32>
   // CHECK: ncore.tensor_tensor max %{{.+}}, %{{.+}}, %{{.+}} on gpsimd :
   ncore.tensor_tensor max %e, %e, %e on gpsimd : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
-  // CHECK: ncore.memset %{{.+}}, 0.000000e+00 : <psum, 128x512xf32>
-  ncore.memset %s, 0.0 : !ncore.tile<psum, 128x512xf32>
+  // CHECK: ncore.memset %{{.+}}, 0.000000e+00 : <sbuf, 128x512xf32>
+  ncore.memset %e, 0.0 : !ncore.tile<sbuf, 128x512xf32>
   // CHECK: ncore.memset %{{.+}}, -3.000000e+38 on gpsimd : <sbuf, 128x512xf32>
   ncore.memset %e, -3.0e38 on gpsimd : !ncore.tile<sbuf, 128x512xf32>
 }
