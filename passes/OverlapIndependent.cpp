@@ -177,38 +177,44 @@ struct OverlapIndependentPass
       // A matvec streaming a weight argument goes just before the last free
       // attention before its first use: the attention's pipeline runs it
       // slab by slab between its own steps, its DMA queues being idle
-      // otherwise. Its argument-only readers then follow the norm rule
-      // below (they come after the attention).
+      // otherwise. Its readers go to their first use (below).
       auto lin = dyn_cast<LinearOp>(op);
+      // Moves `op` just before `host` when its operands are defined there.
+      auto hostedBy = [&](Operation *host, PassCounter &counter,
+                          llvm::StringRef what, llvm::StringRef why) {
+        if (!host || !llvm::all_of(op->getOperands(), [&](Value v) {
+              Operation *d = v.getDefiningOp();
+              return !d || d->isBeforeInBlock(host);
+            }))
+          return false;
+        op->moveBefore(host);
+        hostOf[op] = host;
+        ++numMoved;
+        ++counter;
+        decisionRemark(remarks, op->getLoc())
+            << "seam-overlap-independent: " << op->getName() << " moved before "
+            << what << " at " << host->getLoc()
+            << ": it depends only on the program's arguments, and " << why;
+        return true;
+      };
       if (lin && !lin.getBias() && !lin.getScale() &&
           isa<BlockArgument>(lin.getWeight())) {
         Operation *host = nullptr;
         for (Operation *h : freeHosts)
           if (pos.lookup(h) < use)
             host = h;
-        if (host && llvm::all_of(op->getOperands(), [&](Value v) {
-              Operation *d = v.getDefiningOp();
-              return !d || d->isBeforeInBlock(host);
-            })) {
-          op->moveBefore(host);
-          hostOf[op] = host;
+        if (hostedBy(host, numHosts, "the attention",
+                     "the attention's pipeline can run its matmuls between "
+                     "its own steps while its DMA queues, otherwise idle, "
+                     "stream the weight")) {
           llvm::erase(freeHosts, host);
-          ++numMoved;
-          ++numHosts;
-          decisionRemark(remarks, op->getLoc())
-              << "seam-overlap-independent: " << op->getName()
-              << " moved before the attention at " << host->getLoc()
-              << ": it depends only on the program's arguments, and the "
-                 "attention's pipeline can run its matmuls between its own "
-                 "steps while its DMA queues, otherwise idle, stream the "
-                 "weight";
           continue;
         }
         // Else just before the last linear of many tokens before the first
         // use: its matmuls take several times its weight's DMA time, and
         // the matvec's weight streams in that slack, slab by slab with the
-        // linear's (the lowering's choice; it lowers the matvec after the
-        // linear when their slabs do not fit together).
+        // linear's (the lowering's choice; it lowers the matvec first, in
+        // place, when their slabs do not fit together).
         Operation *linHost = nullptr;
         for (Operation *l : ops) {
           if (pos.lookup(l) >= use)
@@ -219,21 +225,10 @@ struct OverlapIndependentPass
               rowsOf(candidate.getInput()) >= kHostRows)
             linHost = l;
         }
-        if (linHost && llvm::all_of(op->getOperands(), [&](Value v) {
-              Operation *d = v.getDefiningOp();
-              return !d || d->isBeforeInBlock(linHost);
-            })) {
-          op->moveBefore(linHost);
-          hostOf[op] = linHost;
+        if (hostedBy(linHost, numLinearHosts, "the linear",
+                     "that linear's matmuls leave its DMA queues room for "
+                     "this weight")) {
           linearHosts.insert(linHost);
-          ++numMoved;
-          ++numLinearHosts;
-          decisionRemark(remarks, op->getLoc())
-              << "seam-overlap-independent: " << op->getName()
-              << " moved before the linear at " << linHost->getLoc()
-              << ": it depends only on the program's arguments, and that "
-                 "linear's matmuls leave its DMA queues room for this "
-                 "weight";
           continue;
         }
       }
