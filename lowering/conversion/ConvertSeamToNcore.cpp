@@ -807,10 +807,30 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
                   &guests.find(guest->getName().getStringRef())->second);
     Value produced;
     if (Operation *producer = producerOf.lookup(&op)) {
-      RowProducer rows = pl.atLoc(producer->getLoc(), [&] {
-        return producers.find(producer->getName().getStringRef())
-            ->second(pl, producer);
-      });
+      // Fused, the producer's operands stay live through the consumer's row
+      // loop (their last reads are there); lowered whole first, they die
+      // before it. Fuse only when the consumer's working rows (a pipelined
+      // norm's: two sets of rows and the gamma/beta rows, at most eight
+      // rows of fp32, see ConvertNorm.cpp) and the producer's own per-tile
+      // chunks (three of at most 2048 fp32 elements) still fit beside them
+      // and the producer's result. (Measured: an f32 flux2-klein's first
+      // single-stream norm needed 279 KB of 224 KB per partition without
+      // this check.)
+      Value result = producer->getResult(0);
+      auto [rows0, cols] = matrixOf(shapeOf(result));
+      int64_t resultBytes =
+          (rows0 + 127) / 128 * cols *
+          elementBytes(
+              cast<RankedTensorType>(result.getType()).getElementType());
+      constexpr int64_t kMargin = 8 * 1024;
+      int64_t working = 8 * cols * 4 + 3 * std::min<int64_t>(cols, 2048) * 4;
+      bool fits = pl.sbufUsed() + resultBytes + working + kMargin <=
+                  target.sbufPartitionBytes;
+      RowProducer rows =
+          !fits ? RowProducer() : pl.atLoc(producer->getLoc(), [&] {
+            return producers.find(producer->getName().getStringRef())
+                ->second(pl, producer);
+          });
       if (rows) {
         produced = producer->getResult(0);
         Location loc = producer->getLoc();
@@ -824,10 +844,15 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
             << op.getName() << " at " << op.getLoc()
             << ", its first reader: that op's first tile waits for one of "
                "its tiles, not all";
-      } else if (failed(pl.atLoc(producer->getLoc(), [&] {
-                   return (*guestLower.lookup(producer))(pl, producer);
-                 }))) {
-        return failure();
+      } else {
+        if (failed(pl.atLoc(producer->getLoc(), [&] {
+              return (*guestLower.lookup(producer))(pl, producer);
+            })))
+          return failure();
+        // Lowered whole: its operands die here, before the consumer.
+        for (Value cls : deferredDying.lookup(&op))
+          pl.release(cls);
+        deferredDying.erase(&op);
       }
     }
     if (failed((*lower)(pl, &op)))

@@ -430,7 +430,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     // Transfers and collectives take no engine time here.
     bool timed = !isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op);
     double inputsReady = 0;
-    if (timed && !readyAt.empty())
+    if (!readyAt.empty())
       for (Value v : op->getOperands())
         if (isa<TileType>(v.getType()))
           if (Value r = rootOf(v)) {
@@ -482,8 +482,37 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         ++numMoved;
       }
     }
-    if (!timed)
+    if (!timed) {
+      // A transfer's destination is ready once its bytes have crossed: a
+      // DMA at its fixed cost plus its bytes over every queue (estimated:
+      // the queues' other traffic is not modelled), a collective at its
+      // ring cost (runtime/TimingCost.cpp). Without this, the reads of a
+      // loaded tile (the residual add after an all_reduce) looked ready at
+      // once, and the engine that looked free then took them all.
+      FailureOr<TileAccess> a = resolveAccess(op->getOperand(0));
+      if (succeeded(a)) {
+        int64_t elems = a->partitions;
+        for (const FreeDimAccess &dim : a->dims)
+          elems *= dim.size;
+        double bytes = double(elems) * (a->elementType.isBF16() ? 2 : 4);
+        double dur = 0;
+        if (isa<DmaCopyOp>(op))
+          dur = profile.dmaFixedCostNs +
+                bytes / (profile.dmaEngineBytesPerNs *
+                         std::max<double>(1, profile.dmaEngines));
+        else if (auto ar = dyn_cast<AllReduceOp>(op))
+          dur = rt::collectiveDurationNs(rt::Opcode::AllReduce, uint64_t(bytes),
+                                         unsigned(ar.getRanks()), profile);
+        else if (auto ag = dyn_cast<AllGatherOp>(op))
+          dur = rt::collectiveDurationNs(
+              rt::Opcode::AllGather,
+              uint64_t(bytes) / std::max<uint64_t>(1, ag.getRanks()),
+              unsigned(ag.getRanks()), profile);
+        readyAt[a->root] = {inputsReady + dur, inputsReady + mult * dur,
+                            op->getParentOfType<LoopOp>(), false};
+      }
       return;
+    }
     double &l = load[static_cast<unsigned>(chosen)];
     double start = std::max(l, inputsReady),
            one = estimateNs(inst, chosen, profile);
