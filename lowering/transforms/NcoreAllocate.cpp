@@ -181,7 +181,8 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
                                        int64_t capacity, int64_t bank,
                                        int64_t &peak) {
   StringRef memName = space == MemSpace::Sbuf ? "SBUF" : "PSUM";
-  // Peak of live bytes, for statistics and for the over-subscription error.
+  // Peak of live bytes, for statistics and for the over-subscription error
+  // (which names where it is reached: often not where placement failed).
   std::vector<std::pair<int64_t, int64_t>> events;
   for (const Item &it : items) {
     events.push_back({it.start, it.size});
@@ -191,9 +192,11 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
     return a.first != b.first ? a.first < b.first : a.second < b.second;
   });
   peak = 0;
-  int64_t live = 0;
+  int64_t live = 0, peakAt = 0;
   for (auto &[p, d] : events) {
     live += d;
+    if (live > peak)
+      peakAt = p;
     peak = std::max(peak, live);
   }
 
@@ -370,13 +373,35 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
         liveHere += o.size;
         ++liveTiles;
       }
-    return it.op()->emitOpError()
-           << memName << " over-subscribed: " << (it.call ? "" : "tile ")
-           << it.describe() << " (" << it.size
-           << " bytes per partition) does not fit next to " << liveTiles
-           << " live tiles (" << liveHere << " bytes live here; peak " << peak
-           << " of " << capacity
-           << " bytes per partition): spill to HBM before allocation";
+    InFlightDiagnostic diag =
+        it.op()->emitOpError()
+        << memName << " over-subscribed: " << (it.call ? "" : "tile ")
+        << it.describe() << " (" << it.size
+        << " bytes per partition) does not fit next to " << liveTiles
+        << " live tiles (" << liveHere << " bytes live here; peak " << peak
+        << " of " << capacity
+        << " bytes per partition): spill to HBM before allocation";
+    // Where the peak is reached, when that is elsewhere: the last tile to
+    // become live there, and the tiles live with it, largest first.
+    if (peak > capacity && !(it.start <= peakAt && peakAt <= it.end)) {
+      const Item *last = nullptr;
+      SmallVector<const Item *> atPeak;
+      for (const Item &o : items)
+        if (o.start <= peakAt && peakAt <= o.end) {
+          atPeak.push_back(&o);
+          if (!last || o.start > last->start)
+            last = &o;
+        }
+      llvm::sort(atPeak, [](const Item *a, const Item *b) {
+        return a->size > b->size;
+      });
+      Diagnostic &note = diag.attachNote(last->op()->getLoc());
+      note << "the peak of " << peak << " bytes per partition is reached here, "
+           << atPeak.size() << " tiles live; the largest:";
+      for (const Item *o : ArrayRef<const Item *>(atPeak).take_front(4))
+        note << " " << o->size << " bytes (" << o->op()->getLoc() << ")";
+    }
+    return diag;
   }
   return success();
 }

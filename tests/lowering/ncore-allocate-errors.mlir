@@ -24,3 +24,26 @@ ncore.program @oversubscribed(%x: !ncore.tile<hbm, 128x30000xf32>) {
   ncore.tensor_tensor add %a, %a, %b : !ncore.tile<sbuf, 128x30000xf32>, !ncore.tile<sbuf, 128x30000xf32>, !ncore.tile<sbuf, 128x30000xf32>
 }
 
+// -----
+
+// Placement fails at one over-subscribed point (b1 + b2 = 200000 bytes)
+// while the peak is at another (a1 + a2 = 210000): the error is on the tile
+// that did not fit, and a note names where the peak is reached and its
+// largest tiles (in a whole model those are rarely the same place).
+ncore.program @peak_elsewhere(%x: !ncore.tile<hbm, 128x25000xf32>, %y: !ncore.tile<hbm, 128x27500xf32>) {
+  %b1 = ncore.alloc : !ncore.tile<sbuf, 128x25000xf32>
+  // expected-error@+1 {{SBUF over-subscribed: tile [128, 25000] x f32 in sbuf (100000 bytes per partition) does not fit next to 1 live tiles (200000 bytes live here; peak 210000 of 196608 bytes per partition)}}
+  %b2 = ncore.alloc : !ncore.tile<sbuf, 128x25000xf32>
+  ncore.dma_copy %b1, %x : !ncore.tile<sbuf, 128x25000xf32>, !ncore.tile<hbm, 128x25000xf32>
+  ncore.dma_copy %b2, %x : !ncore.tile<sbuf, 128x25000xf32>, !ncore.tile<hbm, 128x25000xf32>
+  ncore.tensor_tensor add %b1, %b1, %b2 : !ncore.tile<sbuf, 128x25000xf32>, !ncore.tile<sbuf, 128x25000xf32>, !ncore.tile<sbuf, 128x25000xf32>
+  ncore.dma_copy %x, %b1 : !ncore.tile<hbm, 128x25000xf32>, !ncore.tile<sbuf, 128x25000xf32>
+  %a1 = ncore.alloc : !ncore.tile<sbuf, 128x25000xf32>
+  // expected-note@+1 {{the peak of 210000 bytes per partition is reached here, 2 tiles live; the largest: 110000 bytes}}
+  %a2 = ncore.alloc : !ncore.tile<sbuf, 128x27500xf32>
+  ncore.dma_copy %a1, %x : !ncore.tile<sbuf, 128x25000xf32>, !ncore.tile<hbm, 128x25000xf32>
+  ncore.dma_copy %a2, %y : !ncore.tile<sbuf, 128x27500xf32>, !ncore.tile<hbm, 128x27500xf32>
+  %a2v = ncore.view %a2 offsets affine_map<() -> (0, 0)> : !ncore.tile<sbuf, 128x27500xf32> to !ncore.tile<sbuf, 128x25000xf32>
+  ncore.tensor_tensor add %a1, %a1, %a2v : !ncore.tile<sbuf, 128x25000xf32>, !ncore.tile<sbuf, 128x25000xf32>, !ncore.tile<sbuf, 128x25000xf32>
+  ncore.dma_copy %x, %a1 : !ncore.tile<hbm, 128x25000xf32>, !ncore.tile<sbuf, 128x25000xf32>
+}

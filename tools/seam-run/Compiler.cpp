@@ -51,6 +51,10 @@ struct DiagCollector {
             llvm::raw_string_ostream os(text);
             printLocation(os, d.getLocation());
             os << ": error: " << d << "\n";
+            for (Diagnostic &note : d.getNotes()) {
+              printLocation(os, note.getLocation());
+              os << ": note: " << note << "\n";
+            }
           } else if (d.getSeverity() == DiagnosticSeverity::Warning) {
             warnings.push_back(d.str());
           }
@@ -147,6 +151,9 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   cm.context = std::make_unique<MLIRContext>(seamRunRegistry());
   MLIRContext &ctx = *cm.context;
   ctx.loadAllAvailableDialects();
+  // A diagnostic's own notes are printed (see DiagCollector); the op it is
+  // attached to, printed in generic form, is noise to a seam-run user.
+  ctx.printOpOnDiagnostic(false);
   DiagCollector diags(ctx, cm.warnings);
 
   // Graph pipeline: what a lazy tracer or torch.compile front end does.
