@@ -166,7 +166,17 @@ void conversion::populateElementwiseLowerings(LoweringTable &table) {
   table[MulOp::getOperationName()] = lowerBinary<ncore::AluOp::Multiply>;
 }
 
+/// Per row tile, at most three chunks of kStageChunk fp32 elements: the
+/// two operands' loads and the output tile (views when all are in SBUF).
+static int64_t binaryRowBytes(Operation *op) {
+  auto [rows, cols] = matrixOf(shapeOf(op->getResult(0)));
+  (void)rows;
+  return 3 * std::min(cols, kStageChunk) * 4;
+}
+
 void conversion::populateElementwiseRowProducers(RowProducerTable &table) {
-  table[AddOp::getOperationName()] = binaryRowProducer<ncore::AluOp::Add>;
-  table[MulOp::getOperationName()] = binaryRowProducer<ncore::AluOp::Multiply>;
+  table[AddOp::getOperationName()] = {binaryRowProducer<ncore::AluOp::Add>,
+                                      binaryRowBytes};
+  table[MulOp::getOperationName()] = {binaryRowProducer<ncore::AluOp::Multiply>,
+                                      binaryRowBytes};
 }

@@ -319,6 +319,32 @@ void evacuate(ProgramLowering &pl, const Placement &y, Value acc, Value bt,
   pl.storeOut(y, r0, p, col, nc, out);
 }
 
+/// One matmul of a matvec's Y^T (see lowerMatvec): K block j of output
+/// block c of a slab of `cols` columns, whose cols / 128 blocks interleave
+/// (stride) so that block c's outputs land on partitions in Y's order.
+void matvecMatmul(ProgramLowering &pl, Value accv, Value slab, Value xt,
+                  int64_t pk, int64_t cols, Index j, Index c, bool accumulate) {
+  Value st = pl.view(slab, {pk, 128}, {0, j * cols + c}, {1, cols / 128});
+  pl.matmul(accv, st, pl.view(xt, {pk, 1}, {0, j}), accumulate);
+}
+
+/// A matvec's Y^T accumulators ([128, N / 128] f32) evacuated once (the
+/// activation applied on the way) and written back as Y's row, one DMA per
+/// slab of `cols` columns.
+void storeMatvecResult(ProgramLowering &pl, Value acc, const Placement &y,
+                       int64_t n, int64_t cols,
+                       std::optional<ncore::ActFunc> act) {
+  Value out = pl.alloc(MemSpace::Sbuf, {128, n / 128}, y.elementType);
+  if (act)
+    pl.activation(*act, out, acc);
+  else
+    pl.copy(out, acc);
+  pl.forEachChunk(n, cols, [&](Index s0, int64_t c, bool) {
+    pl.dma(pl.window(y, 0, 1, s0, c),
+           pl.view(out, {128, c / 128}, {0, s0.floorDiv(128)}));
+  });
+}
+
 /// A matvec as Y^T (see matvecTransposed). In a slab of `cols` columns from
 /// s0 (nbs = cols / 128 of them per partition), output column
 /// s0 + p * nbs + c accumulates on partition p of PSUM column s0 / 128 + c,
@@ -353,31 +379,19 @@ void lowerMatvec(ProgramLowering &pl, const LinearPlan &plan,
     pl.dma(dst, pl.view(w3, {pk, kb, cols}, {0, 0, s0}));
   };
   auto computeSlab = [&](Index s0, int64_t cols, unsigned par) {
-    int64_t nbs = cols / 128;
     Index a0 = s0.floorDiv(128);
-    pl.forEachChunk(nbs, 1, [&](Index c, int64_t, bool) {
+    pl.forEachChunk(cols / 128, 1, [&](Index c, int64_t, bool) {
       Value accv = pl.view(acc, {128, 1}, {0, a0 + c});
       pl.forEachChunk(
           kb, 1,
           [&](Index j, int64_t, bool first) {
-            Value st =
-                pl.view(slabs[par], {pk, 128}, {0, j * cols + c}, {1, nbs});
-            pl.matmul(accv, st, pl.view(xt, {pk, 1}, {0, j}),
-                      /*accumulate=*/!first);
+            matvecMatmul(pl, accv, slabs[par], xt, pk, cols, j, c, !first);
           },
           /*peelFirst=*/true);
     });
   };
   pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
-  Value out = pl.alloc(MemSpace::Sbuf, {128, n / 128}, y.elementType);
-  if (act)
-    pl.activation(*act, out, acc);
-  else
-    pl.copy(out, acc);
-  pl.forEachChunk(n, ns, [&](Index s0, int64_t cols, bool) {
-    pl.dma(pl.window(y, 0, 1, s0, cols),
-           pl.view(out, {128, cols / 128}, {0, s0.floorDiv(128)}));
-  });
+  storeMatvecResult(pl, acc, y, n, ns, act);
 }
 
 /// Whether every reader of `input` other than `op` is a later linear of it
@@ -923,6 +937,34 @@ bool linearCanBeGuest(Operation *o) {
   return !op.getBias() && !op.getScale() && isa<BlockArgument>(op.getWeight());
 }
 
+/// A guest linear's weight slabs (see InterleavedWork): two buffers of
+/// [pk, kb * cols]; group g is W's columns [g * cols, (g + 1) * cols) of W
+/// as [pk, kb, N], one DMA.
+struct GuestSlabs {
+  Value slabs[2], w3;
+  int64_t pk = 0, kb = 0, cols = 0;
+};
+std::shared_ptr<GuestSlabs> guestSlabs(ProgramLowering &pl, const Placement &w,
+                                       int64_t pk, int64_t kb, int64_t cols,
+                                       Type et) {
+  auto g = std::make_shared<GuestSlabs>();
+  for (Value &slab : g->slabs)
+    slab = pl.alloc(MemSpace::Sbuf, {pk, kb * cols}, et);
+  g->w3 = pl.reshape(w.root, {pk, kb, w.cols});
+  g->pk = pk;
+  g->kb = kb;
+  g->cols = cols;
+  return g;
+}
+/// InterleavedWork::load for those slabs.
+std::function<void(Index, unsigned)>
+guestSlabLoader(ProgramLowering &pl, std::shared_ptr<GuestSlabs> g) {
+  return [&pl, g](Index group, unsigned set) {
+    pl.dma(pl.reshape(g->slabs[set], {g->pk, g->kb, g->cols}),
+           pl.view(g->w3, {g->pk, g->kb, g->cols}, {0, 0, group * g->cols}));
+  };
+}
+
 /// A matvec (one row, see matvecTransposed) as a guest: group g is W's
 /// columns [g * N / groups, (g + 1) * N / groups) (one slab, one DMA) and
 /// unit (g, s) computes N / groups / steps of its 128-column output blocks,
@@ -972,21 +1014,17 @@ std::optional<InterleavedWork> interleaveMatvec(ProgramLowering &pl,
         splitK ? "K block(s) of every output block" : "output block(s)");
 
   struct State {
-    Value xt, slabs[2], acc, w3;
+    Value xt, acc;
+    std::shared_ptr<GuestSlabs> w;
   };
   auto st = std::make_shared<State>();
   // X^T [pk, kb] is X's own row-major order: one DMA.
   st->xt = pl.alloc(MemSpace::Sbuf, {pk, kb}, et);
   pl.dma(st->xt, pl.window(x, 0, 1, 0, k));
   st->acc = pl.alloc(MemSpace::Psum, {128, n / 128}, pl.builder().getF32Type());
-  for (unsigned i = 0; i < 2; ++i)
-    st->slabs[i] = pl.alloc(MemSpace::Sbuf, {pk, kb * cols}, et);
-  st->w3 = pl.reshape(w.root, {pk, kb, n});
+  st->w = guestSlabs(pl, w, pk, kb, cols, et);
   InterleavedWork work;
-  work.load = [&pl, st, pk, kb, cols](Index g, unsigned set) {
-    pl.dma(pl.reshape(st->slabs[set], {pk, kb, cols}),
-           pl.view(st->w3, {pk, kb, cols}, {0, 0, g * cols}));
-  };
+  work.load = guestSlabLoader(pl, st->w);
   if (splitK) {
     // Only the Tensor engine writes PSUM: a matmul of zeros clears it.
     int64_t zc = std::max<int64_t>(128, n / 128);
@@ -997,43 +1035,30 @@ std::optional<InterleavedWork> interleaveMatvec(ProgramLowering &pl,
   }
   work.step = [&pl, st, pk, kb, cols, nbs, perUnit, splitK](Index g, Index s,
                                                             unsigned set) {
+    Value slab = st->w->slabs[set];
+    auto block = [&](Index c) {
+      return pl.view(st->acc, {128, 1}, {0, g * nbs + c});
+    };
     if (splitK) {
-      for (int64_t c = 0; c < nbs; ++c) {
-        Value accv = pl.view(st->acc, {128, 1}, {0, g * nbs + c});
+      for (int64_t c = 0; c < nbs; ++c)
         pl.forEachChunk(perUnit, 1, [&](Index i, int64_t, bool) {
-          Index j = s * perUnit + i;
-          Value stat =
-              pl.view(st->slabs[set], {pk, 128}, {0, j * cols + c}, {1, nbs});
-          pl.matmul(accv, stat, pl.view(st->xt, {pk, 1}, {0, j}),
-                    /*accumulate=*/true);
+          matvecMatmul(pl, block(Index(c)), slab, st->xt, pk, cols,
+                       s * perUnit + i, Index(c), /*accumulate=*/true);
         });
-      }
       return;
     }
     for (int64_t i = 0; i < perUnit; ++i) {
       Index c = s * perUnit + i;
-      Value accv = pl.view(st->acc, {128, 1}, {0, g * nbs + c});
       pl.forEachChunk(
           kb, 1,
           [&](Index j, int64_t, bool first) {
-            Value stat =
-                pl.view(st->slabs[set], {pk, 128}, {0, j * cols + c}, {1, nbs});
-            pl.matmul(accv, stat, pl.view(st->xt, {pk, 1}, {0, j}),
-                      /*accumulate=*/!first);
+            matvecMatmul(pl, block(c), slab, st->xt, pk, cols, j, c, !first);
           },
           /*peelFirst=*/true);
     }
   };
   work.finish = [&pl, st, y, n, cols, act] {
-    Value out = pl.alloc(MemSpace::Sbuf, {128, n / 128}, y.elementType);
-    if (act)
-      pl.activation(*act, out, st->acc);
-    else
-      pl.copy(out, st->acc);
-    pl.forEachChunk(n, cols, [&](Index s0, int64_t c, bool) {
-      pl.dma(pl.window(y, 0, 1, s0, c),
-             pl.view(out, {128, c / 128}, {0, s0.floorDiv(128)}));
-    });
+    storeMatvecResult(pl, st->acc, y, n, cols, act);
   };
   return work;
 }
@@ -1086,23 +1111,19 @@ std::optional<InterleavedWork> interleaveLinear(ProgramLowering &pl,
         rows, k, n, groups, cols, mib(double(k) * cols * eb), steps);
 
   struct State {
-    Value xt, slabs[2], acc[2], w3;
+    Value xt, acc[2];
+    std::shared_ptr<GuestSlabs> w;
     unsigned units = 0;
   };
   auto st = std::make_shared<State>();
   st->xt = xt;
   Type f32 = pl.builder().getF32Type();
   int64_t accCols = std::min<int64_t>(cols, ncore::kMatmulMaxN);
-  for (unsigned i = 0; i < 2; ++i) {
-    st->slabs[i] = pl.alloc(MemSpace::Sbuf, {pk, kb * cols}, et);
-    st->acc[i] = pl.alloc(MemSpace::Psum, {128, accCols}, f32);
-  }
-  st->w3 = pl.reshape(w->root, {pk, kb, n});
+  st->w = guestSlabs(pl, *w, pk, kb, cols, et);
+  for (Value &acc : st->acc)
+    acc = pl.alloc(MemSpace::Psum, {128, accCols}, f32);
   InterleavedWork work;
-  work.load = [&pl, st, pk, kb, cols](Index g, unsigned set) {
-    pl.dma(pl.reshape(st->slabs[set], {pk, kb, cols}),
-           pl.view(st->w3, {pk, kb, cols}, {0, 0, g * cols}));
-  };
+  work.load = guestSlabLoader(pl, st->w);
   work.step = [&pl, st, y, pk, kb, cols, rows, act](Index g, Index s,
                                                     unsigned set) {
     Index t0 = s * 128;
@@ -1114,7 +1135,7 @@ std::optional<InterleavedWork> interleaveLinear(ProgramLowering &pl,
           kb, 1,
           [&](Index j, int64_t, bool first) {
             Value stat = pl.view(st->xt, {pk, 128}, {0, j * rows + t0});
-            Value mv = pl.view(st->slabs[set], {pk, nc}, {0, j * cols + c0});
+            Value mv = pl.view(st->w->slabs[set], {pk, nc}, {0, j * cols + c0});
             pl.matmul(accv, stat, mv, /*accumulate=*/!first);
           },
           /*peelFirst=*/true);

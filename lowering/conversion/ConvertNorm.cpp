@@ -320,7 +320,16 @@ void conversion::populateNormLowerings(LoweringTable &table) {
   table[RmsNormOp::getOperationName()] = lowerRmsNorm;
 }
 
-void conversion::populateNormRowConsumers(llvm::StringSet<> &consumers) {
-  consumers.insert(LayerNormOp::getOperationName());
-  consumers.insert(RmsNormOp::getOperationName());
+/// The rows a norm's loop keeps live, as a bound in fp32 (see lowerNorm):
+/// two sets of work rows, the broadcast gamma, gamma + offset and beta rows,
+/// the loaded input and the output tile when they are staged: eight rows.
+/// (Five, the tiles lowerNorm counts for its own check, let an f32
+/// flux2-klein over-subscribe SBUF with a residual add fused in.)
+static int64_t normRowBytes(Operation *op) {
+  return 8 * matrixOf(shapeOf(op->getResult(0))).second * 4;
+}
+
+void conversion::populateNormRowConsumers(RowConsumerTable &consumers) {
+  consumers[LayerNormOp::getOperationName()] = normRowBytes;
+  consumers[RmsNormOp::getOperationName()] = normRowBytes;
 }

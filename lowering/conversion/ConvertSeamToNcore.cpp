@@ -287,17 +287,6 @@ ProgramLowering::takeGuest(int64_t groups, int64_t steps, int64_t hostBytes) {
   return std::optional<InterleavedWork>();
 }
 
-void ProgramLowering::produceRemainingRows(Value v) {
-  auto it = rowProducers.find(v);
-  if (it == rowProducers.end())
-    return;
-  RowProducer f = std::move(it->second);
-  rowProducers.erase(it);
-  auto [rows, cols] = matrixOf(shapeOf(v));
-  (void)cols;
-  forEachRowTile(rows, [&](Index r0, int64_t p) { f(r0, p); });
-}
-
 int64_t ProgramLowering::workingBudget() const {
   // Bias rows, ones columns, output tiles of one 512-column block.
   constexpr int64_t kHelperMargin = 8 * 1024;
@@ -541,7 +530,7 @@ private:
                const LoweringTable &table, const GuestTable &guests,
                const llvm::StringSet<> &hosts,
                const RowProducerTable &producers,
-               const llvm::StringSet<> &consumers, KernelDeclarations &kernels,
+               const RowConsumerTable &consumers, KernelDeclarations &kernels,
                ConversionStats &stats);
 };
 
@@ -562,7 +551,7 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     func::FuncOp func, ModuleOp programs, const TargetInfo &target,
     const LoweringTable &table, const GuestTable &guests,
     const llvm::StringSet<> &hosts, const RowProducerTable &producers,
-    const llvm::StringSet<> &consumers, KernelDeclarations &kernels,
+    const RowConsumerTable &consumers, KernelDeclarations &kernels,
     ConversionStats &stats) {
   ModuleOp module = getOperation();
   if (!func.getBody().hasOneBlock())
@@ -718,11 +707,7 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
   // just before it (views aside): a matvec whose weight streams in its
   // slabs' DMA slack (see interleaveMatvec). Whether it fits is the
   // linear lowering's decision; if not, the guest is lowered after it.
-  auto oneRow = [](Value v) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    return t && t.hasStaticShape() &&
-           t.getNumElements() == (t.getRank() ? t.getShape().back() : 1);
-  };
+  auto oneRow = [](Value v) { return matrixOf(shapeOf(v)).first == 1; };
   for (Operation &op : body) {
     auto host = dyn_cast<LinearOp>(op);
     if (!host || paired.contains(&op) || guestOf.contains(&op) ||
@@ -809,30 +794,30 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     if (Operation *producer = producerOf.lookup(&op)) {
       // Fused, the producer's operands stay live through the consumer's row
       // loop (their last reads are there); lowered whole first, they die
-      // before it. Fuse only when the consumer's working rows (a pipelined
-      // norm's: two sets of rows and the gamma/beta rows, at most eight
-      // rows of fp32, see ConvertNorm.cpp) and the producer's own per-tile
-      // chunks (three of at most 2048 fp32 elements) still fit beside them
-      // and the producer's result. (Measured: an f32 flux2-klein's first
-      // single-stream norm needed 279 KB of 224 KB per partition without
-      // this check.)
+      // before it. Fuse only when the consumer's and the producer's working
+      // tiles still fit beside them and the producer's result. (Measured:
+      // an f32 flux2-klein's first single-stream norm needed 279 KB of 224
+      // KB per partition without this check.)
       Value result = producer->getResult(0);
+      const RowProducerLowering &how =
+          producers.find(producer->getName().getStringRef())->second;
       auto [rows0, cols] = matrixOf(shapeOf(result));
       int64_t resultBytes =
           (rows0 + 127) / 128 * cols *
           elementBytes(
               cast<RankedTensorType>(result.getType()).getElementType());
       constexpr int64_t kMargin = 8 * 1024;
-      int64_t working = 8 * cols * 4 + 3 * std::min<int64_t>(cols, 2048) * 4;
+      int64_t working =
+          how.workingBytes(producer) +
+          consumers.find(op.getName().getStringRef())->second(&op);
       bool fits = pl.sbufUsed() + resultBytes + working + kMargin <=
                   target.sbufPartitionBytes;
       RowProducer rows =
           !fits ? RowProducer() : pl.atLoc(producer->getLoc(), [&] {
-            return producers.find(producer->getName().getStringRef())
-                ->second(pl, producer);
+            return how.setup(pl, producer);
           });
       if (rows) {
-        produced = producer->getResult(0);
+        produced = result;
         Location loc = producer->getLoc();
         pl.setRowProducer(produced, [&pl, loc, rows](Index r0, int64_t p) {
           pl.atLoc(loc, [&] { rows(r0, p); });
@@ -859,8 +844,8 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       return failure();
     if (pl.hasPendingGuest() && failed(pl.lowerGuestAlone()))
       return failure();
-    if (produced)
-      pl.atLoc(produced.getLoc(), [&] { pl.produceRemainingRows(produced); });
+    assert((!produced || !pl.hasRowProducer(produced)) &&
+           "a row consumer emits every row of its producer");
     // Views (reshape, slice) never own SBUF bytes: only a class's root is
     // placed in SBUF, and it is released after the class's last use.
     for (Value cls : dying.lookup(position[&op]))
@@ -929,7 +914,7 @@ void ConvertSeamToNcorePass::runOnOperation() {
   populateAttentionHosts(hosts);
   RowProducerTable producers;
   populateElementwiseRowProducers(producers);
-  llvm::StringSet<> consumers;
+  RowConsumerTable consumers;
   populateNormRowConsumers(consumers);
 
   if (SymbolTable::lookupSymbolIn(module, "ncore")) {

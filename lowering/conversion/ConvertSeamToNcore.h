@@ -222,15 +222,22 @@ void populateAttentionHosts(llvm::StringSet<> &hosts);
 /// producer's operands live until the consumer is lowered.
 /// Per row tile [r0, r0 + p): emits the producer's work for those rows.
 using RowProducer = std::function<void(Index r0, int64_t p)>;
-/// Sets a producer up (places its result, stages its operands) and returns
-/// its per-row-tile work, or null when it cannot be split that way (it is
-/// then lowered whole, before its consumer).
-using RowProducerLowering =
-    std::function<RowProducer(ProgramLowering &, Operation *)>;
+/// An op kind that can be a row producer.
+struct RowProducerLowering {
+  /// Sets the producer up (places its result, stages its operands) and
+  /// returns its per-row-tile work, or null when it cannot be split that way
+  /// (it is then lowered whole, before its consumer).
+  std::function<RowProducer(ProgramLowering &, Operation *)> setup;
+  /// Per partition, at most: the tiles its rows allocate per row tile.
+  std::function<int64_t(Operation *)> workingBytes;
+};
 using RowProducerTable = llvm::StringMap<RowProducerLowering>;
 void populateElementwiseRowProducers(RowProducerTable &table);
-/// Op names whose lowering calls produceRows for its input.
-void populateNormRowConsumers(llvm::StringSet<> &consumers);
+/// Op kinds whose lowering calls produceRows for its input (and then
+/// rowsProduced), each with the working bytes per partition its row loop
+/// keeps live at most beside the producer's operands and result.
+using RowConsumerTable = llvm::StringMap<std::function<int64_t(Operation *)>>;
+void populateNormRowConsumers(RowConsumerTable &consumers);
 
 /// The separately compiled kernel programs, one per distinct (kernel,
 /// signature, config): built by the kernels library (`getOrBuildKernelProgram`,
@@ -403,16 +410,15 @@ public:
     return f();
   }
   /// Row production (see RowProducer): `v`'s rows are emitted by its
-  /// consumer through produceRows; `produceRemainingRows` emits all of
-  /// them when the consumer did not (the driver, after the consumer).
+  /// consumer through produceRows, which then declares all of them
+  /// produced (a consumer emits every row).
   void setRowProducer(Value v, RowProducer f) { rowProducers[v] = f; }
   void produceRows(Value v, Index r0, int64_t p) {
     if (auto it = rowProducers.find(v); it != rowProducers.end())
       it->second(r0, p);
   }
-  /// The consumer produced every row of `v`.
   void rowsProduced(Value v) { rowProducers.erase(v); }
-  void produceRemainingRows(Value v);
+  bool hasRowProducer(Value v) const { return rowProducers.count(v); }
   /// Declares that the op being lowered keeps `bytes` per partition of
   /// working tiles live at once: the program's recorded SBUF peak
   /// (`seam.sbuf_peak_bytes`, the budget of ncore-double-buffer) includes it.

@@ -497,9 +497,10 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         double bytes = double(elems) * (a->elementType.isBF16() ? 2 : 4);
         double dur = 0;
         if (isa<DmaCopyOp>(op))
-          dur = profile.dmaFixedCostNs +
-                bytes / (profile.dmaEngineBytesPerNs *
-                         std::max<double>(1, profile.dmaEngines));
+          dur = rt::dmaDurationNs(uint64_t(bytes),
+                                  profile.dmaEngineBytesPerNs *
+                                      std::max<double>(1, profile.dmaEngines),
+                                  profile);
         else if (auto ar = dyn_cast<AllReduceOp>(op))
           dur = rt::collectiveDurationNs(rt::Opcode::AllReduce, uint64_t(bytes),
                                          unsigned(ar.getRanks()), profile);
