@@ -806,12 +806,10 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
           (rows0 + 127) / 128 * cols *
           elementBytes(
               cast<RankedTensorType>(result.getType()).getElementType());
-      constexpr int64_t kMargin = 8 * 1024;
       int64_t working =
           how.workingBytes(producer) +
           consumers.find(op.getName().getStringRef())->second(&op);
-      bool fits = pl.sbufUsed() + resultBytes + working + kMargin <=
-                  target.sbufPartitionBytes;
+      bool fits = resultBytes + working <= pl.workingBudget();
       RowProducer rows =
           !fits ? RowProducer() : pl.atLoc(producer->getLoc(), [&] {
             return how.setup(pl, producer);
