@@ -337,19 +337,13 @@ private:
                        "Instructions moved off their default engine"};
   PassCounter numStores{"ncore-schedule", "stores-on-sync",
                         "Stores issued from the Sync engine's DMA queue"};
-
-  double estimateNs(InstructionOpInterface inst, Engine e,
-                    const rt::Profile &profile);
 };
 
-} // namespace
-
-/// The runtime's cost of `inst` on engine `e` (runtime/TimingCost.cpp, the
-/// cost the simulator charges), from the operands' sizes, dtypes and memory
-/// spaces; 0 for instructions the cost function does not time (DMA,
-/// collectives, semaphores).
-double NcoreSchedulePass::estimateNs(InstructionOpInterface inst, Engine e,
-                                     const rt::Profile &profile) {
+/// The runtime's view of `inst` (runtime/TimingCost.cpp costs it), from the
+/// operands' sizes, dtypes and memory spaces; failure for what it cannot
+/// translate. Translated once per instruction: its cost on each candidate
+/// engine only changes the engine.
+FailureOr<rt::Instruction> costView(InstructionOpInterface inst) {
   auto sizes = [&](Value tile) -> FailureOr<rt::AccessPattern> {
     FailureOr<TileAccess> a = resolveAccess(tile);
     if (failed(a))
@@ -369,12 +363,20 @@ double NcoreSchedulePass::estimateNs(InstructionOpInterface inst, Engine e,
   for (auto l = inst->getParentOfType<LoopOp>(); l;
        l = l->getParentOfType<LoopOp>())
     ++depth;
-  FailureOr<rt::Instruction> ri = translateInstruction(inst, sizes, depth);
+  return translateInstruction(inst, sizes, depth);
+}
+
+/// The cost the simulator charges `ri` on engine `e`; 0 for an instruction
+/// it does not time (DMA, collectives, semaphores) or could not translate.
+double estimateNs(FailureOr<rt::Instruction> &ri, Engine e,
+                  const rt::Profile &profile) {
   if (failed(ri))
     return 0;
   ri->engine = static_cast<rt::Engine>(e);
   return rt::instructionCost(*ri, profile).busyNs;
 }
+
+} // namespace
 
 LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   if (program.isDeclaration() || program->hasAttr(kScheduledAttrName))
@@ -450,6 +452,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     Engine chosen = inst.getExecutionEngine();
     std::optional<Attribute> engineAttr = op->getInherentAttr("engine");
     bool pinned = engineAttr && *engineAttr;
+    FailureOr<rt::Instruction> view =
+        timed ? costView(inst) : FailureOr<rt::Instruction>(failure());
     if (auto dma = dyn_cast<DmaCopyOp>(op)) {
       // Two DMA trigger queues: loads (and HBM -> HBM copies) on the DMA
       // engine's, stores on the Sync engine's. A store waits for the compute
@@ -471,7 +475,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         if (!inst.isLegalEngine(e) || (e == Engine::GpSimd && touchesPsum))
           continue;
         double t = std::max(load[static_cast<unsigned>(e)], inputsReady) +
-                   mult * estimateNs(inst, e, profile);
+                   mult * estimateNs(view, e, profile);
         if (best < 0 || t < best) {
           best = t;
           chosen = e;
@@ -516,7 +520,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     }
     double &l = load[static_cast<unsigned>(chosen)];
     double start = std::max(l, inputsReady),
-           one = estimateNs(inst, chosen, profile);
+           one = estimateNs(view, chosen, profile);
     l = start + mult * one;
     if (Value r = rootOf(op->getOperand(0)))
       readyAt[r] = {start + one, start + mult * one,
@@ -610,16 +614,36 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   // The engines of each access list's first i entries (bit per engine): a
   // scan back stops when no earlier entry is of an engine it still looks
   // for, rather than walking every same-engine access back to the epoch's
-  // start (a weight tile read by hundreds of matmuls).
-  static_assert(kEngines <= 8, "engine masks are 8 bits");
+  // start (a weight tile read by hundreds of matmuls). A read conflicts
+  // only with writes, so its scan looks at the engines of the writes alone
+  // (a weight in HBM, never written, read by a hundred slab loads: each
+  // load's scan would otherwise walk every load before it).
+  static_assert(kEngines <= 7, "engine masks are 7 bits and a write bit");
   auto engineBit = [](unsigned engine) { return uint8_t(1u << engine); };
-  llvm::DenseMap<const std::vector<Entry> *, std::vector<uint8_t>>
-      enginesBefore;
+  constexpr uint8_t kWriteBit = 0x80;
+  struct EngineMasks {
+    std::vector<uint8_t> any, writes;
+    /// Per entry, its engine's bit (| kWriteBit for a write) and its epoch:
+    /// the scans read these, not the instruction, for the entries they pass.
+    std::vector<uint8_t> bits;
+    std::vector<unsigned> epochs;
+  };
+  llvm::DenseMap<const std::vector<Entry> *, EngineMasks> enginesBefore;
   auto addMasks = [&](const std::vector<Entry> &list) {
-    std::vector<uint8_t> &m = enginesBefore[&list];
-    m.assign(list.size() + 1, 0);
-    for (size_t i = 0; i < list.size(); ++i)
-      m[i + 1] = m[i] | engineBit(insts[list[i].first].engine);
+    EngineMasks &m = enginesBefore[&list];
+    m.any.assign(list.size() + 1, 0);
+    m.writes.assign(list.size() + 1, 0);
+    m.bits.resize(list.size());
+    m.epochs.resize(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Inst &inst = insts[list[i].first];
+      uint8_t bit = engineBit(inst.engine);
+      bool write = inst.footprints[list[i].second].write;
+      m.any[i + 1] = m.any[i] | bit;
+      m.writes[i + 1] = m.writes[i] | (write ? bit : 0);
+      m.bits[i] = bit | (write ? kWriteBit : 0);
+      m.epochs[i] = inst.epoch;
+    }
   };
   for (auto &kv : byBucket)
     addMasks(kv.second);
@@ -670,7 +694,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     // Latest first over the merged bucket lists (entries before `first`).
     struct Head {
       std::vector<Entry> *list;
-      const std::vector<uint8_t> *engines;
+      const EngineMasks *masks;
       size_t at;
     };
     SmallVector<Head, 8> heads;
@@ -690,7 +714,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     while (true) {
       uint8_t remaining = 0;
       for (const Head &h : heads)
-        remaining |= (*h.engines)[h.at];
+        remaining |= h.masks->any[h.at];
       if (!(remaining & want))
         break;
       int best = -1;
@@ -701,14 +725,15 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
           best = int(i);
       if (best < 0)
         break;
-      Entry e = (*heads[best].list)[--heads[best].at];
-      const Inst &P = insts[e.first];
-      if (P.epoch != epoch)
+      Head &h = heads[best];
+      Entry e = (*h.list)[--h.at];
+      if (h.masks->epochs[h.at] != epoch)
         break;
-      if (!(want & engineBit(P.engine)) ||
-          !conflicts(region, P.footprints[e.second]))
+      uint8_t bit = h.masks->bits[h.at] & ~kWriteBit;
+      if (!(want & bit) ||
+          !conflicts(region, insts[e.first].footprints[e.second]))
         continue;
-      want &= uint8_t(~engineBit(P.engine));
+      want &= uint8_t(~bit);
       out.push_back(e.first);
     }
   }
@@ -796,13 +821,14 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       uint8_t want = uint8_t((1u << kEngines) - 1);
       if (!dmaStream(C.engine))
         want &= uint8_t(~engineBit(C.engine));
-      SmallVector<const std::vector<uint8_t> *, 8> masks;
+      SmallVector<const EngineMasks *, 8> masks;
       for (std::vector<Entry> *l : lists)
         masks.push_back(&enginesBefore.find(l)->second);
       while (true) {
         uint8_t remaining = 0;
         for (unsigned i = 0; i < lists.size(); ++i)
-          remaining |= (*masks[i])[at[i]];
+          remaining |=
+              fc.write ? masks[i]->any[at[i]] : masks[i]->writes[at[i]];
         if (!(remaining & want))
           break;
         int best = -1;
@@ -816,10 +842,13 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         if (last && *last == e)
           continue;
         last = e;
+        if (masks[best]->epochs[at[best]] != C.epoch)
+          break;
+        // Two reads neither conflict nor end the scan (only a write does).
+        if (!fc.write && !(masks[best]->bits[at[best]] & kWriteBit))
+          continue;
         auto [p, k] = e;
         const Inst &P = insts[p];
-        if (P.epoch != C.epoch)
-          break;
         const Footprint &fp = P.footprints[k];
         if (p == c) {
           consider(p, k);
