@@ -3,6 +3,7 @@
 #include "runtime/HostCache.h"
 #include "runtime/Numerics.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -19,7 +20,9 @@ namespace seam::rt {
 
 namespace {
 constexpr char kCacheMagic[8] = {'S', 'E', 'A', 'M', 'C', 'A', 'C', 'H'};
-constexpr uint32_t kCacheVersion = 1;
+/// 2: the checksum is the CRC-32 of key and payload (was FNV-1a over a
+/// copy of both), and entries are no longer fsync'ed (see write()).
+constexpr uint32_t kCacheVersion = 2;
 constexpr size_t kCacheHeader = 8 + 4 + 4 + 8 + 8 + 8;
 
 template <typename T> void put(std::vector<uint8_t> &out, T v) {
@@ -87,13 +90,18 @@ std::string CompileCache::entryPath(const std::string &key) const {
 
 CacheLookup CompileCache::lookup(const std::string &key) {
   CacheLookup res;
-  std::ifstream in(entryPath(key), std::ios::binary);
+  std::ifstream in(entryPath(key), std::ios::binary | std::ios::ate);
   if (!in) {
     ++counters.misses;
     return res;
   }
-  std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)),
-                            std::istreambuf_iterator<char>());
+  std::vector<uint8_t> file;
+  if (std::streamoff size = in.tellg(); size > 0) {
+    file.resize(static_cast<size_t>(size));
+    in.seekg(0);
+    in.read(reinterpret_cast<char *>(file.data()), size);
+    file.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+  }
   auto corrupt = [&](const std::string &why) {
     ++counters.corrupt;
     res.status = CacheStatus::Corrupt;
@@ -119,7 +127,7 @@ CacheLookup CompileCache::lookup(const std::string &key) {
     return corrupt("sizes do not match the file (" +
                    std::to_string(file.size()) + " bytes)");
   const uint8_t *k = file.data() + kCacheHeader;
-  if (fnv1a64(k, body) != checksum)
+  if (crc32(k, body) != checksum)
     return corrupt("checksum mismatch");
   if (std::string_view(reinterpret_cast<const char *>(k), keyLen) != key)
     return corrupt("entry belongs to another key");
@@ -137,19 +145,21 @@ Status CompileCache::write(const std::string &key, uint32_t kind,
   if (ec)
     return Status::failure("compile cache: cannot create " + dir + ": " +
                            ec.message());
-  std::vector<uint8_t> file;
-  file.insert(file.end(), kCacheMagic, kCacheMagic + 8);
-  put<uint32_t>(file, kCacheVersion);
-  put<uint32_t>(file, kind);
-  put<uint64_t>(file, key.size());
-  put<uint64_t>(file, payload.size());
-  std::vector<uint8_t> body(key.begin(), key.end());
-  body.insert(body.end(), payload.begin(), payload.end());
-  put<uint64_t>(file, fnv1a64(body.data(), body.size()));
-  file.insert(file.end(), body.begin(), body.end());
+  // Header, key and payload go to the file as they are (no copy of a
+  // program of several MB); the checksum covers key and payload.
+  std::vector<uint8_t> header;
+  header.insert(header.end(), kCacheMagic, kCacheMagic + 8);
+  put<uint32_t>(header, kCacheVersion);
+  put<uint32_t>(header, kind);
+  put<uint64_t>(header, key.size());
+  put<uint64_t>(header, payload.size());
+  put<uint64_t>(header, crc32(payload.data(), payload.size(),
+                              crc32(key.data(), key.size())));
 
   // Temp file in the same directory, then rename: readers never see a
   // partial entry, and concurrent writers of one key both leave a whole one.
+  // Not fsync'ed (it cost as much as the write): an entry torn by a crash
+  // fails its checksum, and lookup() reports it corrupt and rebuilds.
   static std::atomic<uint64_t> counter{0};
   std::string prefix = ".tmp-" + key + "-";
   removeStaleTemps(dir, prefix);
@@ -159,20 +169,26 @@ Status CompileCache::write(const std::string &key, uint32_t kind,
   if (fd < 0)
     return Status::failure("compile cache: cannot create " + tmp + ": " +
                            std::strerror(errno));
-  size_t done = 0;
-  while (done < file.size()) {
-    ssize_t n = ::write(fd, file.data() + done, file.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      std::string err = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Status::failure("compile cache: cannot write " + tmp + ": " + err);
+  for (auto [data, size] :
+       {std::pair<const void *, size_t>{header.data(), header.size()},
+        {key.data(), key.size()},
+        {payload.data(), payload.size()}}) {
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n =
+          ::write(fd, static_cast<const char *>(data) + done, size - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        std::string err = std::strerror(errno);
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return Status::failure("compile cache: cannot write " + tmp + ": " +
+                               err);
+      }
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
   }
-  ::fsync(fd);
   ::close(fd);
   if (::rename(tmp.c_str(), entryPath(key).c_str()) != 0) {
     std::string err = std::strerror(errno);

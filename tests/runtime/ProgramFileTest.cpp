@@ -45,6 +45,34 @@ void reseal(std::vector<uint8_t> &bytes) {
 }
 } // namespace
 
+/// The sliced CRC-32 against the standard check value and a bytewise
+/// reference, at every length and alignment around its 8-byte steps, and
+/// chained (crc32(b, crc32(a)) is the CRC of a then b).
+TEST(ProgramFile, Crc32MatchesTheBytewiseDefinition) {
+  auto reference = [](const uint8_t *p, size_t n, uint32_t crc) {
+    crc = ~crc;
+    for (size_t i = 0; i < n; ++i) {
+      crc ^= p[i];
+      for (int k = 0; k < 8; ++k)
+        crc = (crc & 1) ? 0xedb88320u ^ (crc >> 1) : crc >> 1;
+    }
+    return ~crc;
+  };
+  EXPECT_EQ(crc32("123456789", 9), 0xcbf43926u);
+  EXPECT_EQ(crc32(nullptr, 0), 0u);
+  std::vector<uint8_t> bytes(67);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<uint8_t>(i * 37 + 11);
+  for (size_t start = 0; start < 8; ++start)
+    for (size_t n = 0; start + n <= bytes.size(); ++n)
+      ASSERT_EQ(crc32(bytes.data() + start, n),
+                reference(bytes.data() + start, n, 0))
+          << "start " << start << " length " << n;
+  uint32_t head = crc32(bytes.data(), 13);
+  EXPECT_EQ(crc32(bytes.data() + 13, 54, head),
+            reference(bytes.data(), 67, 0));
+}
+
 TEST(ProgramFile, RoundTripIsExact) {
   Program p = sample();
   std::vector<uint8_t> bytes = writeProgram(p);
