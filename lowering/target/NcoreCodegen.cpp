@@ -59,7 +59,7 @@ private:
 
 static LogicalResult prepareOne(ProgramOp program, rt::Target target,
                                 llvm::SmallPtrSetImpl<Operation *> &seen,
-                                CodegenTimings *timings, bool verifyEach) {
+                                CodegenTimings *timings, VerifyPasses verify) {
   if (!seen.insert(program).second || program.isDeclaration())
     return success();
   // Callees first: ncore-allocate places each kernel call by the on-chip
@@ -67,7 +67,7 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
   WalkResult r = program.walk([&](CallKernelOp call) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
         call, call.getCalleeAttr());
-    if (callee && failed(prepareOne(callee, target, seen, timings, verifyEach)))
+    if (callee && failed(prepareOne(callee, target, seen, timings, verify)))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -91,26 +91,25 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
     return success();
   if (timings)
     pm.addInstrumentation(std::make_unique<PhaseClock>(*timings));
-  pm.enableVerifier(verifyEach);
+  pm.enableVerifier(verify == VerifyPasses::EachPass);
   if (failed(pm.run(program)))
     return failure();
-  return verifyEach ? success() : mlir::verify(program);
+  return verify == VerifyPasses::AfterLast ? mlir::verify(program) : success();
 }
 
 LogicalResult mlir::ncore::prepareNcoreProgram(ProgramOp program,
                                                rt::Target target,
                                                CodegenTimings *timings,
-                                               bool verifyEachPass) {
+                                               VerifyPasses verify) {
   llvm::SmallPtrSet<Operation *, 8> seen;
-  return prepareOne(program, target, seen, timings, verifyEachPass);
+  return prepareOne(program, target, seen, timings, verify);
 }
 
 FailureOr<rt::Program>
 mlir::ncore::compileNcoreProgram(ProgramOp program, rt::Target target,
                                  const EmitOptions &options,
                                  CodegenTimings *timings) {
-  if (failed(prepareNcoreProgram(program, target, timings,
-                                 options.verifyEachPass)))
+  if (failed(prepareNcoreProgram(program, target, timings, options.verify)))
     return failure();
   double t0 = timings ? nowNs() : 0;
   FailureOr<rt::Program> out = emitProgram(program, target, options);

@@ -39,11 +39,11 @@ struct CodegenTimings {
 
 /// Double-buffers, allocates and schedules `program` (and the programs it
 /// calls) in place, unless already scheduled, for `target`. When `timings`
-/// is given, the time of each pass is added to it. `verifyEachPass`: verify
-/// after every pass, else once after the last.
+/// is given, the time of each pass is added to it. `verify`: after every
+/// pass, once after the last, or never.
 LogicalResult prepareNcoreProgram(ProgramOp program, ::seam::rt::Target target,
                                   CodegenTimings *timings = nullptr,
-                                  bool verifyEachPass = true);
+                                  VerifyPasses verify = VerifyPasses::EachPass);
 
 /// prepareNcoreProgram + emitProgram. Errors are emitted as diagnostics on
 /// the ops (use a ScopedDiagnosticHandler to collect them). When `timings`

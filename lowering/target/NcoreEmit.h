@@ -42,6 +42,9 @@
 
 namespace mlir::ncore {
 
+/// When compileNcoreProgram verifies the IR its passes produce.
+enum class VerifyPasses { EachPass, AfterLast, Never };
+
 struct EmitOptions {
   /// Contents of argument `arg` of `program` when it is a constant or a
   /// param; an empty vector leaves the binding without contents. Unset: the
@@ -50,10 +53,12 @@ struct EmitOptions {
   std::function<std::vector<float>(ProgramOp program, unsigned arg)>
       constantValues;
   /// compileNcoreProgram: verify the IR after every ncore pass (the
-  /// debugging default, as seam-opt does), or only once after the last one
-  /// (seam-run: verifying each pass was a fifth of a cold compile; the
-  /// runtime verifies every emitted program again when it loads it).
-  bool verifyEachPass = true;
+  /// debugging default, as seam-opt does), only once after the last one, or
+  /// not after them (seam-run, for a program whose lowered IR it verified:
+  /// verifying each pass was a fifth of a cold compile, the final check
+  /// another tenth; the passes are verified pass by pass in the lit tests,
+  /// and the runtime verifies every emitted program when it loads it).
+  VerifyPasses verify = VerifyPasses::EachPass;
 };
 
 /// Argument attribute naming the binding of a program argument.

@@ -255,6 +255,9 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   t0 = nowNs();
   OwningOpRef<ModuleOp> lowered(cast<ModuleOp>((*cm.module)->clone()));
   PassManager lpm(&ctx);
+  // The lowered IR is verified here, once; codegen below does not verify
+  // again (see EmitOptions::verify).
+  lpm.enableVerifier(true);
   // `lpm` is anchored on the module already: the text names its contents.
   std::string lowerPipeline =
       "convert-seam-to-ncore{target=" + std::string(rt::name(target)) +
@@ -290,7 +293,10 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
                              "' after lowering");
     ncore::CodegenTimings phases;
     ncore::EmitOptions emitOptions;
-    emitOptions.verifyEachPass = false; // once, after the last pass
+    // The lowered programs were verified after lowering (lpm); a kernel's,
+    // built since, is verified once after its passes.
+    emitOptions.verify = p.isKernel ? ncore::VerifyPasses::AfterLast
+                                    : ncore::VerifyPasses::Never;
     auto program = compileNcoreProgram(prog, target, emitOptions, &phases);
     cm.breakdown.doubleBufferNs += phases.doubleBufferNs;
     cm.breakdown.allocateNs += phases.allocateNs;
