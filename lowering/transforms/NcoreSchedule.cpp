@@ -44,6 +44,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <deque>
+
 namespace mlir::ncore {
 #define GEN_PASS_DEF_NCORESCHEDULE
 #include "lowering/transforms/NcorePasses.h.inc"
@@ -658,15 +660,11 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   // everything before it that touched those bytes. After the consumer
   // (previous iterations), only instructions of a loop around it count.
   llvm::DenseMap<Operation *, int64_t> loopEnd;
-  program.walk([&](LoopOp loop) {
-    int64_t end = 0;
-    loop.getBody().walk([&](Operation *op) {
-      auto it = indexOf.find(op);
-      if (it != indexOf.end())
-        end = std::max<int64_t>(end, it->second);
-    });
-    loopEnd[loop] = end;
-  });
+  for (auto [i, inst] : llvm::enumerate(insts))
+    for (LoopOp l : inst.loops) {
+      int64_t &end = loopEnd[l];
+      end = std::max<int64_t>(end, i);
+    }
   // Accesses to an on-chip tile depend on the tile's own accesses, and its
   // writes also on what used its bytes before it was live (other tiles the
   // allocator placed there earlier): per engine the latest such access,
@@ -924,7 +922,9 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     SmallVector<int64_t> steps;
     SmallVector<LoopOp, 4> loops;
   };
-  std::array<std::vector<Done>, kEngines> done;
+  // (A deque: Done holds SmallVectors, whose moves are not noexcept, so a
+  // growing vector would copy every entry on each reallocation.)
+  std::array<std::deque<Done>, kEngines> done;
   std::vector<std::vector<Req>> reqs(insts.size());
   std::array<int64_t, kEngines> deficit{};
   for (unsigned c = 0; c < insts.size(); ++c) {
@@ -1018,13 +1018,20 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   // 6. Rewrite: signals after producers, waits before consumers, the
   // pre-signal of each semaphore with a deficit at the start.
   OpBuilder b(ctx);
+  // The attributes every semaphore op shares, uniqued once.
+  std::array<IntegerAttr, kEngines> semAttr;
+  std::array<EngineAttr, kEngines> engineAttr;
+  for (unsigned e = 0; e < kEngines; ++e) {
+    semAttr[e] = b.getI64IntegerAttr(e);
+    engineAttr[e] = EngineAttr::get(ctx, Engine(e));
+  }
+  IntegerAttr one = b.getI64IntegerAttr(1);
   for (Inst &inst : insts) {
     if (!inst.signals)
       continue;
     b.setInsertionPointAfter(inst.op);
-    b.create<SemSignalOp>(inst.op->getLoc(), b.getI64IntegerAttr(inst.engine),
-                          b.getI64IntegerAttr(1),
-                          EngineAttr::get(ctx, Engine(inst.engine)));
+    b.create<SemSignalOp>(inst.op->getLoc(), semAttr[inst.engine], one,
+                          engineAttr[inst.engine]);
     ++numSignals;
   }
   for (unsigned c = 0; c < insts.size(); ++c) {
@@ -1043,10 +1050,10 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       // A carried wait names the producer in the previous iteration of
       // the shared loops: in their first iteration there is none.
       b.create<SemWaitOp>(
-          C.op->getLoc(), b.getI64IntegerAttr(r.engine),
+          C.op->getLoc(), semAttr[r.engine],
           b.getI64IntegerAttr(r.value + deficit[r.engine]), steps,
           r.carried ? b.getI64IntegerAttr(r.shared) : IntegerAttr(),
-          EngineAttr::get(ctx, Engine(C.engine)));
+          engineAttr[C.engine]);
       ++numWaits;
       if (r.carried)
         ++numCarried;
