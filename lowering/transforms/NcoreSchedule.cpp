@@ -41,9 +41,11 @@
 #include "runtime/Timing.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <atomic>
 #include <deque>
 
 namespace mlir::ncore {
@@ -100,6 +102,19 @@ struct Edge {
   /// <= i of the producer's (see alignedLoops): wait for iteration i.
   bool aligned = false;
 };
+
+/// body(i) for every i in [0, n), on the context's threads when it has
+/// them, in chunks of consecutive indices; diagnostics come out in chunk
+/// order, as a sequential loop would emit them. For the pass's analyses,
+/// which only read the IR and write their own index's results.
+template <typename Fn>
+void parallelChunks(MLIRContext *ctx, size_t n, Fn &&body) {
+  constexpr size_t kChunk = 256;
+  mlir::parallelFor(ctx, 0, (n + kChunk - 1) / kChunk, [&](size_t chunk) {
+    for (size_t i = chunk * kChunk, e = std::min(n, i + kChunk); i < e; ++i)
+      body(i);
+  });
+}
 
 /// Whether an engine's stream issues DMA transfers, which complete out of
 /// issue order (spread over the queues): its instructions are ordered by
@@ -567,11 +582,17 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     auto iface = dyn_cast<InstructionOpInterface>(op);
     if (!iface)
       return;
-    Inst inst;
+    Inst &inst = insts.emplace_back();
     inst.op = op;
     inst.engine = static_cast<unsigned>(iface.getExecutionEngine());
     inst.pos = pos;
     inst.epoch = epoch;
+  });
+  // Each instruction's loops and footprints, on the context's threads.
+  std::atomic<bool> badFootprint{false};
+  parallelChunks(ctx, insts.size(), [&](size_t i) {
+    Inst &inst = insts[i];
+    Operation *op = inst.op;
     for (auto l = op->getParentOfType<LoopOp>(); l;
          l = l->getParentOfType<LoopOp>())
       inst.loops.insert(inst.loops.begin(), l);
@@ -592,23 +613,23 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         read = true;
       FailureOr<Footprint> f = footprint(use.get(), write);
       if (failed(f)) {
-        bad = true;
+        badFootprint = true;
         return;
       }
       inst.footprints.push_back(*f);
     }
-    unsigned idx = insts.size();
+  });
+  if (bad || badFootprint)
+    return failure();
+  for (auto [idx, inst] : llvm::enumerate(insts))
     for (auto [k, f] : llvm::enumerate(inst.footprints)) {
+      Entry e{static_cast<unsigned>(idx), static_cast<unsigned>(k)};
       auto [b0, b1] = bucketsOf(f);
       for (int64_t bk = b0; bk <= b1; ++bk)
-        byBucket[{f.root, bk}].push_back({idx, static_cast<unsigned>(k)});
+        byBucket[{f.root, bk}].push_back(e);
       if (f.onChip)
-        byTile[f.tile].push_back({idx, static_cast<unsigned>(k)});
+        byTile[f.tile].push_back(e);
     }
-    insts.push_back(std::move(inst));
-  });
-  if (bad)
-    return failure();
 
   llvm::DenseMap<Operation *, unsigned> indexOf;
   for (auto [i, inst] : llvm::enumerate(insts))
@@ -672,11 +693,21 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   // engine completes in order, so waiting for its latest access covers its
   // earlier ones.)
   llvm::DenseMap<const void *, SmallVector<unsigned, 4>> before;
+  std::vector<std::pair<const void *, const std::vector<Entry> *>> placed;
   for (auto &[tile, list] : byTile) {
     const Footprint &f0 =
         insts[list.front().first].footprints[list.front().second];
     if (f0.root == tile)
       continue; // not placed: the tile is its own root, its list is complete
+    before[tile];
+    placed.push_back({tile, &list});
+  }
+  // On the context's threads: each tile writes its own entry of `before`.
+  parallelChunks(ctx, placed.size(), [&](size_t t) {
+    auto [tile, listOf] = placed[t];
+    const std::vector<Entry> &list = *listOf;
+    const Footprint &f0 =
+        insts[list.front().first].footprints[list.front().second];
     Footprint region = f0;
     region.write = true;
     for (const Entry &e : list) {
@@ -706,7 +737,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
            size_t(std::lower_bound(l.begin(), l.end(), Entry{first, 0}) -
                   l.begin())});
     }
-    SmallVector<unsigned, 4> &out = before[tile];
+    SmallVector<unsigned, 4> &out = before.find(tile)->second;
     // Engines not found yet; the scan ends when no earlier entry has one.
     uint8_t want = uint8_t((1u << kEngines) - 1);
     while (true) {
@@ -734,11 +765,12 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       want &= uint8_t(~bit);
       out.push_back(e.first);
     }
-  }
+  });
 
+  // On the context's threads: each consumer writes its own edges.
   std::vector<std::vector<Edge>> edges(insts.size());
-  for (unsigned c = 0; c < insts.size(); ++c) {
-    Inst &C = insts[c];
+  parallelChunks(ctx, insts.size(), [&](size_t c) {
+    const Inst &C = insts[c];
     llvm::SmallDenseSet<unsigned, 8> producers;
     int64_t lastCarried =
         C.loops.empty() ? -1 : loopEnd.lookup(C.loops.front());
@@ -757,7 +789,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
                          list.begin());
       };
       if (fc.onChip) {
-        addList(byTile[fc.tile]);
+        addList(byTile.find(fc.tile)->second);
         if (fc.write)
           for (unsigned p : before.lookup(fc.tile))
             if (insts[p].engine != C.engine || dmaStream(C.engine))
@@ -861,7 +893,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       }
     }
     for (unsigned p : producers) {
-      Inst &P = insts[p];
+      const Inst &P = insts[p];
       unsigned shared = 0;
       while (shared < P.loops.size() && shared < C.loops.size() &&
              P.loops[shared] == C.loops[shared])
@@ -873,9 +905,11 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
           !carried && shared == 0 && !C.loops.empty() && !P.loops.empty() &&
           alignedLoops(C.footprints, P.footprints, C.loops[0], P.loops[0]);
       edges[c].push_back({p, shared, carried, aligned});
-      P.signals = true;
     }
-  }
+  });
+  for (const std::vector<Edge> &es : edges)
+    for (const Edge &e : es)
+      insts[e.producer].signals = true;
 
   // 4. Counts: base(P) and perIter(L) per engine, by a walk that keeps the
   // signals of each engine with every loop in its first iteration.
