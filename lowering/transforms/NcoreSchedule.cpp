@@ -437,40 +437,95 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     bool vector = false;       ///< Written by a vector engine.
   };
   llvm::DenseMap<Value, Ready> readyAt;
-  auto rootOf = [](Value v) -> Value {
-    FailureOr<TileAccess> a = resolveAccess(v);
-    return succeeded(a) ? a->root : Value();
+  // What the timeline needs of each instruction that the choices before it
+  // do not change, computed on the context's threads: its operands' buffers,
+  // its loops' trip product, the runtime's view of it (compute) or the time
+  // its bytes take to cross (transfers and collectives).
+  struct Facts {
+    InstructionOpInterface inst;
+    SmallVector<Value, 4> roots; ///< Per operand (null: not a tile).
+    int64_t mult = 1;
+    LoopOp loop; ///< Innermost.
+    bool timed = false;
+    /// The cost on each engine it may run on (timed instructions).
+    std::array<double, kEngines> ns{};
+    double transferNs = 0;
   };
-  bool bad = false;
-  program.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    auto inst = dyn_cast<InstructionOpInterface>(op);
-    if (!inst)
-      return;
+  std::vector<Facts> facts;
+  program.walk<WalkOrder::PreOrder>(
+      [&](InstructionOpInterface inst) { facts.emplace_back().inst = inst; });
+  parallelChunks(ctx, facts.size(), [&](size_t i) {
+    Facts &f = facts[i];
+    Operation *op = f.inst;
+    for (Value v : op->getOperands()) {
+      Value root;
+      if (isa<TileType>(v.getType()))
+        if (FailureOr<TileAccess> a = resolveAccess(v); succeeded(a))
+          root = a->root;
+      f.roots.push_back(root);
+    }
+    f.loop = op->getParentOfType<LoopOp>();
+    for (LoopOp l = f.loop; l; l = l->getParentOfType<LoopOp>())
+      f.mult *= l.getTrips();
     // Transfers and collectives take no engine time here.
-    bool timed = !isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op);
+    f.timed = !isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op);
+    if (f.timed) {
+      FailureOr<rt::Instruction> view = costView(f.inst);
+      for (Engine e : {f.inst.getExecutionEngine(), f.inst.getDefaultEngine(),
+                       Engine::Vector, Engine::Scalar, Engine::GpSimd})
+        f.ns[static_cast<unsigned>(e)] = estimateNs(view, e, profile);
+      return;
+    }
+    // A transfer's destination is ready once its bytes have crossed: a DMA
+    // at its fixed cost plus its bytes over every queue (estimated: the
+    // queues' other traffic is not modelled), a collective at its ring cost
+    // (runtime/TimingCost.cpp). Without this, the reads of a loaded tile
+    // (the residual add after an all_reduce) looked ready at once, and the
+    // engine that looked free then took them all.
+    FailureOr<TileAccess> a = resolveAccess(op->getOperand(0));
+    if (failed(a))
+      return;
+    int64_t elems = a->partitions;
+    for (const FreeDimAccess &dim : a->dims)
+      elems *= dim.size;
+    double bytes = double(elems) * (a->elementType.isBF16() ? 2 : 4);
+    if (isa<DmaCopyOp>(op))
+      f.transferNs = rt::dmaDurationNs(
+          uint64_t(bytes),
+          profile.dmaEngineBytesPerNs * std::max<double>(1, profile.dmaEngines),
+          profile);
+    else if (auto ar = dyn_cast<AllReduceOp>(op))
+      f.transferNs =
+          rt::collectiveDurationNs(rt::Opcode::AllReduce, uint64_t(bytes),
+                                   unsigned(ar.getRanks()), profile);
+    else if (auto ag = dyn_cast<AllGatherOp>(op))
+      f.transferNs = rt::collectiveDurationNs(
+          rt::Opcode::AllGather,
+          uint64_t(bytes) / std::max<uint64_t>(1, ag.getRanks()),
+          unsigned(ag.getRanks()), profile);
+  });
+  bool bad = false;
+  for (Facts &f : facts) {
+    InstructionOpInterface inst = f.inst;
+    Operation *op = inst;
     double inputsReady = 0;
     if (!readyAt.empty())
-      for (Value v : op->getOperands())
-        if (isa<TileType>(v.getType()))
-          if (Value r = rootOf(v)) {
-            auto it = readyAt.find(r);
-            if (it == readyAt.end())
-              continue;
-            const Ready &w = it->second;
-            bool inside = w.loop && w.loop->isAncestor(op);
-            if (inside && w.vector)
-              continue;
-            inputsReady = std::max(inputsReady, inside ? w.first : w.all);
-          }
-    int64_t mult = 1;
-    for (auto l = op->getParentOfType<LoopOp>(); l;
-         l = l->getParentOfType<LoopOp>())
-      mult *= l.getTrips();
+      for (Value r : f.roots) {
+        if (!r)
+          continue;
+        auto it = readyAt.find(r);
+        if (it == readyAt.end())
+          continue;
+        const Ready &w = it->second;
+        bool inside = w.loop && w.loop->isAncestor(op);
+        if (inside && w.vector)
+          continue;
+        inputsReady = std::max(inputsReady, inside ? w.first : w.all);
+      }
+    int64_t mult = f.mult;
     Engine chosen = inst.getExecutionEngine();
     std::optional<Attribute> engineAttr = op->getInherentAttr("engine");
     bool pinned = engineAttr && *engineAttr;
-    FailureOr<rt::Instruction> view =
-        timed ? costView(inst) : FailureOr<rt::Instruction>(failure());
     if (auto dma = dyn_cast<DmaCopyOp>(op)) {
       // Two DMA trigger queues: loads (and HBM -> HBM copies) on the DMA
       // engine's, stores on the Sync engine's. A store waits for the compute
@@ -492,7 +547,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         if (!inst.isLegalEngine(e) || (e == Engine::GpSimd && touchesPsum))
           continue;
         double t = std::max(load[static_cast<unsigned>(e)], inputsReady) +
-                   mult * estimateNs(view, e, profile);
+                   mult * f.ns[static_cast<unsigned>(e)];
         if (best < 0 || t < best) {
           best = t;
           chosen = e;
@@ -503,46 +558,21 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         ++numMoved;
       }
     }
-    if (!timed) {
-      // A transfer's destination is ready once its bytes have crossed: a
-      // DMA at its fixed cost plus its bytes over every queue (estimated:
-      // the queues' other traffic is not modelled), a collective at its
-      // ring cost (runtime/TimingCost.cpp). Without this, the reads of a
-      // loaded tile (the residual add after an all_reduce) looked ready at
-      // once, and the engine that looked free then took them all.
-      FailureOr<TileAccess> a = resolveAccess(op->getOperand(0));
-      if (succeeded(a)) {
-        int64_t elems = a->partitions;
-        for (const FreeDimAccess &dim : a->dims)
-          elems *= dim.size;
-        double bytes = double(elems) * (a->elementType.isBF16() ? 2 : 4);
-        double dur = 0;
-        if (isa<DmaCopyOp>(op))
-          dur = rt::dmaDurationNs(uint64_t(bytes),
-                                  profile.dmaEngineBytesPerNs *
-                                      std::max<double>(1, profile.dmaEngines),
-                                  profile);
-        else if (auto ar = dyn_cast<AllReduceOp>(op))
-          dur = rt::collectiveDurationNs(rt::Opcode::AllReduce, uint64_t(bytes),
-                                         unsigned(ar.getRanks()), profile);
-        else if (auto ag = dyn_cast<AllGatherOp>(op))
-          dur = rt::collectiveDurationNs(
-              rt::Opcode::AllGather,
-              uint64_t(bytes) / std::max<uint64_t>(1, ag.getRanks()),
-              unsigned(ag.getRanks()), profile);
-        readyAt[a->root] = {inputsReady + dur, inputsReady + mult * dur,
-                            op->getParentOfType<LoopOp>(), false};
-      }
-      return;
+    Value dest = f.roots.empty() ? Value() : f.roots.front();
+    if (!f.timed) {
+      if (dest)
+        readyAt[dest] = {inputsReady + f.transferNs,
+                         inputsReady + mult * f.transferNs, f.loop, false};
+      continue;
     }
     double &l = load[static_cast<unsigned>(chosen)];
     double start = std::max(l, inputsReady),
-           one = estimateNs(view, chosen, profile);
+           one = f.ns[static_cast<unsigned>(chosen)];
     l = start + mult * one;
-    if (Value r = rootOf(op->getOperand(0)))
-      readyAt[r] = {start + one, start + mult * one,
-                    op->getParentOfType<LoopOp>(), chosen != Engine::Tensor};
-  });
+    if (dest)
+      readyAt[dest] = {start + one, start + mult * one, f.loop,
+                       chosen != Engine::Tensor};
+  }
 
   // 2. Instructions in program order with their footprints. (Reserved:
   // Inst holds SmallVectors, whose moves are not noexcept, so a growing
