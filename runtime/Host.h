@@ -217,8 +217,13 @@ public:
                     const TraceOptions &options = {}) const;
 
 private:
+  /// loadProgram's common part: verifies each distinct program, reserves
+  /// HBM per rank, writes params and constants.
+  Expected<ProgramId>
+  install(std::vector<std::shared_ptr<const Program>> perRank);
   struct Loaded {
-    std::vector<Program> perRank;
+    /// Ranks loaded from one program share it (loaded and verified once).
+    std::vector<std::shared_ptr<const Program>> perRank;
     std::vector<uint64_t> hbmBase;
     bool launchedBefore = false;
   };

@@ -61,7 +61,8 @@ double Device::transferNs(uint64_t bytes) const {
 
 Expected<ProgramId> Device::loadProgram(const Program &program,
                                         unsigned ranks) {
-  return loadProgram(std::vector<Program>(std::max(1u, ranks), program));
+  return install(std::vector<std::shared_ptr<const Program>>(
+      std::max(1u, ranks), std::make_shared<const Program>(program)));
 }
 
 Expected<ProgramId> Device::loadProgramBytes(const std::vector<uint8_t> &bytes,
@@ -73,17 +74,28 @@ Expected<ProgramId> Device::loadProgramBytes(const std::vector<uint8_t> &bytes,
 }
 
 Expected<ProgramId> Device::loadProgram(std::vector<Program> perRank) {
+  std::vector<std::shared_ptr<const Program>> shared;
+  for (Program &p : perRank)
+    shared.push_back(std::make_shared<const Program>(std::move(p)));
+  return install(std::move(shared));
+}
+
+Expected<ProgramId>
+Device::install(std::vector<std::shared_ptr<const Program>> perRank) {
   auto fail = [](const std::string &m) {
     return Expected<ProgramId>::failure(m);
   };
   if (perRank.empty())
     return fail("loadProgram: no program");
   if (perRank.size() > coreCount)
-    return fail("program '" + perRank[0].name + "' needs " +
+    return fail("program '" + perRank[0]->name + "' needs " +
                 std::to_string(perRank.size()) + " ranks but the device has " +
                 std::to_string(coreCount) + " cores");
   MemoryLimits limits = prof.memoryLimits();
-  for (const Program &p : perRank) {
+  for (size_t r = 0; r < perRank.size(); ++r) {
+    const Program &p = *perRank[r];
+    if (r > 0 && perRank[r] == perRank[r - 1])
+      continue; // the same program, checked already
     if (p.target != prof.target)
       return fail("program '" + p.name + "' targets " +
                   std::string(name(p.target)) + " but the device is " +
@@ -98,9 +110,9 @@ Expected<ProgramId> Device::loadProgram(std::vector<Program> perRank) {
   for (unsigned r = 0; r < perRank.size(); ++r) {
     unsigned chip = r / perChip;
     uint64_t base = (used[chip] + 4095) / 4096 * 4096;
-    uint64_t end = base + perRank[r].hbmBytes();
+    uint64_t end = base + perRank[r]->hbmBytes();
     if (end > prof.hbmBytes)
-      return fail("program '" + perRank[r].name + "' rank " +
+      return fail("program '" + perRank[r]->name + "' rank " +
                   std::to_string(r) + ": out of HBM (" + std::to_string(end) +
                   " of " + std::to_string(prof.hbmBytes) + " bytes)");
     loaded->hbmBase.push_back(base);
@@ -111,7 +123,7 @@ Expected<ProgramId> Device::loadProgram(std::vector<Program> perRank) {
   // Params and constants are written to HBM once, at load.
   uint64_t bytes = 0;
   for (unsigned r = 0; r < loaded->perRank.size(); ++r) {
-    const Program &p = loaded->perRank[r];
+    const Program &p = *loaded->perRank[r];
     for (const Binding &b : p.bindings)
       if (b.role == BindingRole::Param || b.role == BindingRole::Constant)
         bytes += b.numElements() * byteSize(b.dtype);
@@ -122,7 +134,7 @@ Expected<ProgramId> Device::loadProgram(std::vector<Program> perRank) {
     }
   }
   if (bytes)
-    hostEvent("load params '" + loaded->perRank[0].name + "'",
+    hostEvent("load params '" + loaded->perRank[0]->name + "'",
               HostCategory::Transfer, transferNs(bytes));
   programs.push_back(std::move(loaded));
   return static_cast<ProgramId>(programs.size() - 1);
@@ -141,13 +153,13 @@ Expected<LaunchResult> Device::launch(ProgramId id,
   Loaded &loaded = *programs[id];
   unsigned ranks = static_cast<unsigned>(loaded.perRank.size());
   LaunchResult res;
-  res.program = loaded.perRank[0].name;
+  res.program = loaded.perRank[0]->name;
   res.ranks = ranks;
   res.hostStartNs = hostClock;
 
   // Inputs: checked and uploaded (functional), sized (both modes).
   for (unsigned r = 0; r < ranks; ++r) {
-    const Program &p = loaded.perRank[r];
+    const Program &p = *loaded.perRank[r];
     const TensorMap *in = inputs.empty()
                               ? nullptr
                               : &inputs[std::min<size_t>(r, inputs.size() - 1)];
@@ -202,8 +214,8 @@ Expected<LaunchResult> Device::launch(ProgramId id,
   }
 
   std::vector<const Program *> progs;
-  for (const Program &p : loaded.perRank)
-    progs.push_back(&p);
+  for (const auto &p : loaded.perRank)
+    progs.push_back(p.get());
   if (machine) {
     machine->resetPsumState();
     machine->resetCounters();
@@ -221,7 +233,7 @@ Expected<LaunchResult> Device::launch(ProgramId id,
     launches.push_back({res.program, res.deviceStartNs, res.timeline, id});
 
   for (unsigned r = 0; r < ranks; ++r) {
-    const Program &p = loaded.perRank[r];
+    const Program &p = *loaded.perRank[r];
     TensorMap out;
     for (uint32_t b = 0; b < p.bindings.size(); ++b) {
       const Binding &binding = p.bindings[b];

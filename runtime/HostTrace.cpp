@@ -182,7 +182,7 @@ void Device::writeTrace(std::ostream &os, const TraceOptions &options) const {
     if (loopsIt == loopsOf.end())
       loopsIt = loopsOf
                     .emplace(launch.id,
-                             outerLoops(programs.at(launch.id)->perRank[0]))
+                             outerLoops(*programs.at(launch.id)->perRank[0]))
                     .first;
     const OuterLoops &outer = loopsIt->second;
     std::map<std::pair<unsigned, int>, std::vector<const TimelineEvent *>>

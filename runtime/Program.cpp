@@ -397,8 +397,10 @@ ByteRange byteRange(const AccessPattern &ap, const uint32_t *trips,
 Status checkAccess(const Program &program, const AccessPattern &ap,
                    const MemoryLimits &limits, const uint32_t *trips,
                    unsigned depth) {
-  std::ostringstream os;
+  // (Each failure builds its own message: a stream constructed up front cost
+  // more than the checks, once per operand of every instruction loaded.)
   if (ap.numDims < 1 || ap.numDims > kMaxFreeDims) {
+    std::ostringstream os;
     os << "has " << unsigned(ap.numDims) << " free dims (1.." << kMaxFreeDims
        << " allowed)";
     return Status::failure(os.str());
@@ -412,6 +414,7 @@ Status checkAccess(const Program &program, const AccessPattern &ap,
   __int128 capacity = 0;
   if (ap.space == MemSpace::Hbm) {
     if (ap.binding >= program.bindings.size()) {
+      std::ostringstream os;
       os << "refers to binding " << ap.binding << " but the program has "
          << program.bindings.size();
       return Status::failure(os.str());
@@ -420,6 +423,7 @@ Status checkAccess(const Program &program, const AccessPattern &ap,
   } else {
     if (static_cast<uint64_t>(ap.partitionStart) + ap.partitions >
         limits.partitions) {
+      std::ostringstream os;
       os << "spans partitions [" << ap.partitionStart << ", "
          << uint64_t(ap.partitionStart) + ap.partitions << ") beyond "
          << limits.partitions;
@@ -443,6 +447,7 @@ Status checkAccess(const Program &program, const AccessPattern &ap,
                : std::string(name(ap.space)) + " per partition";
   };
   if (perRow > bound) {
+    std::ostringstream os;
     os << "has "
        << static_cast<unsigned long long>(
               std::min<__int128>(perRow, UINT64_MAX))
@@ -451,11 +456,13 @@ Status checkAccess(const Program &program, const AccessPattern &ap,
     return Status::failure(os.str());
   }
   if (ap.space == MemSpace::Hbm && ap.partitions > bound) {
+    std::ostringstream os;
     os << "has " << ap.partitions << " rows, more than the "
        << static_cast<long long>(capacity) << " bytes of " << memory();
     return Status::failure(os.str());
   }
   if (r.lo < 0 || r.hi > capacity) {
+    std::ostringstream os;
     os << name(ap.space) << " access out of bounds: bytes ["
        << static_cast<long long>(r.lo) << ", " << static_cast<long long>(r.hi)
        << ") of " << static_cast<long long>(capacity)
