@@ -4,6 +4,7 @@
 #include "runtime/Numerics.h"
 #include "runtime/Profile.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -21,26 +22,48 @@ enum SectionTag : uint32_t {
   kStream = 4,
 };
 
+/// Appends to a buffer that grows geometrically and is trimmed by take():
+/// a program of tens of thousands of instructions is several MB written a
+/// few bytes at a time, and a vector resized per field paid a call for each.
 class ByteWriter {
 public:
-  std::vector<uint8_t> out;
+  explicit ByteWriter(size_t reserve = 0) : buf(reserve) {}
+  size_t size() const { return len; }
+  const uint8_t *data() const { return buf.data(); }
   template <typename T> void put(T v) {
-    size_t at = out.size();
-    out.resize(at + sizeof(T));
-    std::memcpy(out.data() + at, &v, sizeof(T));
+    std::memcpy(grow(sizeof(T)), &v, sizeof(T));
   }
   /// Overwrites a value put earlier at byte `at`.
   template <typename T> void patch(size_t at, T v) {
-    std::memcpy(out.data() + at, &v, sizeof(T));
+    std::memcpy(buf.data() + at, &v, sizeof(T));
+  }
+  void putRaw(const void *p, size_t n) {
+    if (n)
+      std::memcpy(grow(n), p, n);
   }
   void putString(const std::string &s) {
     put<uint32_t>(static_cast<uint32_t>(s.size()));
-    out.insert(out.end(), s.begin(), s.end());
+    putRaw(s.data(), s.size());
   }
   void putBytes(const std::vector<uint8_t> &b) {
     put<uint64_t>(b.size());
-    out.insert(out.end(), b.begin(), b.end());
+    putRaw(b.data(), b.size());
   }
+  std::vector<uint8_t> take() {
+    buf.resize(len);
+    return std::move(buf);
+  }
+
+private:
+  uint8_t *grow(size_t n) {
+    if (len + n > buf.size())
+      buf.resize(std::max(2 * buf.size(), len + n));
+    uint8_t *p = buf.data() + len;
+    len += n;
+    return p;
+  }
+  std::vector<uint8_t> buf;
+  size_t len = 0;
 };
 
 /// Bounds-checked reader: every get fails cleanly past the end.
@@ -137,11 +160,11 @@ void writePayloadInto(ByteWriter &w, const Program &p, uint32_t &sections) {
   auto section = [&](uint32_t tag, auto &&body) {
     w.put<uint32_t>(tag);
     w.put<uint32_t>(0);
-    size_t sizeAt = w.out.size();
+    size_t sizeAt = w.size();
     w.put<uint64_t>(0);
-    size_t start = w.out.size();
+    size_t start = w.size();
     body();
-    w.patch<uint64_t>(sizeAt, w.out.size() - start);
+    w.patch<uint64_t>(sizeAt, w.size() - start);
     ++sections;
   };
   section(kMeta, [&] { w.putString(p.name); });
@@ -183,22 +206,34 @@ void writePayloadInto(ByteWriter &w, const Program &p, uint32_t &sections) {
   }
 }
 
-/// Bytes to reserve for a program's file: about a hundred per instruction
-/// (more with waits and three access patterns), the constants' bytes.
+/// Bytes to reserve for a program's file: the instructions' exact sizes as
+/// writeInstruction lays them out (so that the buffer is neither grown and
+/// copied nor zero-filled far past the end), the constants', and a margin
+/// for the rest.
 size_t sizeHint(const Program &p) {
-  size_t n = 4096 + 64 * p.bindings.size();
+  constexpr size_t kInstruction = 8 + 7 * 4 + 3 * 4 + 1;
+  constexpr size_t kWait = 2 + 4 + 4 * kMaxLoopDepth + 1;
+  constexpr size_t kAccess = 3 + 4 + 8 + 4 + 4 + 8 + 8 * kMaxLoopDepth;
+  size_t n = 4096 + p.name.size();
+  for (const Binding &b : p.bindings)
+    n += 4 + b.name.size() + 2 + 4 + 8 * b.shape.size() + 16;
   for (const Constant &c : p.constants)
     n += 64 + c.bytes.size();
   for (const auto &stream : p.streams)
-    n += 160 * stream.size();
+    for (const Instruction &inst : stream) {
+      n += kInstruction + kWait * inst.waits.size();
+      for (unsigned s = 0; s < Instruction::NumSlots; ++s)
+        if (inst.has(Instruction::Slot(s)))
+          n += kAccess +
+               12 * std::min<size_t>(inst.aps[s].numDims, kMaxFreeDims);
+    }
   return n;
 }
 
 std::vector<uint8_t> writePayload(const Program &p, uint32_t &sections) {
-  ByteWriter w;
-  w.out.reserve(sizeHint(p));
+  ByteWriter w(sizeHint(p));
   writePayloadInto(w, p, sections);
-  return std::move(w.out);
+  return w.take();
 }
 
 /// Decoder for the payload; `error` names what is wrong.
@@ -417,30 +452,29 @@ public:
 std::vector<uint8_t> writeProgram(const Program &program) {
   // The header, its payload size, hash and checksum patched once the
   // payload has been written after it (in the same buffer).
-  ByteWriter h;
-  h.out.reserve(kProgramHeaderSize + sizeHint(program));
-  h.out.insert(h.out.end(), kMagic, kMagic + 8);
+  ByteWriter h(kProgramHeaderSize + sizeHint(program));
+  h.putRaw(kMagic, 8);
   h.put<uint32_t>(kProgramFormatVersion);
   h.put<uint32_t>(static_cast<uint32_t>(program.target));
-  size_t sizeAt = h.out.size();
+  size_t sizeAt = h.size();
   h.put<uint64_t>(0);
-  size_t hashAt = h.out.size();
+  size_t hashAt = h.size();
   h.put<uint64_t>(0);
-  size_t crcAt = h.out.size();
+  size_t crcAt = h.size();
   h.put<uint32_t>(0);
-  size_t sectionsAt = h.out.size();
+  size_t sectionsAt = h.size();
   h.put<uint32_t>(0);
   h.put<uint64_t>(0);
   uint32_t sections;
   writePayloadInto(h, program, sections);
-  const uint8_t *payload = h.out.data() + kProgramHeaderSize;
-  size_t payloadSize = h.out.size() - kProgramHeaderSize;
+  const uint8_t *payload = h.data() + kProgramHeaderSize;
+  size_t payloadSize = h.size() - kProgramHeaderSize;
   h.patch<uint64_t>(sizeAt, payloadSize);
   h.patch<uint64_t>(hashAt, fnv1a64(payload, payloadSize));
-  uint32_t crc = crc32(h.out.data(), crcAt);
+  uint32_t crc = crc32(h.data(), crcAt);
   h.patch<uint32_t>(crcAt, crc32(payload, payloadSize, crc));
   h.patch<uint32_t>(sectionsAt, sections);
-  return std::move(h.out);
+  return h.take();
 }
 
 uint64_t programHash(const Program &program) {
