@@ -88,6 +88,32 @@ Value NcoreBuilder::view(Value source, ArrayRef<int64_t> shape,
   });
   if (shape == src.getShape() && unitStrides && atOrigin)
     return source;
+  // The same window already viewed in this block.
+  std::optional<ViewKey> key;
+  size_t hash = 0;
+  if (appending()) {
+    key = ViewKey{b.getInsertionBlock(), source, {}, {}, {}};
+    key->shape.assign(shape.begin(), shape.end());
+    if (!unitStrides)
+      key->strides.assign(strides.begin(), strides.end());
+    for (const Index &o : offsets) {
+      std::optional<int64_t> c = o.getConstant();
+      key->offsets.push_back(
+          c ? std::pair<const void *, int64_t>{nullptr, *c}
+            : std::pair<const void *, int64_t>{
+                  o.getExpr(context()).getAsOpaquePointer(), 0});
+    }
+    hash = llvm::hash_combine(
+        key->block, key->source.getAsOpaquePointer(),
+        llvm::hash_combine_range(key->shape.begin(), key->shape.end()),
+        llvm::hash_combine_range(key->strides.begin(), key->strides.end()),
+        llvm::hash_combine_range(key->offsets.begin(), key->offsets.end()));
+    auto it = views.find(hash);
+    if (it != views.end())
+      for (auto &[k, v] : it->second)
+        if (k == *key)
+          return v;
+  }
   // The map takes only the induction variables the offsets use, outermost
   // first.
   SmallVector<AffineExpr> exprs;
@@ -109,8 +135,20 @@ Value NcoreBuilder::view(Value source, ArrayRef<int64_t> shape,
   for (AffineExpr &e : exprs)
     e = e.replaceDims(renumber);
   auto map = AffineMap::get(operands.size(), 0, exprs, context());
-  return create<ViewOp>(source, shape, operands, map,
-                        unitStrides ? ArrayRef<int64_t>() : strides);
+  Value v = create<ViewOp>(source, shape, operands, map,
+                           unitStrides ? ArrayRef<int64_t>() : strides);
+  if (key)
+    views[hash].push_back({std::move(*key), v});
+  return v;
+}
+
+bool NcoreBuilder::appending() const {
+  Block *block = b.getInsertionBlock();
+  if (!block)
+    return false;
+  Block::iterator at = b.getInsertionPoint();
+  return at == block->end() || (std::next(at) == block->end() &&
+                                at->hasTrait<OpTrait::IsTerminator>());
 }
 
 Value NcoreBuilder::reshape(Value source, ArrayRef<int64_t> shape) {

@@ -216,12 +216,32 @@ public:
   Value onesRow(int64_t p, Type elementType);
 
 private:
+  /// Whether ops go at the end of their block (or just before its
+  /// terminator): then every op built earlier in the block precedes them.
+  bool appending() const;
+
   OpBuilder b;
   ProgramOp prog;
   Location currentLoc;
   SmallVector<LoopOp> loops;
   DenseMap<Attribute, Value> constants;
   DenseMap<std::pair<int64_t, Type>, Value> ones;
+  /// Views built while appending, by block, source, shape, offsets and
+  /// strides: a block's instructions read the same window of a tile many
+  /// times, and one view op serves them all (in flux2-klein 55% of the
+  /// views were repeats of one in the same block). Offsets are an
+  /// expression's storage, or a constant.
+  struct ViewKey {
+    Block *block;
+    Value source;
+    SmallVector<int64_t, 4> shape, strides;
+    SmallVector<std::pair<const void *, int64_t>, 4> offsets;
+    bool operator==(const ViewKey &o) const {
+      return block == o.block && source == o.source && shape == o.shape &&
+             strides == o.strides && offsets == o.offsets;
+    }
+  };
+  DenseMap<size_t, SmallVector<std::pair<ViewKey, Value>, 1>> views;
 };
 
 } // namespace mlir::ncore

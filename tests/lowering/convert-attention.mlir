@@ -118,14 +118,17 @@ func.func private @prog_plain(%q: tensor<2x1x128x64xf32>, %k: tensor<2x1x128x64x
 // CHECK: ncore.activation exp
 // Heads 0 and 1: three steps within the head (scores of tile t + 1, P V of
 // tile t, softmax of tile t + 1) ...
+// (One view op per window of V in the loop body, which every P V of the
+// head reads.)
 // CHECK: ncore.loop %[[H:.+]] trips 2 {
+// CHECK:   %[[VH:.+]] = ncore.view %[[V]][%[[H]]]
 // CHECK-COUNT-3: ncore.activation exp
 // ... then the scores of the next head's tile 0, this head's last P V, the
 // next head's softmax.
 // CHECK:   %[[NQ:.+]] = ncore.view %[[QT]][%[[H]]] offsets #[[NEXT:.+]] : <sbuf, 128x1536xbf16> to <sbuf, 128x128xbf16>
 // CHECK:   %[[NK:.+]] = ncore.view %[[KT]][%[[H]]] offsets #[[NEXT]] : <sbuf, 128x1536xbf16> to <sbuf, 128x512xbf16>
 // CHECK:   ncore.matmul %{{.+}}, %[[NQ]], %[[NK]]
-// CHECK:   ncore.view %[[V]][%[[H]]]
+// CHECK:   ncore.matmul %{{.+}}, %{{.+}}, %[[VH]]
 // CHECK:   ncore.dma_copy
 // CHECK:   ncore.activation exp
 // CHECK: }

@@ -83,6 +83,40 @@ TEST_F(NcoreBuilderTest, ViewsTakeTheInductionVariablesTheyUse) {
   EXPECT_TRUE(succeeded(verify(*module)));
 }
 
+TEST_F(NcoreBuilderTest, AWindowIsViewedOncePerBlock) {
+  NcoreBuilder nb(b, prog, b.getUnknownLoc());
+  Value t = nb.sbuf({128, 512}, b.getBF16Type());
+  Value top = nb.view(t, {128, 256}, {0, 256});
+  EXPECT_EQ(nb.view(t, {128, 256}, {0, 256}), top) << "same block: reused";
+  EXPECT_NE(nb.view(t, {128, 256}, {0, 0}), top) << "another window";
+  EXPECT_NE(nb.view(t, {128, 128}, {0, 256}), top) << "another shape";
+  EXPECT_NE(nb.view(t, {128, 128}, {0, 256}, {1, 2}), top) << "another stride";
+  Value first, again, fromOtherLoop;
+  nb.loop(2, [&](Index i) {
+    first = nb.view(t, {128, 256}, {0, i * 256});
+    again = nb.view(t, {128, 256}, {0, i * 256});
+    // Views are shared within the block they were built in only (the
+    // top-level one would dominate here, but a loop body gets its own).
+    EXPECT_NE(nb.view(t, {128, 256}, {0, 256}), top);
+  });
+  nb.loop(2, [&](Index i) {
+    fromOtherLoop = nb.view(t, {128, 256}, {0, i * 256});
+  });
+  EXPECT_EQ(first, again);
+  EXPECT_NE(first, fromOtherLoop) << "another loop's body";
+  // Not appending (building before an earlier op): a new view, which is
+  // not shared afterwards either.
+  {
+    OpBuilder::InsertionGuard g(nb.builder());
+    nb.builder().setInsertionPoint(top.getDefiningOp());
+    Value early = nb.view(t, {128, 64}, {0, 0});
+    EXPECT_TRUE(early.getDefiningOp()->isBeforeInBlock(top.getDefiningOp()));
+  }
+  Value late = nb.view(t, {128, 64}, {0, 0});
+  EXPECT_FALSE(late.getDefiningOp()->isBeforeInBlock(top.getDefiningOp()));
+  EXPECT_TRUE(succeeded(verify(*module)));
+}
+
 TEST_F(NcoreBuilderTest, UnrolledLoopsKeepALoopAndPeelTheRest) {
   NcoreBuilder nb(b, prog, b.getUnknownLoc());
   SmallVector<std::pair<std::optional<int64_t>, unsigned>> seen;
