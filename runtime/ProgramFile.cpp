@@ -5,6 +5,7 @@
 #include "runtime/Profile.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -25,20 +26,28 @@ enum SectionTag : uint32_t {
 /// Appends to a buffer that grows geometrically and is trimmed by take():
 /// a program of tens of thousands of instructions is several MB written a
 /// few bytes at a time, and a vector resized per field paid a call for each.
+/// A counter() only counts: the same writing code gives the exact size to
+/// reserve.
 class ByteWriter {
 public:
   explicit ByteWriter(size_t reserve = 0) : buf(reserve) {}
+  static ByteWriter counter() {
+    ByteWriter w;
+    w.countOnly = true;
+    return w;
+  }
   size_t size() const { return len; }
   const uint8_t *data() const { return buf.data(); }
-  template <typename T> void put(T v) {
-    std::memcpy(grow(sizeof(T)), &v, sizeof(T));
-  }
+  template <typename T> void put(T v) { putRaw(&v, sizeof(T)); }
   /// Overwrites a value put earlier at byte `at`.
   template <typename T> void patch(size_t at, T v) {
-    std::memcpy(buf.data() + at, &v, sizeof(T));
+    if (!countOnly)
+      std::memcpy(buf.data() + at, &v, sizeof(T));
   }
   void putRaw(const void *p, size_t n) {
-    if (n)
+    if (countOnly)
+      len += n;
+    else if (n)
       std::memcpy(grow(n), p, n);
   }
   void putString(const std::string &s) {
@@ -64,6 +73,7 @@ private:
   }
   std::vector<uint8_t> buf;
   size_t len = 0;
+  bool countOnly = false;
 };
 
 /// Bounds-checked reader: every get fails cleanly past the end.
@@ -206,32 +216,16 @@ void writePayloadInto(ByteWriter &w, const Program &p, uint32_t &sections) {
   }
 }
 
-/// Bytes to reserve for a program's file: the instructions' exact sizes as
-/// writeInstruction lays them out (so that the buffer is neither grown and
-/// copied nor zero-filled far past the end), the constants', and a margin
-/// for the rest.
-size_t sizeHint(const Program &p) {
-  constexpr size_t kInstruction = 8 + 7 * 4 + 3 * 4 + 1;
-  constexpr size_t kWait = 2 + 4 + 4 * kMaxLoopDepth + 1;
-  constexpr size_t kAccess = 3 + 4 + 8 + 4 + 4 + 8 + 8 * kMaxLoopDepth;
-  size_t n = 4096 + p.name.size();
-  for (const Binding &b : p.bindings)
-    n += 4 + b.name.size() + 2 + 4 + 8 * b.shape.size() + 16;
-  for (const Constant &c : p.constants)
-    n += 64 + c.bytes.size();
-  for (const auto &stream : p.streams)
-    for (const Instruction &inst : stream) {
-      n += kInstruction + kWait * inst.waits.size();
-      for (unsigned s = 0; s < Instruction::NumSlots; ++s)
-        if (inst.has(Instruction::Slot(s)))
-          n += kAccess +
-               12 * std::min<size_t>(inst.aps[s].numDims, kMaxFreeDims);
-    }
-  return n;
+/// The payload's exact size: the writing code run on a counter.
+size_t encodedPayloadSize(const Program &p) {
+  ByteWriter counter = ByteWriter::counter();
+  uint32_t sections;
+  writePayloadInto(counter, p, sections);
+  return counter.size();
 }
 
 std::vector<uint8_t> writePayload(const Program &p, uint32_t &sections) {
-  ByteWriter w(sizeHint(p));
+  ByteWriter w(encodedPayloadSize(p));
   writePayloadInto(w, p, sections);
   return w.take();
 }
@@ -452,7 +446,8 @@ public:
 std::vector<uint8_t> writeProgram(const Program &program) {
   // The header, its payload size, hash and checksum patched once the
   // payload has been written after it (in the same buffer).
-  ByteWriter h(kProgramHeaderSize + sizeHint(program));
+  size_t reserved = kProgramHeaderSize + encodedPayloadSize(program);
+  ByteWriter h(reserved);
   h.putRaw(kMagic, 8);
   h.put<uint32_t>(kProgramFormatVersion);
   h.put<uint32_t>(static_cast<uint32_t>(program.target));
@@ -467,6 +462,8 @@ std::vector<uint8_t> writeProgram(const Program &program) {
   h.put<uint64_t>(0);
   uint32_t sections;
   writePayloadInto(h, program, sections);
+  assert(h.size() == reserved && "the counter and the writer disagree");
+  (void)reserved;
   const uint8_t *payload = h.data() + kProgramHeaderSize;
   size_t payloadSize = h.size() - kProgramHeaderSize;
   h.patch<uint64_t>(sizeAt, payloadSize);

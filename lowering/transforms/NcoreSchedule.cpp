@@ -358,9 +358,10 @@ private:
 
 /// The runtime's view of `inst` (runtime/TimingCost.cpp costs it), from the
 /// operands' sizes, dtypes and memory spaces; failure for what it cannot
-/// translate. Translated once per instruction: its cost on each candidate
-/// engine only changes the engine.
-FailureOr<rt::Instruction> costView(InstructionOpInterface inst) {
+/// translate; `loopDepth` ncore.loops enclose it. Translated once per
+/// instruction: its cost on each candidate engine only changes the engine.
+FailureOr<rt::Instruction> costView(InstructionOpInterface inst,
+                                    unsigned loopDepth) {
   auto sizes = [&](Value tile) -> FailureOr<rt::AccessPattern> {
     FailureOr<TileAccess> a = resolveAccess(tile);
     if (failed(a))
@@ -376,11 +377,7 @@ FailureOr<rt::Instruction> costView(InstructionOpInterface inst) {
                                a->dims[d].stride};
     return ap;
   };
-  unsigned depth = 0;
-  for (auto l = inst->getParentOfType<LoopOp>(); l;
-       l = l->getParentOfType<LoopOp>())
-    ++depth;
-  return translateInstruction(inst, sizes, depth);
+  return translateInstruction(inst, sizes, loopDepth);
 }
 
 /// The cost the simulator charges `ri` on engine `e`; 0 for an instruction
@@ -465,12 +462,13 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       f.roots.push_back(root);
     }
     f.loop = op->getParentOfType<LoopOp>();
-    for (LoopOp l = f.loop; l; l = l->getParentOfType<LoopOp>())
+    unsigned depth = 0;
+    for (LoopOp l = f.loop; l; l = l->getParentOfType<LoopOp>(), ++depth)
       f.mult *= l.getTrips();
     // Transfers and collectives take no engine time here.
     f.timed = !isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op);
     if (f.timed) {
-      FailureOr<rt::Instruction> view = costView(f.inst);
+      FailureOr<rt::Instruction> view = costView(f.inst, depth);
       for (Engine e : {f.inst.getExecutionEngine(), f.inst.getDefaultEngine(),
                        Engine::Vector, Engine::Scalar, Engine::GpSimd})
         f.ns[static_cast<unsigned>(e)] = estimateNs(view, e, profile);
@@ -504,7 +502,6 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
           uint64_t(bytes) / std::max<uint64_t>(1, ag.getRanks()),
           unsigned(ag.getRanks()), profile);
   });
-  bool bad = false;
   for (Facts &f : facts) {
     InstructionOpInterface inst = f.inst;
     Operation *op = inst;
@@ -578,11 +575,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   // Inst holds SmallVectors, whose moves are not noexcept, so a growing
   // vector would copy every Inst on each reallocation.)
   std::vector<Inst> insts;
-  {
-    size_t count = 0;
-    program.walk([&](InstructionOpInterface) { ++count; });
-    insts.reserve(count);
-  }
+  insts.reserve(facts.size());
   // Footprints (instruction, footprint) in program order, per root and, on
   // chip, per window of kBucketBytes of a partition's bytes: placed SBUF and
   // PSUM tiles share one root, and a consumer only needs to look at the
@@ -649,7 +642,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       inst.footprints.push_back(*f);
     }
   });
-  if (bad || badFootprint)
+  if (badFootprint)
     return failure();
   for (auto [idx, inst] : llvm::enumerate(insts))
     for (auto [k, f] : llvm::enumerate(inst.footprints)) {
