@@ -230,7 +230,8 @@ private:
   /// strides: a block's instructions read the same window of a tile many
   /// times, and one view op serves them all (in flux2-klein 55% of the
   /// views were repeats of one in the same block). Offsets are an
-  /// expression's storage, or a constant.
+  /// expression's storage, or a constant. Valid because nothing built here
+  /// is erased while it has uses (a cached view is a use of its source).
   struct ViewKey {
     Block *block;
     Value source;
