@@ -85,7 +85,7 @@ struct Footprint {
 struct Inst {
   Operation *op = nullptr;
   unsigned engine = 0;
-  int64_t pos = 0;
+  int64_t pos = 0; ///< Index in program order.
   unsigned epoch = 0; ///< Kernel calls before it.
   SmallVector<LoopOp, 4> loops;
   SmallVector<Footprint, 4> footprints;
@@ -402,10 +402,25 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   }
   const rt::Profile &profile = rt::Profile::builtin(*tgt);
   MLIRContext *ctx = program.getContext();
-  // A program that synchronises itself is left alone.
+  // The instructions in program order (one walk serves every step below),
+  // with the kernel calls before each.
+  struct Listed {
+    InstructionOpInterface inst;
+    unsigned epoch;
+  };
+  std::vector<Listed> listed;
   bool hasSems = false;
-  program.walk(
-      [&](Operation *op) { hasSems |= isa<SemWaitOp, SemSignalOp>(op); });
+  {
+    unsigned epoch = 0;
+    program.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<CallKernelOp>(op))
+        ++epoch;
+      else if (auto inst = dyn_cast<InstructionOpInterface>(op))
+        listed.push_back({inst, epoch});
+      hasSems |= isa<SemWaitOp, SemSignalOp>(op);
+    });
+  }
+  // A program that synchronises itself is left alone.
   if (hasSems) {
     program->setAttr(kScheduledAttrName, UnitAttr::get(ctx));
     return success();
@@ -448,9 +463,9 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     std::array<double, kEngines> ns{};
     double transferNs = 0;
   };
-  std::vector<Facts> facts;
-  program.walk<WalkOrder::PreOrder>(
-      [&](InstructionOpInterface inst) { facts.emplace_back().inst = inst; });
+  std::vector<Facts> facts(listed.size());
+  for (size_t i = 0; i < listed.size(); ++i)
+    facts[i].inst = listed[i].inst;
   parallelChunks(ctx, facts.size(), [&](size_t i) {
     Facts &f = facts[i];
     Operation *op = f.inst;
@@ -594,23 +609,13 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       return {0, 0};
     return {f.lo / kBucketBytes, (f.hi - 1) / kBucketBytes};
   };
-  unsigned epoch = 0;
-  int64_t pos = 0;
-  program.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    ++pos;
-    if (isa<CallKernelOp>(op)) {
-      ++epoch;
-      return;
-    }
-    auto iface = dyn_cast<InstructionOpInterface>(op);
-    if (!iface)
-      return;
+  for (Listed &l : listed) {
     Inst &inst = insts.emplace_back();
-    inst.op = op;
-    inst.engine = static_cast<unsigned>(iface.getExecutionEngine());
-    inst.pos = pos;
-    inst.epoch = epoch;
-  });
+    inst.op = l.inst;
+    inst.engine = static_cast<unsigned>(l.inst.getExecutionEngine());
+    inst.pos = static_cast<int64_t>(insts.size()) - 1;
+    inst.epoch = l.epoch;
+  }
   // Each instruction's loops and footprints, on the context's threads.
   std::atomic<bool> badFootprint{false};
   parallelChunks(ctx, insts.size(), [&](size_t i) {
