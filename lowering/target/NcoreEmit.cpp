@@ -1,6 +1,7 @@
 //===- NcoreEmit.cpp - ncore program -> runtime program -------------------===//
 #include "lowering/target/NcoreEmit.h"
 #include "lowering/transforms/NcorePasses.h"
+#include "lowering/transforms/ParallelChunks.h"
 
 #include "dialect/ncore/NcoreAccess.h"
 #include "dialect/ncore/NcoreTranslate.h"
@@ -179,7 +180,21 @@ private:
   FailureOr<int> machineSem(Operation *op, int64_t sem);
   LogicalResult emitOp(Operation *op);
   LogicalResult emitInstructionOp(InstructionOpInterface op);
-  FailureOr<rt::AccessPattern> access(Value tile, Operation *user);
+  /// `tile`'s access pattern inside `loops` (outermost first). Errors are
+  /// diagnostics on `user`, or only a failure when `report` is false.
+  FailureOr<rt::AccessPattern> access(Value tile, Operation *user,
+                                      ArrayRef<LoopOp> loops,
+                                      bool report = true);
+  void translateAhead();
+
+  /// Compute and transfer instructions outside inlined calls, in program
+  /// order, translated ahead on the context's threads (translateAhead):
+  /// their loops and bindings are known before emission starts. Emission
+  /// takes each op's translation in turn; one that failed ahead is
+  /// translated again in order, which reports its error.
+  std::vector<Operation *> aheadOps;
+  std::vector<std::optional<rt::Instruction>> ahead;
+  size_t aheadNext = 0;
 };
 
 } // namespace
@@ -194,56 +209,77 @@ static llvm::SmallSet<unsigned, 8> enginesIn(LoopOp loop) {
 }
 
 FailureOr<rt::AccessPattern> ProgramEmitter::access(Value tile,
-                                                    Operation *user) {
+                                                    Operation *user,
+                                                    ArrayRef<LoopOp> loops,
+                                                    bool report) {
+  auto fail = [&](Operation *at, const Twine &message) {
+    if (report)
+      at->emitOpError(message);
+    return failure();
+  };
   FailureOr<TileAccess> a = resolveAccess(tile);
   if (failed(a))
-    return user->emitOpError("operand has no access pattern"), failure();
+    return fail(user, "operand has no access pattern");
   std::optional<rt::DType> dtype = toRtType(a->elementType);
   if (!dtype)
-    return user->emitOpError("operand dtype is not f32/bf16"), failure();
+    return fail(user, "operand dtype is not f32/bf16");
   int64_t eb = rt::byteSize(*dtype);
   rt::AccessPattern ap;
   ap.space = static_cast<rt::MemSpace>(static_cast<uint8_t>(a->space));
   ap.dtype = *dtype;
   ap.partitions = static_cast<uint32_t>(a->partitions);
   if (a->dims.size() > rt::kMaxFreeDims)
-    return user->emitOpError() << "operand walks " << a->dims.size()
-                               << " free dimensions; the program format holds "
-                               << rt::kMaxFreeDims,
-           failure();
+    return fail(user, "operand walks " + Twine(a->dims.size()) +
+                          " free dimensions; the program format holds " +
+                          Twine(rt::kMaxFreeDims));
   ap.numDims = static_cast<uint8_t>(a->dims.size());
   for (auto [i, d] : llvm::enumerate(a->dims))
     ap.dims[i] = rt::FreeDim{static_cast<uint32_t>(d.size), d.stride};
   if (a->space == MemSpace::Hbm) {
     auto it = bindingOf.find(a->root);
     if (it == bindingOf.end())
-      return user->emitOpError("HBM operand is not a program argument or an "
-                               "HBM scratch alloc"),
-             failure();
+      return fail(user, "HBM operand is not a program argument or an HBM "
+                        "scratch alloc");
     ap.binding = it->second.first;
     ap.offset = a->offset * eb + it->second.second;
     ap.partitionStride = a->rowStride;
   } else {
     auto alloc = a->root.getDefiningOp<AllocOp>();
     if (!alloc)
-      return user->emitOpError("on-chip operand is not an ncore.alloc"),
-             failure();
+      return fail(user, "on-chip operand is not an ncore.alloc");
     if (!alloc.getOffset())
-      return alloc.emitOpError()
-                 << "has no offset: run ncore-allocate before emission",
-             failure();
+      return fail(alloc, "has no offset: run ncore-allocate before emission");
     ap.offset = static_cast<int64_t>(*alloc.getOffset()) + a->offset * eb;
     ap.partitionStart = static_cast<uint32_t>(a->startPartition);
   }
   for (auto &[loop, step] : a->loopSteps) {
-    auto *it = llvm::find(loops, loop);
-    if (it == loops.end())
-      return user->emitOpError(
-                 "operand steps with a loop that does not enclose it"),
-             failure();
+    const auto *it = llvm::find(loops, loop);
+    if (it == loops.end() || it - loops.begin() >= rt::kMaxLoopDepth)
+      return fail(user, "operand steps with a loop that does not enclose it");
     ap.loopStep[it - loops.begin()] += step * eb;
   }
   return ap;
+}
+
+void ProgramEmitter::translateAhead() {
+  ahead.resize(aheadOps.size());
+  parallelChunks(program.getContext(), aheadOps.size(), [&](size_t i) {
+    Operation *op = aheadOps[i];
+    SmallVector<LoopOp, rt::kMaxLoopDepth> around;
+    for (auto l = op->getParentOfType<LoopOp>(); l;
+         l = l->getParentOfType<LoopOp>()) {
+      if (around.size() == rt::kMaxLoopDepth)
+        return; // emitLoop reports it
+      around.push_back(l);
+    }
+    std::reverse(around.begin(), around.end());
+    FailureOr<rt::Instruction> inst = translateInstruction(
+        cast<InstructionOpInterface>(op),
+        [&](Value tile) { return access(tile, op, around, /*report=*/false); },
+        around.size());
+    if (succeeded(inst))
+      ahead[i] = std::move(*inst);
+  });
 }
 
 LogicalResult ProgramEmitter::barrier(Operation *at) {
@@ -318,7 +354,7 @@ LogicalResult ProgramEmitter::emitInlinedCall(InlinedCallOp call) {
   Block &body = *call.getBodyBlock();
   for (auto [arg, operand] :
        llvm::zip(body.getArguments(), call.getOperands())) {
-    FailureOr<rt::AccessPattern> ap = access(operand, call);
+    FailureOr<rt::AccessPattern> ap = access(operand, call, loops);
     if (failed(ap))
       return failure();
     bindingOf[arg] = {ap->binding, ap->offset};
@@ -387,8 +423,14 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
 }
 
 LogicalResult ProgramEmitter::emitInstructionOp(InstructionOpInterface op) {
-  FailureOr<rt::Instruction> inst = translateInstruction(
-      op, [&](Value tile) { return access(tile, op); }, loops.size());
+  FailureOr<rt::Instruction> inst = failure();
+  if (aheadNext < aheadOps.size() && aheadOps[aheadNext] == op) {
+    if (std::optional<rt::Instruction> &done = ahead[aheadNext++])
+      inst = std::move(*done);
+  }
+  if (failed(inst))
+    inst = translateInstruction(
+        op, [&](Value tile) { return access(tile, op, loops); }, loops.size());
   if (failed(inst))
     return failure();
   rt::Engine e = inst->engine;
@@ -495,9 +537,12 @@ FailureOr<rt::Program> ProgramEmitter::run() {
       nextSem = std::max<int>(nextSem, w.getSem() + 1);
     if (auto s = dyn_cast<SemSignalOp>(op))
       nextSem = std::max<int>(nextSem, s.getSem() + 1);
-    if (auto inst = dyn_cast<InstructionOpInterface>(op))
+    if (auto inst = dyn_cast<InstructionOpInterface>(op)) {
       ++perEngine[streamIndex(
           InstructionTranslation::convert(inst.getExecutionEngine()))];
+      if (!isa<SemWaitOp, SemSignalOp>(op))
+        aheadOps.push_back(op);
+    }
   });
   for (unsigned e = 0; e < rt::kNumEngines; ++e) {
     prog.streams[e].reserve(perEngine[e] + perEngine[e] / 4);
@@ -564,6 +609,7 @@ FailureOr<rt::Program> ProgramEmitter::run() {
   }
   if (failed(bindScratch(program.getBody().front())))
     return failure();
+  translateAhead();
   if (failed(emitBlock(program.getBody().front())))
     return failure();
   // Waits owed to a final barrier are dropped: nothing follows them.

@@ -36,6 +36,7 @@
 #include "dialect/ncore/NcoreTranslate.h"
 #include "lowering/target/NcoreCodegen.h"
 #include "lowering/transforms/NcorePasses.h"
+#include "lowering/transforms/ParallelChunks.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
 #include "runtime/Timing.h"
@@ -102,19 +103,6 @@ struct Edge {
   /// <= i of the producer's (see alignedLoops): wait for iteration i.
   bool aligned = false;
 };
-
-/// body(i) for every i in [0, n), on the context's threads when it has
-/// them, in chunks of consecutive indices; diagnostics come out in chunk
-/// order, as a sequential loop would emit them. For the pass's analyses,
-/// which only read the IR and write their own index's results.
-template <typename Fn>
-void parallelChunks(MLIRContext *ctx, size_t n, Fn &&body) {
-  constexpr size_t kChunk = 256;
-  mlir::parallelFor(ctx, 0, (n + kChunk - 1) / kChunk, [&](size_t chunk) {
-    for (size_t i = chunk * kChunk, e = std::min(n, i + kChunk); i < e; ++i)
-      body(i);
-  });
-}
 
 /// Whether an engine's stream issues DMA transfers, which complete out of
 /// issue order (spread over the queues): its instructions are ordered by

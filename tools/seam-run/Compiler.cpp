@@ -253,7 +253,8 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   // Lower every program of the module (seam -> ncore) on a clone, so the
   // step keeps its seam form for the host plan.
   t0 = nowNs();
-  OwningOpRef<ModuleOp> lowered(cast<ModuleOp>((*cm.module)->clone()));
+  cm.lowered = cast<ModuleOp>((*cm.module)->clone());
+  ModuleOp lowered = *cm.lowered;
   PassManager lpm(&ctx);
   // The lowered IR is verified here, once; codegen below does not verify
   // again (see EmitOptions::verify).
@@ -264,13 +265,13 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
       " remarks=false}";
   if (failed(parsePassPipeline(lowerPipeline, lpm)))
     return Result::failure("bad lowering pipeline: " + lowerPipeline);
-  if (failed(lpm.run(*lowered)))
+  if (failed(lpm.run(lowered)))
     return Result::failure("lowering failed:\n" + diags.text);
   cm.breakdown.lowerNs = nowNs() - t0;
   progress("lowered to ncore");
   // The converter puts every program and kernel into `module @ncore`.
   auto programs = dyn_cast_or_null<ModuleOp>(
-      SymbolTable::lookupSymbolIn(*lowered, "ncore"));
+      SymbolTable::lookupSymbolIn(lowered, "ncore"));
   if (!programs)
     return Result::failure("lowering produced no `module @ncore`");
 

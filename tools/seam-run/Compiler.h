@@ -33,6 +33,11 @@ struct CompiledUnit {
 struct CompiledModel {
   std::unique_ptr<mlir::MLIRContext> context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// The ncore IR the programs were emitted from (when any was compiled),
+  /// freed with the rest of the model rather than before compile() returns:
+  /// flux2-klein's 130k ops take ~20 ms to free, which no one waits for
+  /// (clang's -disable-free makes the same call for its AST).
+  mlir::OwningOpRef<mlir::ModuleOp> lowered;
   mlir::func::FuncOp step;
   std::map<std::string, CompiledUnit> units;
   llvm::DenseMap<mlir::Operation *, std::string> kernelUnitOf;
