@@ -89,30 +89,34 @@ Value NcoreBuilder::view(Value source, ArrayRef<int64_t> shape,
   if (shape == src.getShape() && unitStrides && atOrigin)
     return source;
   // The same window already viewed in this block.
-  std::optional<ViewKey> key;
+  bool cache = appending();
+  SmallVector<int64_t, 24> words;
   size_t hash = 0;
-  if (appending()) {
-    key = ViewKey{b.getInsertionBlock(), source, {}, {}, {}};
-    key->shape.assign(shape.begin(), shape.end());
+  if (cache) {
+    words.push_back(static_cast<int64_t>(shape.size()));
+    words.append(shape.begin(), shape.end());
+    words.push_back(unitStrides ? 0 : static_cast<int64_t>(strides.size()));
     if (!unitStrides)
-      key->strides.assign(strides.begin(), strides.end());
+      words.append(strides.begin(), strides.end());
     for (const Index &o : offsets) {
       std::optional<int64_t> c = o.getConstant();
-      key->offsets.push_back(
-          c ? std::pair<const void *, int64_t>{nullptr, *c}
-            : std::pair<const void *, int64_t>{
-                  o.getExpr(context()).getAsOpaquePointer(), 0});
+      words.push_back(c ? 0
+                        : reinterpret_cast<intptr_t>(
+                              o.getExpr(context()).getAsOpaquePointer()));
+      words.push_back(c ? *c : 0);
     }
     hash = llvm::hash_combine(
-        key->block, key->source.getAsOpaquePointer(),
-        llvm::hash_combine_range(key->shape.begin(), key->shape.end()),
-        llvm::hash_combine_range(key->strides.begin(), key->strides.end()),
-        llvm::hash_combine_range(key->offsets.begin(), key->offsets.end()));
-    auto it = views.find(hash);
-    if (it != views.end())
-      for (auto &[k, v] : it->second)
-        if (k == *key)
-          return v;
+        b.getInsertionBlock(), source.getAsOpaquePointer(),
+        llvm::hash_combine_range(words.begin(), words.end()));
+    auto it = viewIndex.find(hash);
+    if (it != viewIndex.end()) {
+      const ViewEntry &e = viewEntries[it->second];
+      if (e.block == b.getInsertionBlock() && e.source == source &&
+          ArrayRef<int64_t>(viewKeyWords).slice(e.wordsAt, e.numWords) ==
+              ArrayRef<int64_t>(words))
+        return e.view;
+      cache = false; // another window with this hash holds the entry
+    }
   }
   // The map takes only the induction variables the offsets use, outermost
   // first.
@@ -137,8 +141,13 @@ Value NcoreBuilder::view(Value source, ArrayRef<int64_t> shape,
   auto map = AffineMap::get(operands.size(), 0, exprs, context());
   Value v = create<ViewOp>(source, shape, operands, map,
                            unitStrides ? ArrayRef<int64_t>() : strides);
-  if (key)
-    views[hash].push_back({std::move(*key), v});
+  if (cache) {
+    viewIndex[hash] = static_cast<unsigned>(viewEntries.size());
+    viewEntries.push_back({b.getInsertionBlock(), source,
+                           static_cast<uint32_t>(viewKeyWords.size()),
+                           static_cast<uint32_t>(words.size()), v});
+    viewKeyWords.insert(viewKeyWords.end(), words.begin(), words.end());
+  }
   return v;
 }
 

@@ -208,8 +208,7 @@ static llvm::SmallSet<unsigned, 8> enginesIn(LoopOp loop) {
   return engines;
 }
 
-FailureOr<rt::AccessPattern> ProgramEmitter::access(Value tile,
-                                                    Operation *user,
+FailureOr<rt::AccessPattern> ProgramEmitter::access(Value tile, Operation *user,
                                                     ArrayRef<LoopOp> loops,
                                                     bool report) {
   auto fail = [&](Operation *at, const Twine &message) {

@@ -86,7 +86,7 @@ struct Footprint {
 struct Inst {
   Operation *op = nullptr;
   unsigned engine = 0;
-  int64_t pos = 0; ///< Index in program order.
+  int64_t pos = 0;    ///< Index in program order.
   unsigned epoch = 0; ///< Kernel calls before it.
   SmallVector<LoopOp, 4> loops;
   SmallVector<Footprint, 4> footprints;

@@ -270,8 +270,8 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   cm.breakdown.lowerNs = nowNs() - t0;
   progress("lowered to ncore");
   // The converter puts every program and kernel into `module @ncore`.
-  auto programs = dyn_cast_or_null<ModuleOp>(
-      SymbolTable::lookupSymbolIn(lowered, "ncore"));
+  auto programs =
+      dyn_cast_or_null<ModuleOp>(SymbolTable::lookupSymbolIn(lowered, "ncore"));
   if (!programs)
     return Result::failure("lowering produced no `module @ncore`");
 
