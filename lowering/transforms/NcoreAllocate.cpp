@@ -260,10 +260,18 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
     for (Item &it : items) {
       if (it.fixed)
         continue;
+      // Every later tile starts at or after its order, which is at least
+      // this one's: a placed tile that ended before it meets none of them
+      // and leaves the list (which then holds about the tiles live here,
+      // not every tile placed so far).
       SmallVector<const Item *> busy;
-      for (const Item *o : placed)
+      llvm::erase_if(placed, [&](const Item *o) {
+        if (o->end < it.order)
+          return true;
         if (overlaps(*o, it))
           busy.push_back(o);
+        return false;
+      });
       int64_t cand = capacity;
       if (leastRecent) {
         // Of the lowest free offsets from each bank on, the one whose
