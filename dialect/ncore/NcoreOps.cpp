@@ -381,51 +381,53 @@ int64_t ViewOp::getStride(unsigned d) {
   return 1;
 }
 
-namespace {
-/// c + sum_k coeffs[k] * d_k.
-struct LinearExpr {
-  SmallVector<int64_t> coeffs;
-  int64_t constant = 0;
-};
-} // namespace
-
-static FailureOr<LinearExpr> linearize(AffineExpr e, unsigned numDims) {
-  LinearExpr r;
-  r.coeffs.assign(numDims, 0);
+/// Adds scale * e to the linear form constant + sum_k coeffs[k] * d_k, in
+/// place (no form per subexpression: the scheduler and the emitter resolve
+/// every operand's views several times). Failure when e is not linear in
+/// the dims: mod, floordiv, ceildiv or a product of two dims.
+static LogicalResult accumulateLinear(AffineExpr e, int64_t scale,
+                                      MutableArrayRef<int64_t> coeffs,
+                                      int64_t &constant) {
   switch (e.getKind()) {
   case AffineExprKind::Constant:
-    r.constant = cast<AffineConstantExpr>(e).getValue();
-    return r;
+    constant += scale * cast<AffineConstantExpr>(e).getValue();
+    return success();
   case AffineExprKind::DimId:
-    r.coeffs[cast<AffineDimExpr>(e).getPosition()] = 1;
-    return r;
+    coeffs[cast<AffineDimExpr>(e).getPosition()] += scale;
+    return success();
   case AffineExprKind::Add: {
     auto bin = cast<AffineBinaryOpExpr>(e);
-    auto l = linearize(bin.getLHS(), numDims),
-         rr = linearize(bin.getRHS(), numDims);
-    if (failed(l) || failed(rr))
-      return failure();
-    for (unsigned k = 0; k < numDims; ++k)
-      r.coeffs[k] = l->coeffs[k] + rr->coeffs[k];
-    r.constant = l->constant + rr->constant;
-    return r;
+    return success(
+        succeeded(accumulateLinear(bin.getLHS(), scale, coeffs, constant)) &&
+        succeeded(accumulateLinear(bin.getRHS(), scale, coeffs, constant)));
   }
   case AffineExprKind::Mul: {
     auto bin = cast<AffineBinaryOpExpr>(e);
-    auto l = linearize(bin.getLHS(), numDims),
-         rr = linearize(bin.getRHS(), numDims);
-    if (failed(l) || failed(rr))
+    // The usual form: a product by a literal (on the right once simplified).
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+      return accumulateLinear(bin.getLHS(), scale * c.getValue(), coeffs,
+                              constant);
+    if (auto c = dyn_cast<AffineConstantExpr>(bin.getLHS()))
+      return accumulateLinear(bin.getRHS(), scale * c.getValue(), coeffs,
+                              constant);
+    // Otherwise one side must still be free of dims.
+    SmallVector<int64_t, 4> l(coeffs.size(), 0), r(coeffs.size(), 0);
+    int64_t lc = 0, rc = 0;
+    if (failed(accumulateLinear(bin.getLHS(), 1, l, lc)) ||
+        failed(accumulateLinear(bin.getRHS(), 1, r, rc)))
       return failure();
-    bool lConst = llvm::all_of(l->coeffs, [](int64_t c) { return c == 0; });
-    bool rConst = llvm::all_of(rr->coeffs, [](int64_t c) { return c == 0; });
-    if (!lConst && !rConst)
+    auto noDims = [](ArrayRef<int64_t> v) {
+      return llvm::all_of(v, [](int64_t c) { return c == 0; });
+    };
+    bool lConst = noDims(l);
+    if (!lConst && !noDims(r))
       return failure();
-    const LinearExpr &var = lConst ? *rr : *l;
-    int64_t scale = lConst ? l->constant : rr->constant;
-    for (unsigned k = 0; k < numDims; ++k)
-      r.coeffs[k] = var.coeffs[k] * scale;
-    r.constant = var.constant * scale;
-    return r;
+    ArrayRef<int64_t> var = lConst ? r : l;
+    int64_t factor = scale * (lConst ? lc : rc);
+    for (unsigned k = 0; k < coeffs.size(); ++k)
+      coeffs[k] += var[k] * factor;
+    constant += (lConst ? rc : lc) * factor;
+    return success();
   }
   default:
     return failure();
@@ -436,12 +438,9 @@ LogicalResult ViewOp::getLinearOffset(unsigned d,
                                       SmallVectorImpl<int64_t> &coeffs,
                                       int64_t &constant) {
   AffineMap map = getOffsets();
-  FailureOr<LinearExpr> lin = linearize(map.getResult(d), map.getNumDims());
-  if (failed(lin))
-    return failure();
-  coeffs.assign(lin->coeffs.begin(), lin->coeffs.end());
-  constant = lin->constant;
-  return success();
+  coeffs.assign(map.getNumDims(), 0);
+  constant = 0;
+  return accumulateLinear(map.getResult(d), 1, coeffs, constant);
 }
 
 LogicalResult ViewOp::verify() {
@@ -480,17 +479,18 @@ LogicalResult ViewOp::verify() {
     trips.push_back(int64_t(loop.getTrips()));
   }
   for (unsigned d = 0; d < rank; ++d) {
-    FailureOr<LinearExpr> lin = linearize(map.getResult(d), map.getNumDims());
-    if (failed(lin)) {
+    SmallVector<int64_t> coeffs(map.getNumDims(), 0);
+    int64_t constant = 0;
+    if (failed(accumulateLinear(map.getResult(d), 1, coeffs, constant))) {
       std::string expr;
       llvm::raw_string_ostream(expr) << map.getResult(d);
       return emitOpError() << "offset of dim " << d << " (" << expr
                            << ") must be linear in the induction variables "
                               "(no mod, floordiv, ceildiv or products)";
     }
-    int64_t lo = lin->constant, hi = lin->constant;
+    int64_t lo = constant, hi = constant;
     for (unsigned k = 0; k < trips.size(); ++k) {
-      int64_t span = lin->coeffs[k] * (std::max<int64_t>(trips[k], 1) - 1);
+      int64_t span = coeffs[k] * (std::max<int64_t>(trips[k], 1) - 1);
       (span < 0 ? lo : hi) += span;
     }
     int64_t stride = getStride(d), size = dst.getShape()[d];
@@ -504,7 +504,7 @@ LogicalResult ViewOp::verify() {
                            << " - 1) x stride " << stride
                            << ") but the source has " << src.getShape()[d];
     if (d == 0 && src.isOnChip()) {
-      if (llvm::any_of(lin->coeffs, [](int64_t c) { return c != 0; }))
+      if (llvm::any_of(coeffs, [](int64_t c) { return c != 0; }))
         return emitOpError()
                << "partition offset of an " << stringifyMemSpace(src.getSpace())
                << " view must be a constant (access patterns "
@@ -514,11 +514,11 @@ LogicalResult ViewOp::verify() {
         return emitOpError()
                << "partition stride of an " << stringifyMemSpace(src.getSpace())
                << " view must be 1, got " << stride;
-      int64_t start = src.getStartPartition() + lin->constant;
+      int64_t start = src.getStartPartition() + constant;
       if (dst.getStartPartition() != start)
         return emitOpError()
                << "result starts at partition " << start << " (source start "
-               << src.getStartPartition() << " + offset " << lin->constant
+               << src.getStartPartition() << " + offset " << constant
                << ") but its type says " << dst.getStartPartition();
     }
   }
