@@ -39,3 +39,19 @@ ncore.program @carried_too_deep(%x: !ncore.tile<hbm, 128x64xf32>) {
     ncore.dma_copy %a, %x on dma : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
   }
 }
+
+// -----
+
+// Instructions are translated ahead of emission on the context's threads,
+// silently: the dma_copy's missing offset is not reported, because emission
+// stops at the first error in program order.
+ncore.program @first_error_only(%x: !ncore.tile<hbm, 128x64xf32>) {
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>
+  ncore.loop %i trips 2 {
+    // expected-error@+1 {{inside an ncore.loop cannot be emitted}}
+    ncore.inlined_call @k(%x) : !ncore.tile<hbm, 128x64xf32> {
+    ^bb0(%b: !ncore.tile<hbm, 128x64xf32>):
+    }
+  }
+  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+}
