@@ -174,6 +174,64 @@ TEST_F(NcoreDialectTest, FoldsViewAndReshapeChains) {
   EXPECT_EQ(bc->dims[0].stride, 0);
 }
 
+TEST_F(NcoreDialectTest, ViewOffsetsLinearise) {
+  // Offsets as built by hand, unsimplified too: a product whose constant
+  // side is itself an expression, products on either side, nested sums.
+  OpBuilder b(&ctx);
+  Location loc = b.getUnknownLoc();
+  auto module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module.getBody());
+  auto hbm = TileType::get(MemSpace::Hbm, {1024, 1024}, b.getF32Type());
+  auto prog = b.create<ProgramOp>(loc, "p", ArrayRef<Type>{hbm});
+  b.setInsertionPointToStart(&prog.getBody().front());
+  auto outer = b.create<LoopOp>(loc, 4);
+  b.setInsertionPoint(outer.getBodyBlock()->getTerminator());
+  auto inner = b.create<LoopOp>(loc, 4);
+  b.setInsertionPoint(inner.getBodyBlock()->getTerminator());
+  AffineExpr d0 = b.getAffineDimExpr(0), d1 = b.getAffineDimExpr(1);
+  AffineExpr c3 = b.getAffineConstantExpr(3), c5 = b.getAffineConstantExpr(5);
+  auto raw = [](AffineExprKind kind, AffineExpr l, AffineExpr r) {
+    return getAffineBinaryOpExpr(kind, l, r);
+  };
+  auto view = [&](AffineExpr rows, AffineExpr cols) {
+    return b.create<ViewOp>(
+        loc, hbm.withShape({128, 128}), prog.getArgument(0),
+        ValueRange{outer.getInductionVar(), inner.getInductionVar()},
+        AffineMapAttr::get(AffineMap::get(2, 0, {rows, cols}, &ctx)),
+        DenseI64ArrayAttr());
+  };
+  auto linear = [](ViewOp v, unsigned d) {
+    SmallVector<int64_t> coeffs;
+    int64_t constant = 0;
+    if (failed(v.getLinearOffset(d, coeffs, constant)))
+      return std::string("not linear");
+    std::string s = std::to_string(constant);
+    for (int64_t c : coeffs)
+      s += " " + std::to_string(c);
+    return s;
+  };
+  // (d0 + 2) * (3 + 5) + 7 * d1, and 3 * (d1 * 5 + d0) + 4.
+  ViewOp a = view(
+      raw(AffineExprKind::Add,
+          raw(AffineExprKind::Mul,
+              raw(AffineExprKind::Add, d0, b.getAffineConstantExpr(2)),
+              raw(AffineExprKind::Add, c3, c5)),
+          raw(AffineExprKind::Mul, b.getAffineConstantExpr(7), d1)),
+      raw(AffineExprKind::Add,
+          raw(AffineExprKind::Mul, c3,
+              raw(AffineExprKind::Add, raw(AffineExprKind::Mul, d1, c5), d0)),
+          b.getAffineConstantExpr(4)));
+  EXPECT_EQ(linear(a, 0), "16 8 7");
+  EXPECT_EQ(linear(a, 1), "4 3 15");
+  // A product of two induction variables, and a floordiv, are not linear.
+  ViewOp bad = view(raw(AffineExprKind::Mul, d0, d1), d0.floorDiv(2));
+  EXPECT_EQ(linear(bad, 0), "not linear");
+  EXPECT_EQ(linear(bad, 1), "not linear");
+  std::string messages = verifyMessages(module);
+  EXPECT_NE(messages.find("must be linear"), std::string::npos) << messages;
+  module.erase();
+}
+
 TEST_F(NcoreDialectTest, OpcodesComeFromIsaDef) {
   EXPECT_EQ(mnemonic(Opcode::TensorReduce), "tensor_reduce");
   EXPECT_EQ(defaultEngine(Opcode::Iota), Engine::GpSimd);
