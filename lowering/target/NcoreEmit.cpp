@@ -253,7 +253,7 @@ FailureOr<rt::AccessPattern> ProgramEmitter::access(Value tile, Operation *user,
   }
   for (auto &[loop, step] : a->loopSteps) {
     const auto *it = llvm::find(loops, loop);
-    if (it == loops.end() || it - loops.begin() >= rt::kMaxLoopDepth)
+    if (it == loops.end())
       return fail(user, "operand steps with a loop that does not enclose it");
     ap.loopStep[it - loops.begin()] += step * eb;
   }

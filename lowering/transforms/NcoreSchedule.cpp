@@ -42,7 +42,6 @@
 #include "runtime/Timing.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Threading.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -86,7 +85,6 @@ struct Footprint {
 struct Inst {
   Operation *op = nullptr;
   unsigned engine = 0;
-  int64_t pos = 0;    ///< Index in program order.
   unsigned epoch = 0; ///< Kernel calls before it.
   SmallVector<LoopOp, 4> loops;
   SmallVector<Footprint, 4> footprints;
@@ -601,7 +599,6 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     Inst &inst = insts.emplace_back();
     inst.op = l.inst;
     inst.engine = static_cast<unsigned>(l.inst.getExecutionEngine());
-    inst.pos = static_cast<int64_t>(insts.size()) - 1;
     inst.epoch = l.epoch;
   }
   // Each instruction's loops and footprints, on the context's threads.
@@ -825,14 +822,13 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         const Footprint &fp = P.footprints[k];
         if (!conflicts(fc, fp))
           return false;
-        if (P.loops == C.loops &&
-            apartOverIterations(C.loops, P.pos >= C.pos, fc, fp))
+        if (P.loops == C.loops && apartOverIterations(C.loops, p >= c, fc, fp))
           return false;
         // Only earlier iterations of P (P at or after C in the same loop
         // nest): the same window moving to new bytes in every iteration
         // never meets its earlier iterations (the same instruction, or a
         // store reading back the tile its load wrote).
-        if (P.pos >= C.pos && P.loops == C.loops && sameWindows(fc, fp) &&
+        if (p >= c && P.loops == C.loops && sameWindows(fc, fp) &&
             disjointAcrossIterations(fc, C.loops))
           return false;
         producers.insert(p);
@@ -914,7 +910,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       while (shared < P.loops.size() && shared < C.loops.size() &&
              P.loops[shared] == C.loops[shared])
         ++shared;
-      bool carried = P.pos >= C.pos;
+      bool carried = p >= c;
       if (carried && shared == 0)
         continue; // Runs only after C.
       bool aligned =

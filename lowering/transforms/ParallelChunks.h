@@ -1,5 +1,4 @@
-//===- ParallelChunks.h - per-index work on the context's threads -*- C++
-//-*-===//
+//===- ParallelChunks.h - per-index work on a context's threads -*- C++ -*-===//
 //
 // The codegen passes' analyses and the emitter's translation run per
 // instruction with no shared writes; parallelChunks runs such work on the
