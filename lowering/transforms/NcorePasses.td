@@ -142,6 +142,12 @@ def NcoreSplitDma : Pass<"ncore-split-dma"> {
     a kernel call, the next program) wait for its last byte, and the last
     slab of a linear's result is stored after its last matmul with nothing
     left to overlap it: there the shorter tail is worth the fixed costs.
+    The loads a program issues before its first compute instruction,
+    outside every loop, have nothing to overlap either; when all of them
+    together fit in one such piece per queue (a small kernel's matrix and
+    rows), they are cut as finely as a store. A larger prologue keeps the
+    queues busy anyway, and cut finely it would take every queue ahead of
+    the loop's first loads (transfers take the queues round-robin).
 
     ```mlir
     ncore.dma_copy %t, %w : !ncore.tile<sbuf, 128x3072xbf16>, !ncore.tile<hbm, 128x3072xbf16>

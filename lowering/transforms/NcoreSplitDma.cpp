@@ -71,10 +71,42 @@ public:
       minStorePiece = static_cast<int64_t>(profile.dmaFixedCostNs *
                                            profile.dmaEngineBytesPerNs);
     int64_t maxPieces = std::max<int64_t>(1, profile.dmaEngines);
-    SmallVector<DmaCopyOp> dmas;
-    getOperation()->walk([&](DmaCopyOp op) { dmas.push_back(op); });
-    for (DmaCopyOp op : dmas)
-      split(op, op.isStore() ? minStorePiece : minPiece, maxPieces);
+    // The loads a program issues before any compute, outside every loop,
+    // have nothing to overlap: the first instruction waits for their last
+    // bytes, as a store's readers do. When they are few enough to cross in
+    // one store-sized piece per queue, they are cut as finely as a store
+    // (the kernels' small batches: a 128-point DFT's matrix and rows). More
+    // of them keep the queues busy anyway, and cut finely they would take
+    // every queue ahead of the loop's first loads (transfers take the
+    // queues round-robin).
+    SmallVector<std::pair<DmaCopyOp, int64_t>> dmas;
+    getOperation()->walk([&](ProgramOp program) {
+      bool computed = false;
+      SmallVector<DmaCopyOp> prologue;
+      int64_t prologueBytes = 0;
+      program.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (auto dma = dyn_cast<DmaCopyOp>(op)) {
+          if (dma.isStore())
+            dmas.push_back({dma, minStorePiece});
+          else if (computed || op->getParentOfType<LoopOp>())
+            dmas.push_back({dma, minPiece});
+          else {
+            prologue.push_back(dma);
+            auto t = cast<TileType>(dma.getDst().getType());
+            prologueBytes += t.getNumElements() * t.getElementBytes();
+          }
+        } else if (isa<InstructionOpInterface, CallKernelOp>(op) &&
+                   !isa<SemWaitOp, SemSignalOp>(op)) {
+          computed = true;
+        }
+      });
+      int64_t piece =
+          prologueBytes <= maxPieces * minStorePiece ? minStorePiece : minPiece;
+      for (DmaCopyOp dma : prologue)
+        dmas.push_back({dma, piece});
+    });
+    for (auto [op, piece] : dmas)
+      split(op, piece, maxPieces);
   }
 
 private:

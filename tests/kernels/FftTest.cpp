@@ -303,6 +303,52 @@ TEST(FftKernel, BatchedChunksOfRows) {
   }
 }
 
+/// N <= 128 with three and four chunks of 128 rows (each chunk its own
+/// buffer set, every load issued first): real bf16 rows, complex fp32 rows,
+/// and structured rows (impulse, DC, tone) in every chunk.
+TEST(FftKernel, SmallBatchOwnBufferSets) {
+  const int64_t n = 128;
+  for (int64_t batch : {384, 512}) {
+    for (bool complexIn : {false, true}) {
+      KernelEnv env;
+      int64_t parts = complexIn ? 2 : 1;
+      auto x = randomValues(batch * n * parts, 53 + batch + parts);
+      // One structured row per chunk: impulse, DC, tone, impulse.
+      for (int64_t c = 0; c < batch / 128; ++c) {
+        float *row = x.data() + (c * 128 + 7) * n * parts;
+        for (int64_t j = 0; j < n * parts; ++j)
+          row[j] = 0.0f;
+        for (int64_t j = 0; j < n; ++j)
+          row[j * parts] =
+              c % 3 == 1 ? 1.0f
+              : c % 3 == 2
+                  ? float(std::cos(2 * M_PI * double(9 * j % n) / double(n)))
+                  : float(j == 5);
+      }
+      if (!complexIn)
+        for (float &v : x)
+          v = toBf16(v);
+      auto r = runFft(env, n, batch, complexIn,
+                      complexIn ? env.f32() : env.bf16(), x);
+      ASSERT_TRUE(r.ok) << r.error;
+      std::vector<std::vector<cd>> want;
+      for (int64_t b = 0; b < batch; ++b) {
+        std::vector<cd> row(n);
+        for (int64_t j = 0; j < n; ++j)
+          row[j] = complexIn ? cd(x[(b * n + j) * 2], x[(b * n + j) * 2 + 1])
+                             : cd(x[b * n + j], 0.0);
+        want.push_back(dft(row, false));
+      }
+      double err = relL2(r.outputs[1], flatten(want));
+      std::cout << "[fft] n=128 batch=" << batch
+                << (complexIn ? " complex fp32" : " real bf16") << " rel-L2 "
+                << err << "\n";
+      // The bf16 path rounds the DFT matrix; fp32 computes in fp32.
+      EXPECT_LE(err, complexIn ? 1e-5 : 1e-2);
+    }
+  }
+}
+
 TEST(FftKernel, UnfactorableSizeIsReported) {
   KernelEnv env;
   // 131 is prime and > 128: no DFT of <= 128 points divides it.

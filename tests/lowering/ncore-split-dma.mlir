@@ -20,16 +20,49 @@ ncore.program @slab(%w: !ncore.tile<hbm, 128x3072xbf16> {ncore.role = "param"}) 
 // A store of 192 KiB (the last slab of a linear's result, which a
 // collective waits for): pieces of at least 600 ns x 23 B/ns (~14 KB on
 // trn2) allow 8 of 24 KiB (not 16 of 12 KiB), where a load of the same size
-// takes 2 of 96 KiB.
+// after some compute takes 2 of 96 KiB.
 // CHECK-LABEL: ncore.program @store
+// CHECK: ncore.tensor_copy
 // CHECK-COUNT-2: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 64x768xbf16{{(, start = [0-9]+)?}}>, <hbm, 64x768xbf16>
 // CHECK-COUNT-8: ncore.dma_copy %{{.+}}, %{{.+}} : <hbm, 16x768xbf16>, <sbuf, 16x768xbf16{{(, start = [0-9]+)?}}>
 // CHECK-NOT: ncore.dma_copy
 // SMALL-LABEL: ncore.program @store
 ncore.program @store(%w: !ncore.tile<hbm, 128x768xbf16> {ncore.role = "param"}, %y: !ncore.tile<hbm, 128x768xbf16> {ncore.role = "output"}) {
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x8xf32>
+  %b = ncore.alloc : !ncore.tile<sbuf, 128x8xf32>
+  ncore.tensor_copy %b, %a on vector : !ncore.tile<sbuf, 128x8xf32>, !ncore.tile<sbuf, 128x8xf32>
   %t = ncore.alloc : !ncore.tile<sbuf, 128x768xbf16>
   ncore.dma_copy %t, %w : !ncore.tile<sbuf, 128x768xbf16>, !ncore.tile<hbm, 128x768xbf16>
   ncore.dma_copy %y, %t : !ncore.tile<hbm, 128x768xbf16>, !ncore.tile<sbuf, 128x768xbf16>
+}
+
+// -----
+
+// Loads before any compute (outside loops) have nothing to overlap. When
+// they are few enough to cross in one store-sized piece per queue (here
+// 64 + 32 + 32 KiB, at most 16 x ~14 KB), they are cut as finely as a
+// store: 4 pieces of 16 KiB and 2 of 16 KiB each, where the 64 KiB load
+// after the first compute stays whole.
+// CHECK-LABEL: ncore.program @prologue
+// CHECK-COUNT-4: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 32x256xbf16{{(, start = [0-9]+)?}}>, <hbm, 32x256xbf16>
+// CHECK-COUNT-4: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 64x128xbf16{{(, start = [0-9]+)?}}>, <hbm, 64x128xbf16>
+// CHECK: ncore.tensor_copy
+// CHECK: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x256xbf16>, <hbm, 128x256xbf16>
+// CHECK-NOT: ncore.dma_copy
+// SMALL-LABEL: ncore.program @prologue
+ncore.program @prologue(%m: !ncore.tile<hbm, 128x256xbf16> {ncore.role = "constant"}, %x: !ncore.tile<hbm, 256x128xbf16> {ncore.role = "input"}, %w: !ncore.tile<hbm, 128x256xbf16> {ncore.role = "param"}) {
+  %c = ncore.alloc : !ncore.tile<sbuf, 128x256xbf16>
+  ncore.dma_copy %c, %m : !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<hbm, 128x256xbf16>
+  %r0 = ncore.view %x offsets affine_map<() -> (0, 0)> : !ncore.tile<hbm, 256x128xbf16> to !ncore.tile<hbm, 128x128xbf16>
+  %r1 = ncore.view %x offsets affine_map<() -> (128, 0)> : !ncore.tile<hbm, 256x128xbf16> to !ncore.tile<hbm, 128x128xbf16>
+  %t0 = ncore.alloc : !ncore.tile<sbuf, 128x128xbf16>
+  %t1 = ncore.alloc : !ncore.tile<sbuf, 128x128xbf16>
+  ncore.dma_copy %t0, %r0 : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<hbm, 128x128xbf16>
+  ncore.dma_copy %t1, %r1 : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<hbm, 128x128xbf16>
+  %u = ncore.alloc : !ncore.tile<sbuf, 128x128xbf16>
+  ncore.tensor_copy %u, %t0 on vector : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>
+  %v = ncore.alloc : !ncore.tile<sbuf, 128x256xbf16>
+  ncore.dma_copy %v, %w : !ncore.tile<sbuf, 128x256xbf16>, !ncore.tile<hbm, 128x256xbf16>
 }
 
 // -----
