@@ -46,7 +46,6 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <atomic>
-#include <deque>
 
 namespace mlir::ncore {
 #define GEN_PASS_DEF_NCORESCHEDULE
@@ -959,33 +958,40 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     /// Step per iteration of the consumer's outermost loop (aligned edges;
     /// 0 otherwise).
     int64_t alignStep = 0;
+    /// The wait's step per consumer loop (filled once the set is final).
+    SmallVector<int64_t, 4> steps;
   };
   struct Done {
     unsigned producer;
     /// Outer loops in whose first iteration the wait holds (0: none).
     unsigned carried;
     int64_t value;
-    SmallVector<int64_t> steps;
-    SmallVector<LoopOp, 4> loops;
+    ArrayRef<int64_t> steps; ///< The Req's (reqs outlive `done`).
+    ArrayRef<LoopOp> loops;  ///< The consumer's.
   };
-  // (A deque: Done holds SmallVectors, whose moves are not noexcept, so a
-  // growing vector would copy every entry on each reallocation.)
-  std::array<std::deque<Done>, kEngines> done;
-  std::vector<std::vector<Req>> reqs(insts.size());
-  std::array<int64_t, kEngines> deficit{};
-  for (unsigned c = 0; c < insts.size(); ++c) {
-    std::vector<Req> &rs = reqs[c];
+  // Read-only from here on (the lookups below run on several threads).
+  auto per = [&](LoopOp loop, unsigned engine) {
+    return perIter.find(loop)->second[engine];
+  };
+  // Each consumer's own requirements, on the context's threads: the
+  // strongest per (engine, depth, kind), without the ones another covers.
+  std::vector<SmallVector<Req, 2>> reqs(insts.size());
+  parallelChunks(ctx, insts.size(), [&](size_t c) {
+    SmallVector<Req, 4> rs;
     for (const Edge &e : edges[c]) {
-      Inst &P = insts[e.producer];
+      const Inst &P = insts[e.producer];
       int64_t v = P.base;
       // P's loops below the shared ones are complete (an aligned edge: all
       // but its outermost, whose iteration follows the consumer's).
-      for (unsigned d = e.shared + (e.aligned ? 1 : 0); d < P.loops.size(); ++d)
-        v += (P.loops[d].getTrips() - 1) * perIter[P.loops[d]][P.engine];
+      for (unsigned d = e.shared + (e.aligned ? 1 : 0); d < P.loops.size();
+           ++d) {
+        LoopOp loop = P.loops[d];
+        v += (loop.getTrips() - 1) * per(loop, P.engine);
+      }
       if (e.carried)
-        v -= perIter[P.loops[e.shared - 1]][P.engine];
+        v -= per(P.loops[e.shared - 1], P.engine);
       int64_t alignStep =
-          e.aligned ? perIter[P.loops.front()][P.engine] : int64_t(0);
+          e.aligned ? per(P.loops.front(), P.engine) : int64_t(0);
       // A carried requirement holds in the first iteration of its loops
       // (sem_wait `carried`): it stays apart from one that must hold there.
       auto it = llvm::find_if(rs, [&](const Req &r) {
@@ -993,15 +999,15 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
                r.alignStep == alignStep && r.carried == e.carried;
       });
       if (it == rs.end())
-        rs.push_back({P.engine, e.shared, v, e.carried, alignStep});
+        rs.push_back({P.engine, e.shared, v, e.carried, alignStep, {}});
       else if (v > it->value)
-        *it = {P.engine, e.shared, v, e.carried, alignStep};
+        *it = {P.engine, e.shared, v, e.carried, alignStep, {}};
     }
     // A requirement with more shared loops and a larger value covers one
     // with fewer (its steps are larger too); an aligned one, whose value
     // grows with the iteration, covers one that waits for at most its
     // first iteration's value, and is covered by one at or above its last.
-    std::vector<Req> kept;
+    const Inst &C = insts[c];
     for (const Req &r : rs) {
       bool covered = llvm::any_of(rs, [&](const Req &o) {
         if (&o == &r || o.engine != r.engine)
@@ -1009,7 +1015,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         if (r.alignStep || o.alignStep) {
           int64_t rLast = r.value;
           if (r.alignStep)
-            rLast += r.alignStep * (insts[c].loops.front().getTrips() - 1);
+            rLast += r.alignStep * (LoopOp(C.loops.front()).getTrips() - 1);
           // o's value (its first iteration's, when aligned) only grows.
           // Equal bounds could cover each other: the first one stays.
           return o.shared == 0 && r.shared == 0 &&
@@ -1020,21 +1026,25 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         return o.shared > r.shared && o.value >= r.value &&
                (!o.carried || r.carried);
       });
-      if (!covered)
-        kept.push_back(r);
-    }
-    // A wait an earlier instruction of the same engine already made (same
-    // iteration of the loops they share) holds for this one too.
-    rs.clear();
-    const Inst &C = insts[c];
-    for (const Req &r : kept) {
-      SmallVector<int64_t> steps(C.loops.size(), 0);
+      if (covered)
+        continue;
+      Req &k = reqs[c].emplace_back(r);
+      k.steps.assign(C.loops.size(), 0);
       for (unsigned d = 0; d < r.shared; ++d)
-        steps[d] = perIter[C.loops[d]][r.engine];
+        k.steps[d] = per(C.loops[d], r.engine);
       if (r.alignStep)
-        steps[0] = r.alignStep;
-      bool implied = false;
-      auto &prior = done[C.engine];
+        k.steps[0] = r.alignStep;
+    }
+  });
+  // A wait an earlier instruction of the same engine already made (same
+  // iteration of the loops they share) holds for this one too: in program
+  // order, against the last 32 waits of the consumer's engine.
+  std::array<std::vector<Done>, kEngines> done;
+  std::array<int64_t, kEngines> deficit{};
+  for (unsigned c = 0; c < insts.size(); ++c) {
+    const Inst &C = insts[c];
+    auto &prior = done[C.engine];
+    auto implied = [&](const Req &r) {
       for (size_t qi = prior.size(); qi-- > 0 && prior.size() - qi <= 32;) {
         const Done &q = prior[qi];
         if (q.producer != r.engine || r.value > q.value ||
@@ -1044,21 +1054,28 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         bool ok = true;
         for (unsigned d = 0; d < C.loops.size() && ok; ++d)
           ok = d < q.loops.size()
-                   ? q.loops[d] == C.loops[d] && q.steps[d] == steps[d]
-                   : steps[d] == 0;
-        if (ok) {
-          implied = true;
-          break;
-        }
+                   ? q.loops[d] == C.loops[d] && q.steps[d] == r.steps[d]
+                   : r.steps[d] == 0;
+        if (ok)
+          return true;
       }
-      if (implied)
+      return false;
+    };
+    SmallVector<Req, 2> &rs = reqs[c];
+    // Each kept one joins `prior` at once: a later requirement of this
+    // consumer may be implied by it.
+    size_t keep = 0;
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (implied(rs[i]))
         continue;
-      rs.push_back(r);
-      done[C.engine].push_back(
-          {r.engine, r.carried ? r.shared : 0u, r.value, steps, C.loops});
-    }
-    for (const Req &r : rs)
+      if (keep != i)
+        rs[keep] = std::move(rs[i]);
+      Req &r = rs[keep++];
+      prior.push_back({r.engine, r.carried ? r.shared : 0u, r.value,
+                       ArrayRef<int64_t>(r.steps), ArrayRef<LoopOp>(C.loops)});
       deficit[r.engine] = std::max(deficit[r.engine], -r.value);
+    }
+    rs.truncate(keep);
   }
 
   // 6. Rewrite: signals after producers, waits before consumers, the
@@ -1085,14 +1102,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     for (const Req &r : reqs[c]) {
       b.setInsertionPoint(C.op);
       DenseI64ArrayAttr steps;
-      if (!C.loops.empty()) {
-        SmallVector<int64_t> s(C.loops.size(), 0);
-        for (unsigned d = 0; d < r.shared; ++d)
-          s[d] = perIter[C.loops[d]][r.engine];
-        if (r.alignStep)
-          s[0] = r.alignStep;
-        steps = b.getDenseI64ArrayAttr(s);
-      }
+      if (!C.loops.empty())
+        steps = b.getDenseI64ArrayAttr(r.steps);
       // A carried wait names the producer in the previous iteration of
       // the shared loops: in their first iteration there is none.
       b.create<SemWaitOp>(
