@@ -1089,32 +1089,42 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     engineAttr[e] = EngineAttr::get(ctx, Engine(e));
   }
   IntegerAttr one = b.getI64IntegerAttr(1);
-  for (Inst &inst : insts) {
-    if (!inst.signals)
-      continue;
-    b.setInsertionPointAfter(inst.op);
-    b.create<SemSignalOp>(inst.op->getLoc(), semAttr[inst.engine], one,
-                          engineAttr[inst.engine]);
-    ++numSignals;
-  }
-  for (unsigned c = 0; c < insts.size(); ++c) {
-    Inst &C = insts[c];
+  // The ops are created on the context's threads (detached: creating and
+  // uniquing their attributes is most of the work) and put in place in
+  // program order.
+  std::vector<Operation *> signalOf(insts.size(), nullptr);
+  std::vector<SmallVector<Operation *, 2>> waitsOf(insts.size());
+  parallelChunks(ctx, insts.size(), [&](size_t c) {
+    OpBuilder lb(ctx);
+    const Inst &C = insts[c];
+    if (C.signals)
+      signalOf[c] = lb.create<SemSignalOp>(C.op->getLoc(), semAttr[C.engine],
+                                           one, engineAttr[C.engine]);
     for (const Req &r : reqs[c]) {
-      b.setInsertionPoint(C.op);
       DenseI64ArrayAttr steps;
       if (!C.loops.empty())
-        steps = b.getDenseI64ArrayAttr(r.steps);
+        steps = lb.getDenseI64ArrayAttr(r.steps);
       // A carried wait names the producer in the previous iteration of
       // the shared loops: in their first iteration there is none.
-      b.create<SemWaitOp>(
+      waitsOf[c].push_back(lb.create<SemWaitOp>(
           C.op->getLoc(), semAttr[r.engine],
-          b.getI64IntegerAttr(r.value + deficit[r.engine]), steps,
-          r.carried ? b.getI64IntegerAttr(r.shared) : IntegerAttr(),
-          engineAttr[C.engine]);
-      ++numWaits;
-      if (r.carried)
-        ++numCarried;
+          lb.getI64IntegerAttr(r.value + deficit[r.engine]), steps,
+          r.carried ? lb.getI64IntegerAttr(r.shared) : IntegerAttr(),
+          engineAttr[C.engine]));
     }
+  });
+  for (unsigned c = 0; c < insts.size(); ++c) {
+    Operation *op = insts[c].op;
+    auto &ops = op->getBlock()->getOperations();
+    for (Operation *wait : waitsOf[c])
+      ops.insert(Block::iterator(op), wait);
+    if (Operation *signal = signalOf[c]) {
+      ops.insertAfter(Block::iterator(op), signal);
+      ++numSignals;
+    }
+    numWaits += waitsOf[c].size();
+    for (const Req &r : reqs[c])
+      numCarried += r.carried;
   }
   Block &entry = program.getBody().front();
   for (unsigned e = 0; e < kEngines; ++e) {
