@@ -4,7 +4,12 @@
 // engine is free and its semaphore waits hold; it completes (and signals)
 // after its latency. DMA transfers issue round-robin onto per-core queues
 // (in order within a queue) and share the chip's HBM bandwidth with the
-// transfers they overlap. Collectives start when every rank has reached them.
+// transfers they overlap. A transfer's signal retires in its stream's issue
+// order: it fires once the transfer and every transfer its stream issued
+// before it have completed, so that a wait on a DMA semaphore (a count,
+// ncore-schedule) never lets its reader start before the bytes it waits for
+// have arrived, which transfers completing out of order on other queues
+// could otherwise do. Collectives start when every rank has reached them.
 // The functional model, when present, runs each instruction as it issues.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +45,8 @@ struct CoreState {
   std::vector<uint64_t> sems;
   std::vector<double> queueFreeAt;
   uint32_t nextQueue = 0;
+  /// Per stream: when every transfer it issued so far has completed.
+  std::array<double, kNumEngines> dmaRetiredAt{};
   unsigned chip = 0;
 };
 
@@ -360,7 +367,9 @@ private:
     st.dmaQueueBusyNs += duration;
     record(c, static_cast<Engine>(e), static_cast<int>(q), inst, index, start,
            end, bytes);
-    complete(c, inst, end);
+    double &retired = core.dmaRetiredAt[e];
+    retired = std::max(retired, end);
+    complete(c, inst, retired);
   }
 
   /// Starts a collective once every rank's collective engine reached it.

@@ -100,7 +100,11 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
     engine's, so that a store waiting for the compute that produced its
     tile holds up no load behind it (statistic stores-on-sync). DMA
     transfers complete out of order across the queues, so DMA-to-DMA
-    dependencies are synchronised too, within one trigger queue as well.
+    dependencies are synchronised too, within one trigger queue as well;
+    a trigger queue's semaphore counts its transfers as they retire in
+    issue order (the runtime signals a transfer once every earlier one of
+    its queue has completed), which is what makes a count name the bytes a
+    reader waits for.
     `ncore.call_kernel` is a full barrier (implemented by the emitter): no
     dependency is tracked across it.
     Double-buffering comes from this: when the converter gives iterations

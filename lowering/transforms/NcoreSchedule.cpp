@@ -23,11 +23,15 @@
 // pre-signalled at program start by the largest such deficit (added to
 // every wait on it) so that every value is non-negative.
 //
-// Waits assume an engine completes in issue order. Compute engines do; DMA
-// transfers spread over queues and may not, which makes a DMA wait
-// approximate in time (never in the functional result: the runtime executes
-// an instruction when it issues). DMAs are triggered from two in-order
-// queues, the DMA engine's (loads) and the Sync engine's (stores; the
+// Waits assume an engine's semaphore counts its work in issue order.
+// Compute engines complete in order; DMA transfers spread over queues and
+// may complete out of order, so a DMA stream's semaphore counts transfers
+// as they retire in issue order: a transfer's signal fires once it and
+// every transfer its stream issued before it have completed (the runtime's
+// timing model, runtime/TimingSimulator.cpp). A count reached by later
+// small transfers while an earlier large one is in flight would otherwise
+// let its reader start before its bytes arrive. DMAs are triggered from two
+// in-order queues, the DMA engine's (loads) and the Sync engine's (stores; the
 // hardware's Sync and Scalar sequencers both trigger DMAs, nki.isa.dma_copy
 // "hwdge"), and are ordered by semaphores even within one queue.
 //

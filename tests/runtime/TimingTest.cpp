@@ -215,6 +215,32 @@ TEST(Timeline, DmaQueuesRoundRobinAndHbmContention) {
   }
 }
 
+TEST(Timeline, DmaSignalsRetireInIssueOrder) {
+  // A 256 KiB load on queue 0, then a 4 KiB load on queue 1 that signals:
+  // the small one ends first, but its signal fires only once the large
+  // one, issued before it by the same stream, has completed too. The
+  // activation waiting for that signal reads what both brought.
+  ProgramBuilder b("retire", Target::Trn1);
+  uint32_t x = b.addBinding("x", {128, 512}, DType::F32, BindingRole::Input);
+  AccessPattern big = sbufTile(DType::F32, 0, 128, 0, 512);
+  AccessPattern small = sbufTile(DType::F32, 0, 128, 4 * 512, 8);
+  b.emit(isa::dmaCopy(big, b.hbm(x, 0, 128, 512, {{512, 1}})));
+  b.emit(isa::dmaCopy(small, b.hbm(x, 0, 128, 8, {{8, 1}})).signal(4));
+  Instruction act = isa::activation(small, big, ActFunc::Exp);
+  b.emit(act.waitFor(4, 1));
+  Device dev(trn1(), {ExecMode::TimingOnly});
+  auto r = dev.launch(*dev.loadProgram(b.take()));
+  ASSERT_TRUE(r->ok());
+  const auto &ev = r->timeline.events;
+  ASSERT_EQ(ev.size(), 3u);
+  double bigEnd = 1300 + 262144.0 / 17, smallEnd = 1300 + 4096.0 / 17;
+  EXPECT_DOUBLE_EQ(ev[0].endNs, bigEnd);
+  EXPECT_DOUBLE_EQ(ev[1].endNs, smallEnd);
+  EXPECT_EQ(ev[1].dmaQueue, 1);
+  EXPECT_EQ(ev[2].op, Opcode::Activation);
+  EXPECT_DOUBLE_EQ(ev[2].startNs, bigEnd);
+}
+
 TEST(Timeline, TwoCoresShareChipHbm) {
   // Same program on 2 ranks of one trn1 chip: with HBM limited to one
   // queue's bandwidth, the cores' transfers slow each other down.
