@@ -93,6 +93,19 @@ std::optional<ConstantSpec> ConstantSpec::fromAttr(DictionaryAttr attr) {
 
 std::vector<double> ConstantSpec::values() const {
   std::vector<double> v(rows * cols);
+  // cos and sin of 2 pi m / n for each residue m, computed once when there
+  // are fewer residues than entries (a 768 x 768 DFT matrix is 590k entries
+  // of 768 angles); each entry is one of them.
+  std::vector<double> cosOf, sinOf;
+  if (n > 0 && n <= rows * cols) {
+    cosOf.resize(n);
+    sinOf.resize(n);
+    for (int64_t m = 0; m < n; ++m) {
+      double a = 2.0 * M_PI * double(m) / double(n);
+      cosOf[m] = std::cos(a);
+      sinOf[m] = std::sin(a);
+    }
+  }
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t col = 0; col < cols; ++col) {
       bool odd = interleaved && col % 2 == 1;
@@ -109,8 +122,12 @@ std::vector<double> ConstantSpec::values() const {
       } else {
         // Reduce r*c modulo n exactly before the angle.
         int64_t m = (rr % n) * (cc % n) % n;
-        double a = 2.0 * M_PI * double(m) / double(n);
-        x = k == Kind::Cos ? std::cos(a) : std::sin(a);
+        if (!cosOf.empty()) {
+          x = k == Kind::Cos ? cosOf[m] : sinOf[m];
+        } else {
+          double a = 2.0 * M_PI * double(m) / double(n);
+          x = k == Kind::Cos ? std::cos(a) : std::sin(a);
+        }
       }
       v[r * cols + col] = sc * x;
     }
