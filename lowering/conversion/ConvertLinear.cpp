@@ -626,6 +626,15 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
       for (unsigned i = 0; i < (plan.storeAfter ? 1 : 2); ++i)
         yStage[i] = pl.alloc(MemSpace::Sbuf, {p0, plan.groupTiles * stageCols},
                              y.elementType);
+    // A column consumer (the all_reduce of a row-parallel projection) gets
+    // each slab's columns when its work on them takes less than the slab's
+    // Tensor-engine time, else all of them after the last slab.
+    bool perSlab = false;
+    if (const ColumnConsumer *cc = pl.columnConsumer(op.getResult())) {
+      int64_t slabs = plan.groups * ((n + ns - 1) / ns);
+      int64_t bytes = gRows * ns * (y.elementType.isBF16() ? 2 : 4);
+      perSlab = cc->estimateNs(bytes) <= plan.teNs / double(slabs);
+    }
     auto stagedY = [&](unsigned i) {
       return Placement::sbufMatrix(yStage[i], gRows, stageCols, y.elementType);
     };
@@ -717,13 +726,19 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
       // next slab was loaded with this one's successor.
       if (guest)
         guest->step(s0.floorDiv(ns), Index(0), slabPar);
-      if (yStage[0] && !plan.storeAfter)
+      if (yStage[0] && !plan.storeAfter) {
         pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
           pl.dma(pl.window(y, t0 + gRow0, p, s0, cols),
                  pl.window(out, t0, p, 0, cols));
         });
+        // The slab's columns are in HBM: its collective can start.
+        if (perSlab)
+          pl.consumeColumns(op.getResult(), y, Index(gRow0), gRows, s0, cols);
+      }
     };
     pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
+    if (yStage[0] && !plan.storeAfter && !perSlab)
+      pl.consumeColumns(op.getResult(), y, Index(gRow0), gRows, Index(0), n);
     if (guest && guest->finish)
       guest->finish();
     if (yStage[0] && plan.storeAfter) {
@@ -732,8 +747,13 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
         pl.dma(pl.window(y, t0 + gRow0, p, 0, n),
                pl.window(staged, t0, p, 0, n));
       });
+      pl.consumeColumns(op.getResult(), y, Index(gRow0), gRows, Index(0), n);
     }
   }
+  // Y in HBM, staged (yStage): every row group passed every column of it
+  // to a column consumer.
+  if (!y.inSbuf() && rows > 1)
+    pl.columnsConsumed(op.getResult());
   if (!reused && plan.groups == 1 && rows > 1)
     pl.keepDerivedTile(input, kb, xt, kb * groupRowsMax * (et.isBF16() ? 2 : 4),
                        onlyLinearsRead(input, op));

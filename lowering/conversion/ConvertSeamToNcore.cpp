@@ -14,6 +14,7 @@
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
+#include "runtime/Timing.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -748,6 +749,21 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     consumerOf[&op] = first;
   }
 
+  // Column consumption pairs (see ColumnConsumer): an all_reduce of a
+  // linear's result that nothing else reads.
+  DenseMap<Operation *, AllReduceOp> collectiveOf;
+  for (Operation &op : body) {
+    auto ar = dyn_cast<AllReduceOp>(op);
+    if (!ar || !ar.getInput().hasOneUse())
+      continue;
+    auto lin = ar.getInput().getDefiningOp<LinearOp>();
+    if (!lin || lin->getBlock() != &body || paired.contains(lin) ||
+        consumerOf.contains(lin) || producerOf.contains(lin))
+      continue;
+    collectiveOf[lin] = ar;
+  }
+  DenseSet<Operation *> consumedCollectives;
+
   auto lowerFor = [&](Operation &op) -> const LowerFn * {
     auto it = table.find(op.getName().getStringRef());
     if (it == table.end()) {
@@ -838,8 +854,53 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
         deferredDying.erase(&op);
       }
     }
-    if (failed((*lower)(pl, &op)))
+    AllReduceOp collective = collectiveOf.lookup(&op);
+    // The consumer's calls (emitted, not run): more than one is per slab.
+    auto calls = std::make_shared<int>(0);
+    if (collective) {
+      // Placed when the linear first calls it: a lowering that calls no
+      // consumer leaves the all_reduce to its own turn, unplaced.
+      auto out = std::make_shared<std::optional<Placement>>();
+      Location cloc = collective.getLoc();
+      Value reduced = collective.getResult();
+      int64_t ranks = int64_t(collective.getRanks());
+      ColumnConsumer consumer;
+      consumer.consume = [&pl, cloc, reduced, ranks, out,
+                          calls](const Placement &y, Index r0, int64_t rows,
+                                 Index c0, int64_t cols) {
+        ++*calls;
+        pl.atLoc(cloc, [&] {
+          if (!*out)
+            *out = pl.placeResultInHbm(reduced, "cc");
+          pl.allReduce(ncore::AluOp::Add, pl.window(**out, r0, rows, c0, cols),
+                       pl.window(y, r0, rows, c0, cols), ranks);
+        });
+      };
+      const ::seam::rt::Profile *profile = target.profile;
+      consumer.estimateNs = [profile, ranks](int64_t bytes) {
+        return ::seam::rt::collectiveDurationNs(::seam::rt::Opcode::AllReduce,
+                                                uint64_t(bytes),
+                                                unsigned(ranks), *profile);
+      };
+      pl.setColumnConsumer(op.getResult(0), std::move(consumer));
+    }
+    if (!consumedCollectives.contains(&op) && failed((*lower)(pl, &op)))
       return failure();
+    if (collective && pl.takeColumnsConsumed(op.getResult(0))) {
+      consumedCollectives.insert(collective);
+      ++pl.statistics().columnConsumed;
+      int made = *calls;
+      auto remark = decisionRemark(target.remarks, collective.getLoc());
+      remark << "convert-seam-to-ncore: all_reduce emitted in the linear at "
+             << op.getLoc();
+      if (made > 1)
+        remark << ", slab by slab: each weight slab's columns are reduced "
+                  "while the Tensor engine computes the next slab, so only "
+                  "the last slab's reduction follows the linear";
+      else
+        remark << ", once after its last store: one slab's reduction would "
+                  "take longer than the slab's Tensor-engine time";
+    }
     if (pl.hasPendingGuest() && failed(pl.lowerGuestAlone()))
       return failure();
     assert((!produced || !pl.hasRowProducer(produced)) &&

@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include <functional>
@@ -146,7 +147,9 @@ struct TargetInfo {
   X(interleaved, "interleaved",                                                \
     "Ops lowered inside another op's pipeline (InterleavedWork)")              \
   X(rowProduced, "row-produced",                                               \
-    "Ops emitted row tile by row tile in their reader's row loop")
+    "Ops emitted row tile by row tile in their reader's row loop")             \
+  X(columnConsumed, "column-consumed",                                         \
+    "Collectives emitted slab by slab in their operand's linear")
 
 /// Counts of one conversion, added to the pass counters when it succeeds.
 struct ConversionStats {
@@ -211,6 +214,28 @@ using GuestTable = llvm::StringMap<GuestLowering>;
 void populateLinearGuests(GuestTable &table);
 /// Op names whose lowering takes a guest (ProgramLowering::takeGuest).
 void populateAttentionHosts(llvm::StringSet<> &hosts);
+
+/// Column consumption. A collective whose operand is a linear's result and
+/// nothing else's (the row-parallel projection's all_reduce at the end of a
+/// tensor-parallel block) is not lowered whole after the linear: the linear
+/// calls it on each column range it has stored to HBM (a weight slab's
+/// columns, ProgramLowering::consumeColumns), so the collective engine
+/// reduces slab s while the Tensor engine computes slab s + 1, and only the
+/// last slab's reduction is left after the linear. The driver pairs them;
+/// a lowering that calls no consumer leaves the collective to its own turn.
+/// A producer passes each slab's columns only when the collective of one
+/// slab takes less than the slab's Tensor-engine time (`estimateNs`): a
+/// collective pays its hop latency per call, and slabs that outpace it
+/// would wait for the collective engine; else it passes all columns once.
+struct ColumnConsumer {
+  /// Per window [row0, row0 + rows) x [col0, col0 + cols) of the
+  /// producer's HBM result `y`: emits the consumer's work for it.
+  std::function<void(const Placement &y, Index row0, int64_t rows, Index col0,
+                     int64_t cols)>
+      consume;
+  /// The consumer's estimated time for a window of `bytes`.
+  std::function<double(int64_t bytes)> estimateNs;
+};
 
 /// Row production. A row-wise op (an elementwise binary of equal shapes:
 /// a block's residual add) whose first reader is a row-tiled consumer (a
@@ -419,6 +444,36 @@ public:
   }
   void rowsProduced(Value v) { rowProducers.erase(v); }
   bool hasRowProducer(Value v) const { return rowProducers.count(v); }
+  /// Column consumption (see ColumnConsumer): the producer of `v` calls
+  /// consumeColumns for every window of `v` it has stored, then
+  /// columnsConsumed(v) once all of `v` was passed; the driver then skips
+  /// the consumer's own lowering.
+  void setColumnConsumer(Value v, ColumnConsumer f) {
+    columnConsumers[v] = std::move(f);
+  }
+  bool hasColumnConsumer(Value v) const { return columnConsumers.count(v); }
+  const ColumnConsumer *columnConsumer(Value v) const {
+    auto it = columnConsumers.find(v);
+    return it == columnConsumers.end() ? nullptr : &it->second;
+  }
+  void consumeColumns(Value v, const Placement &y, Index row0, int64_t rows,
+                      Index col0, int64_t cols) {
+    if (auto it = columnConsumers.find(v); it != columnConsumers.end())
+      it->second.consume(y, row0, rows, col0, cols);
+  }
+  /// Declares `v` wholly consumed (true when it had a consumer).
+  bool columnsConsumed(Value v) {
+    if (!columnConsumers.erase(v))
+      return false;
+    consumedColumns.insert(v);
+    return true;
+  }
+  /// Whether the producer of `v` passed all of it to its consumer; forgets
+  /// a consumer it did not call.
+  bool takeColumnsConsumed(Value v) {
+    columnConsumers.erase(v);
+    return consumedColumns.erase(v);
+  }
   /// Declares that the op being lowered keeps `bytes` per partition of
   /// working tiles live at once: the program's recorded SBUF peak
   /// (`seam.sbuf_peak_bytes`, the budget of ncore-double-buffer) includes it.
@@ -438,6 +493,8 @@ private:
   const LowerFn *guestAlone = nullptr;
   const GuestLowering *guestLowering = nullptr;
   DenseMap<Value, RowProducer> rowProducers;
+  DenseMap<Value, ColumnConsumer> columnConsumers;
+  DenseSet<Value> consumedColumns;
 };
 
 /// The K split of a streamed linear (ConvertLinear.cpp): the smallest

@@ -556,6 +556,79 @@ TEST(ConvertLinear, ResultStagedAndStoredToHbm) {
     }
 }
 
+TEST(ConvertCollectives, AllReduceInTheLinearsSlabs) {
+  // A row-parallel linear whose only reader is an all_reduce: each rank
+  // computes its partial product and the linear emits the reduction, slab
+  // by slab when one slab's reduction is shorter than its Tensor-engine
+  // time (f32: 256-column slabs), else once after its last store (bf16:
+  // one 512-column slab). Two emulated cores, each with its own x and W;
+  // every rank's result must be the sum of both partial products.
+  const int64_t ranks = 2, m = 384, k = 1024, n = 512;
+  struct Case {
+    bool bf;
+    const char *remark;
+  } cases[] = {{false, "slab by slab"}, {true, "once after its last store"}};
+  for (const Case &c : cases) {
+    std::string xt = tensorType({1, m, k}, c.bf), wt = tensorType({k, n}, c.bf),
+                yt = tensorType({1, m, n}, c.bf);
+    std::string src =
+        "func.func private @p(%x: " + xt + ", %w: " + wt + ") -> " + yt +
+        " attributes {seam.program} {\n  %y = seam.linear %x, %w : (" + xt +
+        ", " + wt + ") -> " + yt + "\n  %s = seam.all_reduce %y ranks " +
+        std::to_string(ranks) + " : " + yt + "\n  return %s : " + yt + "\n}\n";
+    MLIRContext ctx;
+    ctx.loadDialect<mlir::seam::SeamDialect, ncore::NcoreDialect,
+                    func::FuncDialect>();
+    std::string diags;
+    ScopedDiagnosticHandler h(&ctx, [&](Diagnostic &d) {
+      diags += d.str() + "\n";
+      return success();
+    });
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(src, &ctx);
+    ASSERT_TRUE(module) << diags;
+    PassManager pm(&ctx);
+    pm.addPass(mlir::seam::createConvertSeamToNcore({}));
+    ASSERT_TRUE(succeeded(pm.run(*module))) << diags;
+    EXPECT_NE(diags.find(std::string("all_reduce emitted in the linear at")),
+              std::string::npos)
+        << diags;
+    EXPECT_NE(diags.find(c.remark), std::string::npos) << diags;
+    auto prog =
+        module->lookupSymbol<ModuleOp>("ncore").lookupSymbol<ncore::ProgramOp>(
+            "p");
+    ASSERT_TRUE(prog);
+    auto compiled = ncore::compileNcoreProgram(prog, rt::Target::Trn1, {});
+    ASSERT_TRUE(succeeded(compiled)) << diags;
+    rt::DeviceOptions opts;
+    opts.cores = ranks;
+    opts.collectEvents = false;
+    rt::Device device(rt::Profile::builtin(rt::Target::Trn1), opts);
+    auto id = device.loadProgram(*compiled, unsigned(ranks));
+    ASSERT_TRUE(bool(id)) << id.error();
+    std::vector<rt::TensorMap> inputs(ranks);
+    std::vector<double> want(m * n, 0.0);
+    for (int64_t r = 0; r < ranks; ++r) {
+      auto x = randomValues(m * k, 71 + r, c.bf),
+           w = randomValues(k * n, 81 + r, c.bf);
+      inputs[r][ncore::bindingName(prog, 0)] = rt::HostTensor{{1, m, k}, x};
+      inputs[r][ncore::bindingName(prog, 1)] = rt::HostTensor{{k, n}, w};
+      std::vector<double> part = linearRef(x, w, nullptr, m, k, n);
+      for (int64_t i = 0; i < m * n; ++i)
+        want[i] += part[i];
+    }
+    auto res = device.launch(*id, inputs);
+    ASSERT_TRUE(bool(res)) << res.error();
+    ASSERT_FALSE(res->fault) << res->fault->str();
+    ASSERT_EQ(res->outputs.size(), size_t(ranks));
+    for (int64_t r = 0; r < ranks; ++r) {
+      double err =
+          relL2(res->outputs[r].at(ncore::bindingName(prog, 2)).data, want);
+      report(c.remark, c.bf, err);
+      EXPECT_LE(err, c.bf ? 1e-2 : 1e-5) << "rank " << r;
+    }
+  }
+}
+
 TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
   for (bool bf : {false, true}) {
     std::string t = dt(bf);
