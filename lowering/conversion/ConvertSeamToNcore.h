@@ -149,7 +149,7 @@ struct TargetInfo {
   X(rowProduced, "row-produced",                                               \
     "Ops emitted row tile by row tile in their reader's row loop")             \
   X(columnConsumed, "column-consumed",                                         \
-    "Collectives emitted slab by slab in their operand's linear")
+    "Collectives emitted by the linear that produces their operand")
 
 /// Counts of one conversion, added to the pass counters when it succeeds.
 struct ConversionStats {
@@ -451,7 +451,6 @@ public:
   void setColumnConsumer(Value v, ColumnConsumer f) {
     columnConsumers[v] = std::move(f);
   }
-  bool hasColumnConsumer(Value v) const { return columnConsumers.count(v); }
   const ColumnConsumer *columnConsumer(Value v) const {
     auto it = columnConsumers.find(v);
     return it == columnConsumers.end() ? nullptr : &it->second;
