@@ -855,24 +855,29 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       }
     }
     AllReduceOp collective = collectiveOf.lookup(&op);
-    // The consumer's calls (emitted, not run): more than one is per slab.
-    auto calls = std::make_shared<int>(0);
+    // The collective's result placement, made when the linear first calls
+    // it (a lowering that calls no consumer leaves the all_reduce to its
+    // own turn, unplaced), and the calls emitted: more than one is per slab.
+    struct Consumed {
+      std::optional<Placement> out;
+      int calls = 0;
+    };
+    std::shared_ptr<Consumed> consumed;
     if (collective) {
-      // Placed when the linear first calls it: a lowering that calls no
-      // consumer leaves the all_reduce to its own turn, unplaced.
-      auto out = std::make_shared<std::optional<Placement>>();
+      consumed = std::make_shared<Consumed>();
       Location cloc = collective.getLoc();
       Value reduced = collective.getResult();
       int64_t ranks = int64_t(collective.getRanks());
       ColumnConsumer consumer;
-      consumer.consume = [&pl, cloc, reduced, ranks, out,
-                          calls](const Placement &y, Index r0, int64_t rows,
-                                 Index c0, int64_t cols) {
-        ++*calls;
+      consumer.consume = [&pl, cloc, reduced, ranks, state = consumed](
+                             const Placement &y, Index r0, int64_t rows,
+                             Index c0, int64_t cols) {
+        ++state->calls;
         pl.atLoc(cloc, [&] {
-          if (!*out)
-            *out = pl.placeResultInHbm(reduced, "cc");
-          pl.allReduce(ncore::AluOp::Add, pl.window(**out, r0, rows, c0, cols),
+          if (!state->out)
+            state->out = pl.placeResultInHbm(reduced, "cc");
+          pl.allReduce(ncore::AluOp::Add,
+                       pl.window(*state->out, r0, rows, c0, cols),
                        pl.window(y, r0, rows, c0, cols), ranks);
         });
       };
@@ -889,7 +894,7 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     if (collective && pl.takeColumnsConsumed(op.getResult(0))) {
       consumedCollectives.insert(collective);
       ++pl.statistics().columnConsumed;
-      int made = *calls;
+      int made = consumed->calls;
       auto remark = decisionRemark(target.remarks, collective.getLoc());
       remark << "convert-seam-to-ncore: all_reduce emitted in the linear at "
              << op.getLoc();

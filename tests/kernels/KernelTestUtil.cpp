@@ -11,7 +11,15 @@ namespace seam::kt {
 RunResult runProgram(ProgramOp prog,
                      const std::map<unsigned, std::vector<float>> &inputs,
                      rt::ExecMode mode, rt::Target target) {
+  return runProgramOnRanks(prog, {inputs}, mode, target);
+}
+
+RunResult runProgramOnRanks(
+    ProgramOp prog,
+    const std::vector<std::map<unsigned, std::vector<float>>> &inputsPerRank,
+    rt::ExecMode mode, rt::Target target) {
   RunResult r;
+  unsigned ranks = std::max<unsigned>(1, unsigned(inputsPerRank.size()));
   if (failed(mlir::verify(prog))) {
     r.error = "program does not verify";
     return r;
@@ -41,20 +49,21 @@ RunResult runProgram(ProgramOp prog,
   r.instructions = p.instructionCount();
   rt::DeviceOptions opts;
   opts.mode = mode;
-  opts.cores = 1;
+  opts.cores = ranks;
   opts.collectEvents = false;
   rt::Device device(rt::Profile::builtin(p.target), opts);
-  auto id = device.loadProgram(p);
+  auto id = device.loadProgram(p, ranks);
   if (!id) {
     r.error = id.error();
     return r;
   }
-  rt::TensorMap in;
-  for (auto &[i, vals] : inputs) {
-    auto t = cast<TileType>(prog.getArgumentTypes()[i]);
-    in[names[i]] = rt::HostTensor{
-        std::vector<int64_t>(t.getShape().begin(), t.getShape().end()), vals};
-  }
+  std::vector<rt::TensorMap> in(ranks);
+  for (unsigned rank = 0; rank < inputsPerRank.size(); ++rank)
+    for (auto &[i, vals] : inputsPerRank[rank]) {
+      auto t = cast<TileType>(prog.getArgumentTypes()[i]);
+      in[rank][names[i]] = rt::HostTensor{
+          std::vector<int64_t>(t.getShape().begin(), t.getShape().end()), vals};
+    }
   auto res = device.launch(*id, in);
   if (!res) {
     r.error = res.error();
@@ -71,9 +80,13 @@ RunResult runProgram(ProgramOp prog,
   if (!res->timeline.cores.empty())
     r.tensorBusyNs =
         res->timeline.cores[0].busyNs[unsigned(rt::Engine::Tensor)];
-  for (unsigned i = 0; i < prog.getNumArguments(); ++i)
-    if (prog.getArgRole(i) == "output" && !res->outputs.empty())
-      r.outputs[i] = res->outputs[0].at(names[i]).data;
+  r.rankOutputs.resize(res->outputs.size());
+  for (size_t rank = 0; rank < res->outputs.size(); ++rank)
+    for (unsigned i = 0; i < prog.getNumArguments(); ++i)
+      if (prog.getArgRole(i) == "output")
+        r.rankOutputs[rank][i] = res->outputs[rank].at(names[i]).data;
+  if (!r.rankOutputs.empty())
+    r.outputs = r.rankOutputs.front();
   r.ok = true;
   return r;
 }

@@ -26,8 +26,10 @@ namespace seam::kt {
 struct RunResult {
   bool ok = false;
   std::string error;
-  /// Output arguments by program argument index.
+  /// Output arguments by program argument index (rank 0's).
   std::map<unsigned, std::vector<float>> outputs;
+  /// Every rank's outputs, in rank order (runProgramOnRanks).
+  std::vector<std::map<unsigned, std::vector<float>>> rankOutputs;
   uint64_t nonFinite = 0;       ///< NaN/Inf stores anywhere in the run.
   uint64_t nonFiniteOutput = 0; ///< NaN/Inf values in the outputs.
   size_t instructions = 0;
@@ -41,6 +43,13 @@ RunResult runProgram(mlir::ncore::ProgramOp prog,
                      const std::map<unsigned, std::vector<float>> &inputs,
                      rt::ExecMode mode = rt::ExecMode::Functional,
                      rt::Target target = rt::Target::Trn1);
+/// The same on one core per rank (tensor parallel: the program's
+/// collectives span them), rank r with `inputsPerRank[r]`.
+RunResult runProgramOnRanks(
+    mlir::ncore::ProgramOp prog,
+    const std::vector<std::map<unsigned, std::vector<float>>> &inputsPerRank,
+    rt::ExecMode mode = rt::ExecMode::Functional,
+    rt::Target target = rt::Target::Trn1);
 
 /// A context with the seam and ncore dialects and an empty module.
 struct KernelEnv {

@@ -64,16 +64,20 @@ struct ConvRun {
   bool ok = false;
   std::string error;
   std::vector<std::vector<float>> outputs;
+  /// Every rank's outputs (convertAndRunOnRanks), rank 0's being `outputs`.
+  std::vector<std::vector<std::vector<float>>> rankOutputs;
   int64_t spills = 0;
   /// The conversion's diagnostics (its remarks say what it chose).
   std::string remarks;
 };
 
 /// Converts the seam module `source`, compiles program `name` and runs it
-/// with `inputs` (one per func argument, in order).
-ConvRun convertAndRun(const std::string &source, const std::string &name,
-                      const std::vector<std::vector<float>> &inputs,
-                      const std::string &target = "trn1") {
+/// on one core per rank, rank r with `inputsPerRank[r]` (one per func
+/// argument, in order).
+ConvRun convertAndRunOnRanks(
+    const std::string &source, const std::string &name,
+    const std::vector<std::vector<std::vector<float>>> &inputsPerRank,
+    const std::string &target = "trn1") {
   ConvRun r;
   MLIRContext ctx;
   ctx.loadDialect<mlir::seam::SeamDialect, ncore::NcoreDialect,
@@ -106,19 +110,33 @@ ConvRun convertAndRun(const std::string &source, const std::string &name,
   if (auto s = prog->getAttrOfType<IntegerAttr>("seam.spills"))
     r.spills = s.getInt();
   r.remarks = diags;
-  std::map<unsigned, std::vector<float>> in;
-  for (unsigned i = 0; i < inputs.size(); ++i)
-    in[i] = inputs[i];
-  ::seam::kt::RunResult res = ::seam::kt::runProgram(prog, in);
+  std::vector<std::map<unsigned, std::vector<float>>> in(inputsPerRank.size());
+  for (size_t rank = 0; rank < inputsPerRank.size(); ++rank)
+    for (unsigned i = 0; i < inputsPerRank[rank].size(); ++i)
+      in[rank][i] = inputsPerRank[rank][i];
+  std::optional<rt::Target> tgt = rt::parseTarget(target);
+  ::seam::kt::RunResult res = ::seam::kt::runProgramOnRanks(
+      prog, in, rt::ExecMode::Functional, tgt ? *tgt : rt::Target::Trn1);
   if (!res.ok) {
     r.error = res.error + diags;
     return r;
   }
-  for (unsigned i = inputs.size(); i < prog.getNumArguments(); ++i)
-    if (prog.getArgRole(i) == "output")
-      r.outputs.push_back(res.outputs.at(i));
+  for (const auto &outs : res.rankOutputs) {
+    auto &mine = r.rankOutputs.emplace_back();
+    for (auto &[i, vals] : outs)
+      mine.push_back(vals);
+  }
+  if (!r.rankOutputs.empty())
+    r.outputs = r.rankOutputs.front();
   r.ok = true;
   return r;
+}
+
+/// convertAndRun on one core, with `inputs`.
+ConvRun convertAndRun(const std::string &source, const std::string &name,
+                      const std::vector<std::vector<float>> &inputs,
+                      const std::string &target = "trn1") {
+  return convertAndRunOnRanks(source, name, {inputs}, target);
 }
 
 std::string dt(bool bf) { return bf ? "bf16" : "f32"; }
@@ -576,53 +594,25 @@ TEST(ConvertCollectives, AllReduceInTheLinearsSlabs) {
         " attributes {seam.program} {\n  %y = seam.linear %x, %w : (" + xt +
         ", " + wt + ") -> " + yt + "\n  %s = seam.all_reduce %y ranks " +
         std::to_string(ranks) + " : " + yt + "\n  return %s : " + yt + "\n}\n";
-    MLIRContext ctx;
-    ctx.loadDialect<mlir::seam::SeamDialect, ncore::NcoreDialect,
-                    func::FuncDialect>();
-    std::string diags;
-    ScopedDiagnosticHandler h(&ctx, [&](Diagnostic &d) {
-      diags += d.str() + "\n";
-      return success();
-    });
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(src, &ctx);
-    ASSERT_TRUE(module) << diags;
-    PassManager pm(&ctx);
-    pm.addPass(mlir::seam::createConvertSeamToNcore({}));
-    ASSERT_TRUE(succeeded(pm.run(*module))) << diags;
-    EXPECT_NE(diags.find(std::string("all_reduce emitted in the linear at")),
-              std::string::npos)
-        << diags;
-    EXPECT_NE(diags.find(c.remark), std::string::npos) << diags;
-    auto prog =
-        module->lookupSymbol<ModuleOp>("ncore").lookupSymbol<ncore::ProgramOp>(
-            "p");
-    ASSERT_TRUE(prog);
-    auto compiled = ncore::compileNcoreProgram(prog, rt::Target::Trn1, {});
-    ASSERT_TRUE(succeeded(compiled)) << diags;
-    rt::DeviceOptions opts;
-    opts.cores = ranks;
-    opts.collectEvents = false;
-    rt::Device device(rt::Profile::builtin(rt::Target::Trn1), opts);
-    auto id = device.loadProgram(*compiled, unsigned(ranks));
-    ASSERT_TRUE(bool(id)) << id.error();
-    std::vector<rt::TensorMap> inputs(ranks);
+    std::vector<std::vector<std::vector<float>>> inputs;
     std::vector<double> want(m * n, 0.0);
     for (int64_t r = 0; r < ranks; ++r) {
       auto x = randomValues(m * k, 71 + r, c.bf),
            w = randomValues(k * n, 81 + r, c.bf);
-      inputs[r][ncore::bindingName(prog, 0)] = rt::HostTensor{{1, m, k}, x};
-      inputs[r][ncore::bindingName(prog, 1)] = rt::HostTensor{{k, n}, w};
       std::vector<double> part = linearRef(x, w, nullptr, m, k, n);
       for (int64_t i = 0; i < m * n; ++i)
         want[i] += part[i];
+      inputs.push_back({x, w});
     }
-    auto res = device.launch(*id, inputs);
-    ASSERT_TRUE(bool(res)) << res.error();
-    ASSERT_FALSE(res->fault) << res->fault->str();
-    ASSERT_EQ(res->outputs.size(), size_t(ranks));
+    ConvRun run = convertAndRunOnRanks(src, "p", inputs);
+    ASSERT_TRUE(run.ok) << run.error;
+    EXPECT_NE(run.remarks.find("all_reduce emitted in the linear at"),
+              std::string::npos)
+        << run.remarks;
+    EXPECT_NE(run.remarks.find(c.remark), std::string::npos) << run.remarks;
+    ASSERT_EQ(run.rankOutputs.size(), size_t(ranks));
     for (int64_t r = 0; r < ranks; ++r) {
-      double err =
-          relL2(res->outputs[r].at(ncore::bindingName(prog, 2)).data, want);
+      double err = relL2(run.rankOutputs[r][0], want);
       report(c.remark, c.bf, err);
       EXPECT_LE(err, c.bf ? 1e-2 : 1e-5) << "rank " << r;
     }
