@@ -147,11 +147,18 @@ def NcoreSplitDma : Pass<"ncore-split-dma"> {
     slab of a linear's result is stored after its last matmul with nothing
     left to overlap it: there the shorter tail is worth the fixed costs.
     The loads a program issues before its first compute instruction,
-    outside every loop, have nothing to overlap either; when all of them
-    together fit in one such piece per queue (a small kernel's matrix and
-    rows), they are cut as finely as a store. A larger prologue keeps the
-    queues busy anyway, and cut finely it would take every queue ahead of
-    the loop's first loads (transfers take the queues round-robin).
+    outside every loop (its prologue), have nothing to overlap either, and
+    the DMA stream hands pieces to the queues round-robin: cut each on its
+    own, a few queues can end up with twice the bytes of the others while
+    the first compute waits for all of them. Their piece counts (any k <=
+    the DMA engines that divides both endpoints' split dims, pieces down to
+    the store size) are chosen together, by coordinate descent on a model of
+    the round-robin queues: the time the last queue finishes, then the sum
+    of the transfers' retirement times (a reader waits for every transfer
+    issued before its own), averaged over the 16 queues the stream may
+    start at, with the loads the stream issues right after the prologue
+    (before its first wait, a loop's first iterations) weighed with their
+    own piece counts.
 
     ```mlir
     ncore.dma_copy %t, %w : !ncore.tile<sbuf, 128x3072xbf16>, !ncore.tile<hbm, 128x3072xbf16>

@@ -8,6 +8,7 @@
 #include "lowering/transforms/NcorePasses.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"
+#include "runtime/Timing.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -21,6 +22,9 @@ using namespace mlir::ncore;
 using mlir::seam::PassCounter;
 
 namespace {
+
+/// At most this many loads after a prologue are weighed with it.
+constexpr size_t kFollowing = 64;
 
 /// The dim a DMA endpoint is split along: its first dim of size > 1 (the
 /// partitions of an on-chip tile, the rows of an HBM tensor, or, when those
@@ -49,6 +53,148 @@ Value slice(OpBuilder &b, Location loc, Value tile, unsigned dim, int64_t row0,
   return b.create<ViewOp>(loc, result, tile, offsets);
 }
 
+/// The piece counts `op` can be cut into, ascending: 1, and each k in
+/// [2, maxPieces] that divides the split dims of both endpoints and leaves
+/// pieces of at least `minPiece` bytes.
+SmallVector<int64_t> pieceCounts(DmaCopyOp op, int64_t minPiece,
+                                 int64_t maxPieces) {
+  SmallVector<int64_t> ks{1};
+  auto dt = cast<TileType>(op.getDst().getType()),
+       st = cast<TileType>(op.getSrc().getType());
+  std::optional<unsigned> dd = splitDimOf(dt), sd = splitDimOf(st);
+  if (!dd || !sd || dt.getNumElements() != st.getNumElements())
+    return ks;
+  int64_t dn = dt.getShape()[*dd], sn = st.getShape()[*sd];
+  int64_t bytes = dt.getNumElements() * dt.getElementBytes();
+  for (int64_t k = 2; k <= maxPieces; ++k)
+    if (dn % k == 0 && sn % k == 0 && bytes / k >= minPiece)
+      ks.push_back(k);
+  return ks;
+}
+
+/// The largest of 16, 8, 4, 2 (at most maxPieces) that `op` can be cut into
+/// with pieces of at least `minPiece` bytes, else 1.
+int64_t pieceCount(DmaCopyOp op, int64_t minPiece, int64_t maxPieces) {
+  SmallVector<int64_t> ks = pieceCounts(op, minPiece, maxPieces);
+  for (int64_t c : {16, 8, 4, 2})
+    if (llvm::is_contained(ks, c))
+      return c;
+  return 1;
+}
+
+/// How many times the DMA stream issues `op` back to back: once per
+/// iteration of the loops around it, up to the outermost of them whose body
+/// holds a wait of the stream (whose later iterations issue after it).
+int64_t issuesBeforeWait(DmaCopyOp op) {
+  int64_t times = 1;
+  for (auto loop = op->getParentOfType<LoopOp>(); loop;
+       loop = loop->getParentOfType<LoopOp>()) {
+    bool waits = loop.getBody()
+                     .walk([](SemWaitOp w) {
+                       return w.getEngine() == Engine::Dma
+                                  ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+                     })
+                     .wasInterrupted();
+    if (waits)
+      break;
+    times *= loop.getTrips();
+  }
+  return times;
+}
+
+int64_t bytesOf(DmaCopyOp op) {
+  auto t = cast<TileType>(op.getDst().getType());
+  return t.getNumElements() * t.getElementBytes();
+}
+
+/// Piece counts for the loads of a program's prologue (issued together,
+/// before any compute, outside loops). The DMA stream hands its transfers to
+/// the queues round-robin (hardware.md "DMA"), each queue in order, and a
+/// reader's semaphore count retires in issue order: the prologue is done
+/// when its most loaded queue is, and its first transfers are usable when
+/// every queue finished what it took before them. So the counts minimise,
+/// averaged over the 16 queues the stream may stand at when the prologue
+/// starts (a kernel inlined into a larger program starts anywhere), first
+/// the time the last queue finishes and then the sum of the transfers'
+/// retirement times, of the prologue and of the loads `following` it
+/// (bytes, pieces) that the stream issues before its first wait, with each
+/// piece costing the profile's fixed cost plus its bytes at one queue's
+/// bandwidth. Pieces are at least `minStorePiece` bytes (nothing overlaps them,
+/// as with a store). Coordinate descent from the counts the other loads get
+/// (pieces of `minPiece`): each transfer in turn takes its best count given the
+/// others, until none changes.
+SmallVector<int64_t>
+balancePrologue(ArrayRef<DmaCopyOp> prologue,
+                ArrayRef<std::pair<int64_t, int64_t>> following,
+                const ::seam::rt::Profile &profile, int64_t minPiece,
+                int64_t minStorePiece, int64_t maxPieces) {
+  size_t n = prologue.size();
+  SmallVector<int64_t> counts;
+  SmallVector<SmallVector<int64_t>> options;
+  SmallVector<int64_t> bytes;
+  for (DmaCopyOp dma : prologue) {
+    counts.push_back(pieceCount(dma, minPiece, maxPieces));
+    options.push_back(pieceCounts(dma, minStorePiece, maxPieces));
+    bytes.push_back(bytesOf(dma));
+  }
+  if (n == 0)
+    return counts;
+  unsigned queues = std::max(1u, profile.dmaEngines);
+  auto cost = [&](ArrayRef<int64_t> ks) {
+    double finish = 0, retiredSum = 0;
+    SmallVector<double, 16> load(queues);
+    for (unsigned start = 0; start < queues; ++start) {
+      std::fill(load.begin(), load.end(), 0.0);
+      unsigned q = start;
+      double retired = 0;
+      auto issue = [&](int64_t transferBytes, int64_t k) {
+        double piece = ::seam::rt::dmaDurationNs(
+            uint64_t(transferBytes / k), profile.dmaEngineBytesPerNs, profile);
+        for (int64_t j = 0; j < k; ++j) {
+          load[q] += piece;
+          retired = std::max(retired, load[q]);
+          q = (q + 1) % queues;
+        }
+        retiredSum += retired;
+      };
+      for (size_t i = 0; i < n; ++i)
+        issue(bytes[i], ks[i]);
+      for (auto [b, k] : following)
+        issue(b, k);
+      finish += retired;
+    }
+    return std::make_pair(finish / queues, retiredSum / queues);
+  };
+  auto best = cost(counts);
+  // Each round changes at least one count or ends; the bound only guards
+  // against cycling between equal costs (a strict improvement is required).
+  for (unsigned round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t keep = counts[i];
+      for (int64_t k : options[i]) {
+        if (k == keep)
+          continue;
+        counts[i] = k;
+        auto c = cost(counts);
+        // Better by more than rounding: a finish 1 ns earlier, or the same
+        // finish with earlier retirements.
+        if (c.first < best.first - 1.0 ||
+            (c.first <= best.first + 1e-9 && c.second < best.second - 1.0)) {
+          best = c;
+          keep = k;
+          changed = true;
+        }
+      }
+      counts[i] = keep;
+    }
+    if (!changed)
+      break;
+  }
+  return counts;
+}
+
 class NcoreSplitDmaPass
     : public mlir::ncore::impl::NcoreSplitDmaBase<NcoreSplitDmaPass> {
 public:
@@ -73,40 +219,57 @@ public:
     int64_t maxPieces = std::max<int64_t>(1, profile.dmaEngines);
     // The loads a program issues before any compute, outside every loop,
     // have nothing to overlap: the first instruction waits for their last
-    // bytes, as a store's readers do. When they are few enough to cross in
-    // one store-sized piece per queue, they are cut as finely as a store
-    // (the kernels' small batches: a 128-point DFT's matrix and rows). More
-    // of them keep the queues busy anyway, and cut finely they would take
-    // every queue ahead of the loop's first loads (transfers take the
-    // queues round-robin).
+    // bytes, as a store's readers do. Their piece counts are chosen together
+    // (balancePrologue) so that the queues, which take the pieces
+    // round-robin, finish them at about the same time.
     SmallVector<std::pair<DmaCopyOp, int64_t>> dmas;
+    SmallVector<std::pair<DmaCopyOp, int64_t>> counted;
     getOperation()->walk([&](ProgramOp program) {
       bool computed = false;
       SmallVector<DmaCopyOp> prologue;
-      int64_t prologueBytes = 0;
+      // The loads the DMA stream issues right after the prologue, before it
+      // first waits (a loop's first loads): they take the queues next.
+      SmallVector<std::pair<int64_t, int64_t>> following;
+      bool followed = false;
       program.walk<WalkOrder::PreOrder>([&](Operation *op) {
         if (auto dma = dyn_cast<DmaCopyOp>(op)) {
+          bool inPrologue =
+              !dma.isStore() && !computed && !op->getParentOfType<LoopOp>();
           if (dma.isStore())
             dmas.push_back({dma, minStorePiece});
-          else if (computed || op->getParentOfType<LoopOp>())
+          else if (!inPrologue)
             dmas.push_back({dma, minPiece});
-          else {
+          else
             prologue.push_back(dma);
-            auto t = cast<TileType>(dma.getDst().getType());
-            prologueBytes += t.getNumElements() * t.getElementBytes();
+          if (!inPrologue && !followed) {
+            if (dma.isStore() || following.size() == kFollowing)
+              followed = true;
+            else
+              for (int64_t r = 0, m = issuesBeforeWait(dma);
+                   r < m && following.size() < kFollowing; ++r)
+                following.push_back(
+                    {bytesOf(dma), pieceCount(dma, minPiece, maxPieces)});
           }
+        } else if (auto wait = dyn_cast<SemWaitOp>(op)) {
+          if (wait.getEngine() == Engine::Dma && !prologue.empty())
+            followed = true;
         } else if (isa<InstructionOpInterface, CallKernelOp>(op) &&
-                   !isa<SemWaitOp, SemSignalOp>(op)) {
+                   !isa<SemSignalOp>(op)) {
           computed = true;
         }
       });
-      int64_t piece =
-          prologueBytes <= maxPieces * minStorePiece ? minStorePiece : minPiece;
-      for (DmaCopyOp dma : prologue)
-        dmas.push_back({dma, piece});
+      SmallVector<int64_t> pieces = balancePrologue(
+          prologue, following, profile, minPiece, minStorePiece, maxPieces);
+      for (auto [dma, k] : llvm::zip(prologue, pieces))
+        counted.push_back({dma, k});
     });
     for (auto [op, piece] : dmas)
-      split(op, piece, maxPieces);
+      split(op, pieceCount(op, piece, maxPieces));
+    for (auto [op, k] : counted) {
+      if (k != pieceCount(op, minPiece, maxPieces))
+        ++numBalanced;
+      split(op, k);
+    }
   }
 
 private:
@@ -114,28 +277,22 @@ private:
                        "Transfers split over several DMA queues"};
   PassCounter numPieces{"ncore-split-dma", "pieces",
                         "Pieces the split transfers became"};
+  PassCounter numBalanced{
+      "ncore-split-dma", "prologue-rebalanced",
+      "Prologue loads cut into another count than alone, to balance the "
+      "queues"};
 
-  void split(DmaCopyOp op, int64_t minPiece, int64_t maxPieces) {
+  void split(DmaCopyOp op, int64_t k) {
+    if (k <= 1)
+      return;
     auto dt = cast<TileType>(op.getDst().getType()),
          st = cast<TileType>(op.getSrc().getType());
-    std::optional<unsigned> dd = splitDimOf(dt), sd = splitDimOf(st);
-    if (!dd || !sd || dt.getNumElements() != st.getNumElements())
-      return;
-    int64_t dn = dt.getShape()[*dd], sn = st.getShape()[*sd];
-    int64_t bytes = dt.getNumElements() * dt.getElementBytes();
-    int64_t k = 1;
-    for (int64_t c : {16, 8, 4, 2})
-      if (c <= maxPieces && dn % c == 0 && sn % c == 0 &&
-          bytes / c >= minPiece) {
-        k = c;
-        break;
-      }
-    if (k == 1)
-      return;
+    unsigned dd = *splitDimOf(dt), sd = *splitDimOf(st);
+    int64_t dn = dt.getShape()[dd], sn = st.getShape()[sd];
     OpBuilder b(op);
     for (int64_t j = 0; j < k; ++j) {
-      Value d = slice(b, op.getLoc(), op.getDst(), *dd, j * (dn / k), dn / k);
-      Value s = slice(b, op.getLoc(), op.getSrc(), *sd, j * (sn / k), sn / k);
+      Value d = slice(b, op.getLoc(), op.getDst(), dd, j * (dn / k), dn / k);
+      Value s = slice(b, op.getLoc(), op.getSrc(), sd, j * (sn / k), sn / k);
       b.create<DmaCopyOp>(op.getLoc(), d, s, op.getEngineAttr());
     }
     op.erase();

@@ -1,16 +1,26 @@
 // RUN: seam-opt %s -split-input-file -ncore-split-dma=target=trn2 | FileCheck %s
 // RUN: seam-opt %s -split-input-file -ncore-split-dma="target=trn2 min-piece-bytes=8192" | FileCheck %s --check-prefix=SMALL
 // RUN: seam-opt %s -split-input-file -ncore-allocate=target=trn2 -ncore-schedule=target=trn2 -ncore-split-dma=target=trn2 | FileCheck %s --check-prefix=SCHED
+// RUN: seam-opt %s -split-input-file -ncore-split-dma=target=trn2 -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
-// A 768 KiB weight slab: pieces of at least 4 x 600 ns x 23 B/ns (~55 KB on
-// trn2) allow 8 pieces of 16 rows (96 KiB each), not 16 of 48 KiB.
+// Prologue loads cut into another count than alone: @prologue 3, @balance
+// 1, @balance_next 2.
+// STATS: 6 prologue-rebalanced
+
+// A 768 KiB weight slab loaded after some compute (a prefetch): pieces of
+// at least 4 x 600 ns x 23 B/ns (~55 KB on trn2) allow 8 pieces of 16 rows
+// (96 KiB each), not 16 of 48 KiB.
 // CHECK-LABEL: ncore.program @slab
+// CHECK: ncore.tensor_copy
 // CHECK-COUNT-8: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 16x3072xbf16{{(, start = [0-9]+)?}}>, <hbm, 16x3072xbf16>
 // CHECK-NOT: ncore.dma_copy
 // SMALL-LABEL: ncore.program @slab
 // SMALL-COUNT-16: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 8x3072xbf16{{(, start = [0-9]+)?}}>, <hbm, 8x3072xbf16>
 // SMALL-NOT: ncore.dma_copy
 ncore.program @slab(%w: !ncore.tile<hbm, 128x3072xbf16> {ncore.role = "param"}) {
+  %a = ncore.alloc : !ncore.tile<sbuf, 128x8xf32>
+  %b = ncore.alloc : !ncore.tile<sbuf, 128x8xf32>
+  ncore.tensor_copy %b, %a on vector : !ncore.tile<sbuf, 128x8xf32>, !ncore.tile<sbuf, 128x8xf32>
   %t = ncore.alloc : !ncore.tile<sbuf, 128x3072xbf16>
   ncore.dma_copy %t, %w : !ncore.tile<sbuf, 128x3072xbf16>, !ncore.tile<hbm, 128x3072xbf16>
 }
@@ -38,11 +48,11 @@ ncore.program @store(%w: !ncore.tile<hbm, 128x768xbf16> {ncore.role = "param"}, 
 
 // -----
 
-// Loads before any compute (outside loops) have nothing to overlap. When
-// they are few enough to cross in one store-sized piece per queue (here
-// 64 + 32 + 32 KiB, at most 16 x ~14 KB), they are cut as finely as a
-// store: 4 pieces of 16 KiB and 2 of 16 KiB each, where the 64 KiB load
-// after the first compute stays whole.
+// Loads before any compute (outside loops) have nothing to overlap: their
+// piece counts are chosen together, down to store-sized pieces, so that the
+// round-robin queues finish them early and together. Here 64 + 32 + 32 KiB
+// become 4 pieces of 16 KiB and 2 of 16 KiB each (8 queues, 1.3 us), where
+// the 64 KiB load after the first compute stays whole.
 // CHECK-LABEL: ncore.program @prologue
 // CHECK-COUNT-4: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 32x256xbf16{{(, start = [0-9]+)?}}>, <hbm, 32x256xbf16>
 // CHECK-COUNT-4: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 64x128xbf16{{(, start = [0-9]+)?}}>, <hbm, 64x128xbf16>
@@ -67,6 +77,56 @@ ncore.program @prologue(%m: !ncore.tile<hbm, 128x256xbf16> {ncore.role = "consta
 
 // -----
 
+// A prologue of a 128 KiB input and a 1 MiB constant (a kernel's rows and
+// its DFT matrices). Each cut on its own (pieces of >= ~55 KB) gives 2 + 16
+// pieces of 64 KiB, and the round-robin queues 0 and 1 take two of them:
+// done at 2 x 3.45 us. Chosen together, the input takes 8 pieces of 16 KiB
+// and the constant 16 of 64 KiB: no queue carries more than 1.3 + 3.45 us.
+// CHECK-LABEL: ncore.program @balance
+// CHECK-COUNT-8: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 16x256xf32{{(, start = [0-9]+)?}}>, <hbm, 16x256xf32>
+// CHECK-COUNT-16: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 8x4096xbf16{{(, start = [0-9]+)?}}>, <hbm, 8x4096xbf16>
+// CHECK-NOT: ncore.dma_copy
+// SMALL-LABEL: ncore.program @balance
+ncore.program @balance(%x: !ncore.tile<hbm, 128x256xf32> {ncore.role = "input"}, %w: !ncore.tile<hbm, 128x4096xbf16> {ncore.role = "constant"}) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  ncore.dma_copy %t, %x : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<hbm, 128x256xf32>
+  %u = ncore.alloc : !ncore.tile<sbuf, 128x4096xbf16>
+  ncore.dma_copy %u, %w : !ncore.tile<sbuf, 128x4096xbf16>, !ncore.tile<hbm, 128x4096xbf16>
+  %v = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  ncore.tensor_copy %v, %t on vector : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+}
+
+// -----
+
+// The same prologue, followed by the loads a loop issues before the stream
+// first waits (4 iterations, 2 pieces of 64 KiB each): they take the queues
+// next, so they are weighed too. The constant now takes 8 pieces of 128 KiB
+// (queues 8-15, 6.3 us) and the loop's loads go to queues 0-7 after the
+// input's pieces (4.8 us); 16 pieces of the constant would leave queues
+// 8-15 with two 64 KiB pieces each (6.9 us).
+// CHECK-LABEL: ncore.program @balance_next
+// CHECK-COUNT-8: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 16x256xf32{{(, start = [0-9]+)?}}>, <hbm, 16x256xf32>
+// CHECK-COUNT-8: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 16x4096xbf16{{(, start = [0-9]+)?}}>, <hbm, 16x4096xbf16>
+// CHECK: ncore.tensor_copy
+// CHECK: ncore.loop
+// CHECK-COUNT-2: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 64x256xf32{{(, start = [0-9]+)?}}>, <hbm, 64x256xf32>
+// CHECK-NOT: ncore.dma_copy
+// SMALL-LABEL: ncore.program @balance_next
+ncore.program @balance_next(%x: !ncore.tile<hbm, 128x256xf32> {ncore.role = "input"}, %w: !ncore.tile<hbm, 128x4096xbf16> {ncore.role = "constant"}, %y: !ncore.tile<hbm, 512x256xf32> {ncore.role = "input"}) {
+  %t = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  ncore.dma_copy %t, %x : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<hbm, 128x256xf32>
+  %u = ncore.alloc : !ncore.tile<sbuf, 128x4096xbf16>
+  ncore.dma_copy %u, %w : !ncore.tile<sbuf, 128x4096xbf16>, !ncore.tile<hbm, 128x4096xbf16>
+  %v = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>
+  ncore.tensor_copy %v, %t on vector : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<sbuf, 128x256xf32>
+  ncore.loop %i trips 4 {
+    %r = ncore.view %y[%i] offsets affine_map<(d0) -> (d0 * 128, 0)> : !ncore.tile<hbm, 512x256xf32> to !ncore.tile<hbm, 128x256xf32>
+    ncore.dma_copy %v, %r : !ncore.tile<sbuf, 128x256xf32>, !ncore.tile<hbm, 128x256xf32>
+  }
+}
+
+// -----
+
 // Rows of the second piece start after the first: partitions on chip, row
 // offsets in HBM (also through a 3-D view, the layout of a weight slab).
 // CHECK-LABEL: ncore.program @offsets
@@ -85,12 +145,16 @@ ncore.program @offsets(%w: !ncore.tile<hbm, 128x24x9216xbf16> {ncore.role = "par
 
 // -----
 
-// Left whole: a transfer too small for two pieces, and rows that no piece
-// count divides.
+// Left whole: a load too small for two pieces, and rows that no piece count
+// divides.
 // CHECK-LABEL: ncore.program @kept
+// CHECK: ncore.tensor_copy
 // CHECK-COUNT-2: ncore.dma_copy
 // CHECK-NOT: ncore.dma_copy
 ncore.program @kept(%a: !ncore.tile<hbm, 128x64xf32>, %b: !ncore.tile<hbm, 127x4096xf32>) {
+  %c = ncore.alloc : !ncore.tile<sbuf, 128x8xf32>
+  %d = ncore.alloc : !ncore.tile<sbuf, 128x8xf32>
+  ncore.tensor_copy %d, %c on vector : !ncore.tile<sbuf, 128x8xf32>, !ncore.tile<sbuf, 128x8xf32>
   %t = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>
   ncore.dma_copy %t, %a : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
   %u = ncore.alloc : !ncore.tile<sbuf, 127x4096xf32>
