@@ -157,8 +157,10 @@ def NcoreSplitDma : Pass<"ncore-split-dma"> {
     of the transfers' retirement times (a reader waits for every transfer
     issued before its own), averaged over the 16 queues the stream may
     start at, with the loads the stream issues right after the prologue
-    (before its first wait, a loop's first iterations) weighed with their
-    own piece counts.
+    (before its first wait, a loop's first iterations; at most 32) weighed
+    with their own piece counts. A prologue of more than 32 transfers keeps
+    the per-transfer counts (it keeps every queue busy anyway, and the
+    search's cost grows with it).
 
     ```mlir
     ncore.dma_copy %t, %w : !ncore.tile<sbuf, 128x3072xbf16>, !ncore.tile<hbm, 128x3072xbf16>

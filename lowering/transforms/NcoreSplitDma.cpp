@@ -23,8 +23,12 @@ using mlir::seam::PassCounter;
 
 namespace {
 
-/// At most this many loads after a prologue are weighed with it.
-constexpr size_t kFollowing = 64;
+/// At most this many loads after a prologue are weighed with it, and a
+/// prologue of more transfers keeps the per-transfer counts: the search
+/// costs rounds x transfers x counts x 16 start queues x pieces, and a
+/// prologue that long keeps every queue busy anyway.
+constexpr size_t kFollowing = 32;
+constexpr size_t kMaxBalanced = 32;
 
 /// The dim a DMA endpoint is split along: its first dim of size > 1 (the
 /// partitions of an on-chip tile, the rows of an HBM tensor, or, when those
@@ -138,7 +142,7 @@ balancePrologue(ArrayRef<DmaCopyOp> prologue,
     options.push_back(pieceCounts(dma, minStorePiece, maxPieces));
     bytes.push_back(bytesOf(dma));
   }
-  if (n == 0)
+  if (n == 0 || n > kMaxBalanced)
     return counts;
   unsigned queues = std::max(1u, profile.dmaEngines);
   auto cost = [&](ArrayRef<int64_t> ks) {
@@ -167,9 +171,9 @@ balancePrologue(ArrayRef<DmaCopyOp> prologue,
     return std::make_pair(finish / queues, retiredSum / queues);
   };
   auto best = cost(counts);
-  // Each round changes at least one count or ends; the bound only guards
-  // against cycling between equal costs (a strict improvement is required).
-  for (unsigned round = 0; round < 8; ++round) {
+  // Each round changes at least one count or ends (a strict improvement is
+  // required, so it cannot cycle); the bound caps the search's cost.
+  for (unsigned round = 0; round < 4; ++round) {
     bool changed = false;
     for (size_t i = 0; i < n; ++i) {
       int64_t keep = counts[i];
