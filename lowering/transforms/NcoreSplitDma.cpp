@@ -127,7 +127,7 @@ int64_t bytesOf(DmaCopyOp op) {
 /// bandwidth. Pieces are at least `minStorePiece` bytes (nothing overlaps them,
 /// as with a store). Coordinate descent from the counts the other loads get
 /// (pieces of `minPiece`): each transfer in turn takes its best count given the
-/// others, until none changes.
+/// others, until none changes or four rounds have passed.
 SmallVector<int64_t>
 balancePrologue(ArrayRef<DmaCopyOp> prologue,
                 ArrayRef<std::pair<int64_t, int64_t>> following,
