@@ -125,25 +125,25 @@ int64_t bytesOf(DmaCopyOp op) {
 /// (bytes, pieces) that the stream issues before its first wait, with each
 /// piece costing the profile's fixed cost plus its bytes at one queue's
 /// bandwidth. Pieces are at least `minStorePiece` bytes (nothing overlaps them,
-/// as with a store). Coordinate descent from the counts the other loads get
-/// (pieces of `minPiece`): each transfer in turn takes its best count given the
-/// others, until none changes or four rounds have passed.
+/// as with a store). Coordinate descent from the counts the transfers get
+/// alone (`alone`: pieces of ncore-split-dma's `min-piece-bytes`): each
+/// transfer in turn takes its best count given the others, until none
+/// changes or four rounds have passed.
 SmallVector<int64_t>
-balancePrologue(ArrayRef<DmaCopyOp> prologue,
+balancePrologue(ArrayRef<DmaCopyOp> prologue, ArrayRef<int64_t> alone,
                 ArrayRef<std::pair<int64_t, int64_t>> following,
-                const ::seam::rt::Profile &profile, int64_t minPiece,
-                int64_t minStorePiece, int64_t maxPieces) {
+                const ::seam::rt::Profile &profile, int64_t minStorePiece,
+                int64_t maxPieces) {
   size_t n = prologue.size();
-  SmallVector<int64_t> counts;
+  SmallVector<int64_t> counts(alone);
+  if (n == 0 || n > kMaxBalanced)
+    return counts;
   SmallVector<SmallVector<int64_t>> options;
   SmallVector<int64_t> bytes;
   for (DmaCopyOp dma : prologue) {
-    counts.push_back(pieceCount(dma, minPiece, maxPieces));
     options.push_back(pieceCounts(dma, minStorePiece, maxPieces));
     bytes.push_back(bytesOf(dma));
   }
-  if (n == 0 || n > kMaxBalanced)
-    return counts;
   unsigned queues = std::max(1u, profile.dmaEngines);
   auto cost = [&](ArrayRef<int64_t> ks) {
     double finish = 0, retiredSum = 0;
@@ -245,7 +245,7 @@ public:
             dmas.push_back({dma, minPiece});
           else
             prologue.push_back(dma);
-          if (!inPrologue && !followed) {
+          if (!inPrologue && !followed && !prologue.empty()) {
             if (dma.isStore() || following.size() == kFollowing)
               followed = true;
             else
@@ -262,18 +262,20 @@ public:
           computed = true;
         }
       });
+      SmallVector<int64_t> alone;
+      for (DmaCopyOp dma : prologue)
+        alone.push_back(pieceCount(dma, minPiece, maxPieces));
       SmallVector<int64_t> pieces = balancePrologue(
-          prologue, following, profile, minPiece, minStorePiece, maxPieces);
-      for (auto [dma, k] : llvm::zip(prologue, pieces))
+          prologue, alone, following, profile, minStorePiece, maxPieces);
+      for (auto [dma, k, single] : llvm::zip(prologue, pieces, alone)) {
+        numBalanced += int64_t(k != single);
         counted.push_back({dma, k});
+      }
     });
     for (auto [op, piece] : dmas)
       split(op, pieceCount(op, piece, maxPieces));
-    for (auto [op, k] : counted) {
-      if (k != pieceCount(op, minPiece, maxPieces))
-        ++numBalanced;
+    for (auto [op, k] : counted)
       split(op, k);
-    }
   }
 
 private:
