@@ -327,62 +327,91 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
                   s.sum);
     pl.reciprocal(s.rcp, s.sum);
   };
-  auto outputPhase = [&](Slot &s, Index head, Index bk, Index q0, Index kvc) {
-    // O = P V over 128-key blocks. With whole blocks, up to four blocks
-    // of P are transposed into one PSUM bank and evacuated by one copy
-    // (two banks alternate, so one group's copy overlaps the next
-    // group's transposes); else one block at a time.
+  // O = P V over 128-key blocks. With whole blocks, up to four blocks of P
+  // are transposed into one PSUM bank and evacuated by one copy, two banks
+  // alternating; the groups are software pipelined: group g + 1 is
+  // transposed before group g's matmuls, so the Tensor engine transposes
+  // while the vector engines copy the group before (a matmul of P^T waits
+  // for its group's copy). Without whole blocks, one block at a time.
+  // Keys k0 .. k0 + nk of P (or, resident V, t, t + kTiles, ...).
+  auto probsBlock = [&](Slot &s, Index k0, int64_t nk) {
+    return vResident ? pl.view(s.probs, {s.p, nk}, {zero, k0.floorDiv(128)},
+                               {1, kTiles})
+                     : pl.view(s.probs, {s.p, nk}, {zero, k0});
+  };
+  auto pvMatmul = [&](Slot &s, Index bk, Index kvc, Index k0, int64_t nk,
+                      Value ptv, bool first) {
+    Value vt = vResident
+                   ? pl.view(vAll, {nk, d},
+                             {zero, (kvc * kTiles + k0.floorDiv(128)) * d})
+                   : pl.load(va, bk * sk + k0, nk, zero, d);
+    pl.matmul(s.ops, ptv, vt, /*accumulate=*/!first);
+  };
+  // The transposes and the copy of the group of keys [g0, g0 + n) into
+  // buffer set `parity`, then (groupPv) its matmuls.
+  auto groupTranspose = [&](Slot &s, Index g0, int64_t n, unsigned parity) {
+    int64_t blocks = n / 128, p = s.p;
+    for (int64_t j = 0; j < blocks; ++j)
+      pl.transpose(pl.view(s.ptpGroup[parity], {128, p}, {zero, Index(j * p)}),
+                   probsBlock(s, g0 + j * 128, 128));
+    pl.copy(pl.view(s.ptGroup[parity], {128, blocks * p}, {zero, zero}),
+            pl.view(s.ptpGroup[parity], {128, blocks * p}, {zero, zero}));
+  };
+  auto groupPv = [&](Slot &s, Index bk, Index kvc, Index g0, int64_t n,
+                     unsigned parity, bool first) {
+    int64_t blocks = n / 128, p = s.p;
+    for (int64_t j = 0; j < blocks; ++j)
+      pvMatmul(s, bk, kvc, g0 + j * 128, 128,
+               pl.view(s.ptGroup[parity], {128, p}, {zero, Index(j * p)}),
+               first && j == 0);
+  };
+  int64_t gk = kPvGroup * 128, firstKeys = std::min(gk, sk);
+  // The first group's transposes: issued on their own, so that the caller
+  // can put other Tensor-engine work (the next tile's scores) between them
+  // and their matmuls, while their copy runs.
+  auto outputStart = [&](Slot &s) {
+    if (sk % 128 == 0)
+      groupTranspose(s, zero, firstKeys, 0);
+  };
+  auto outputFinish = [&](Slot &s, Index head, Index bk, Index q0,
+                          Index kvc) {
     int64_t p = s.p;
-    auto pvBlock = [&](Index k0, int64_t nk, Value ptpv, Value ptv, bool first,
-                       bool transposeOnly) {
-      // Keys k0 .. k0 + nk, or (resident V) t, t + kTiles, ...
-      Value pBlock = vResident ? pl.view(s.probs, {p, nk},
-                                         {zero, k0.floorDiv(128)}, {1, kTiles})
-                               : pl.view(s.probs, {p, nk}, {zero, k0});
-      if (transposeOnly) {
-        pl.transpose(ptpv, pBlock);
-        return;
-      }
-      Value vt = vResident
-                     ? pl.view(vAll, {nk, d},
-                               {zero, (kvc * kTiles + k0.floorDiv(128)) * d})
-                     : pl.load(va, bk * sk + k0, nk, zero, d);
-      pl.matmul(s.ops, ptv, vt, /*accumulate=*/!first);
-    };
     if (sk % 128 == 0) {
-      auto group = [&](Index g0, int64_t n, unsigned parity, bool first) {
-        int64_t blocks = n / 128;
-        for (int64_t j = 0; j < blocks; ++j)
-          pvBlock(g0 + j * 128, 128,
-                  pl.view(s.ptpGroup[parity], {128, p}, {zero, Index(j * p)}),
-                  Value(), false, /*transposeOnly=*/true);
-        Value ptv = pl.view(s.ptGroup[parity], {128, blocks * p}, {zero, zero});
-        pl.copy(ptv,
-                pl.view(s.ptpGroup[parity], {128, blocks * p}, {zero, zero}));
-        for (int64_t j = 0; j < blocks; ++j)
-          pvBlock(g0 + j * 128, 128, Value(),
-                  pl.view(s.ptGroup[parity], {128, p}, {zero, Index(j * p)}),
-                  first && j == 0, /*transposeOnly=*/false);
-      };
-      int64_t gk = kPvGroup * 128, first = std::min(gk, sk);
-      group(zero, first, 0, true);
-      if (sk > first) {
-        int64_t rest = sk - first, full = rest / gk, tail = rest % gk;
-        pl.forRangeAlternating(full, [&](Index i, unsigned parity) {
-          group(Index(first) + i * gk, gk, 1 - parity, false);
+      // Groups after the first: `full` of gk keys, then `tail` keys.
+      int64_t rest = sk - firstKeys, full = rest / gk, tail = rest % gk;
+      auto start = [&](int64_t i) { return Index(firstKeys + (i - 1) * gk); };
+      // Group i >= 1 uses set i % 2; its transposes precede the matmuls
+      // of group i - 1.
+      if (full > 0) {
+        groupTranspose(s, start(1), gk, 1);
+        groupPv(s, bk, kvc, zero, firstKeys, 0, true);
+        // Steps i = 1 .. full - 1: transpose group i + 1, matmuls of i.
+        pl.forRangeAlternating(full - 1, [&](Index k, unsigned parity) {
+          Index gi = Index(firstKeys) + k * gk;
+          groupTranspose(s, gi + gk, gk, parity);
+          groupPv(s, bk, kvc, gi, gk, 1 - parity, false);
         });
         if (tail)
-          group(Index(first + full * gk), tail, (full + 1) % 2, false);
+          groupTranspose(s, start(full + 1), tail, (full + 1) % 2);
+        groupPv(s, bk, kvc, start(full), gk, full % 2, false);
+        if (tail)
+          groupPv(s, bk, kvc, start(full + 1), tail, (full + 1) % 2, false);
+      } else if (tail) {
+        groupTranspose(s, start(1), tail, 1);
+        groupPv(s, bk, kvc, zero, firstKeys, 0, true);
+        groupPv(s, bk, kvc, start(1), tail, 1, false);
+      } else {
+        groupPv(s, bk, kvc, zero, firstKeys, 0, true);
       }
     } else {
       pl.forEachChunk(
           sk, 128,
           [&](Index k0, int64_t nk, bool first) {
             Value ptpv = pl.view(s.ptp, {nk, p}, {zero, zero});
-            pvBlock(k0, nk, ptpv, Value(), first, /*transposeOnly=*/true);
+            pl.transpose(ptpv, probsBlock(s, k0, nk));
             Value ptv = pl.view(s.pt, {nk, p}, {zero, zero});
             pl.copy(ptv, ptpv);
-            pvBlock(k0, nk, Value(), ptv, first, /*transposeOnly=*/false);
+            pvMatmul(s, bk, kvc, k0, nk, ptv, first);
           },
           /*peelFirst=*/true);
     }
@@ -391,20 +420,27 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     pl.tensorScalar(ncore::AluOp::Multiply, out, s.ops, s.rcp);
     pl.storeOut(ya, qrow, p, zero, d, out);
   };
+  auto outputPhase = [&](Slot &s, Index head, Index bk, Index q0, Index kvc) {
+    outputStart(s);
+    outputFinish(s, head, bk, q0, kvc);
+  };
   auto tileStart = [](Index t) { return t * 128; };
 
   // The full query tiles of one head, software pipelined over the two
-  // slots: step t issues the scores of tile t + 1, then the output of tile
-  // t, then the softmax of tile t + 1, so that in the in-order engine
-  // queues one tile's softmax (Vector/Scalar) runs while the Tensor engine
-  // does the other's P V, and the next scores are ready when the Tensor
-  // engine gets to them. Tile 0 (scores and softmax, slot 0) has been
-  // issued before. (With every head resident, the pipeline below runs
-  // across heads instead.)
+  // slots: step t issues the scores of tile t + 1 (between the first
+  // transposes of tile t's P and their matmuls, which wait for the copy of
+  // those transposes), then the rest of the output of tile t, then the
+  // softmax of tile t + 1, so that in the in-order engine queues one
+  // tile's softmax (Vector/Scalar) runs while the Tensor engine does the
+  // other's P V, and the next scores are ready when the Tensor engine gets
+  // to them. Tile 0 (scores and softmax, slot 0) has been issued before.
+  // (With every head resident, the pipeline below runs across heads
+  // instead.)
   auto headTiles = [&](Index head, Index bk, Index kvc) {
     pl.forRangeAlternating(full - 1, [&](Index t, unsigned parity) {
+      outputStart(slots[parity]);
       scoresPhase(slots[1 - parity], head, tileStart(t + 1), kvc);
-      outputPhase(slots[parity], head, bk, tileStart(t), kvc);
+      outputFinish(slots[parity], head, bk, tileStart(t), kvc);
       softmaxPhase(slots[1 - parity]);
     });
     outputPhase(slots[(full - 1) % 2], head, bk, Index((full - 1) * 128), kvc);
@@ -429,7 +465,8 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     // One software pipeline over every (head, query tile), over nSlots
     // slots (tile t of every head in slot t % nSlots: full is a multiple of
     // nSlots): the step of tile t issues the scores of the tile A = nSlots
-    // - 1 ahead, the output of tile t, then the softmax of the next tile;
+    // - 1 ahead (after the first transposes of tile t's P, see
+    // outputStart), the output of tile t, then the softmax of the next tile;
     // near a head's end "ahead" and "next" are the next head's first tiles,
     // so the pipeline never drains between heads. With three slots a tile's
     // scores are evacuated a whole step before its softmax, and the Scalar
@@ -451,17 +488,19 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
       if (guestLoad)
         guest->load(h + 2, 1 - set);
       pl.forRangeUnrolled(full - ahead, nSlots, [&](Index t, unsigned c) {
+        outputStart(slots[c]);
         scoresPhase(slots[(c + ahead) % nSlots], h, tileStart(t + ahead), h);
-        outputPhase(slots[c], h, h, tileStart(t), h);
+        outputFinish(slots[c], h, h, tileStart(t), h);
         softmaxPhase(slots[(c + 1) % nSlots]);
         if (guestUnits)
           guest->step(h + 1, t, set);
       });
       for (int64_t t = full - ahead; t < full; ++t) {
+        outputStart(slots[t % nSlots]);
         if (hasNext)
           scoresPhase(slots[(t + ahead) % nSlots], h + 1,
                       tileRow(t + ahead - full), h + 1);
-        outputPhase(slots[t % nSlots], h, h, tileRow(t), h);
+        outputFinish(slots[t % nSlots], h, h, tileRow(t), h);
         if (t + 1 < full || hasNext)
           softmaxPhase(slots[(t + 1) % nSlots]);
         if (guestUnits)

@@ -6,10 +6,12 @@
 // one affine_select before the loops, read at a column that moves with the
 // query tile. The 6 query tiles of a head are software pipelined over two
 // sets of buffers: scores and softmax of tile 0, then steps t = 0 .. 4 (a
-// loop over pairs of steps) each issue the scores of tile t + 1, the P V of
-// tile t, the softmax of tile t + 1; the P V of tile 5 last. P V transposes
-// four 128-key blocks of P into one PSUM bank, evacuates them with one copy
-// and accumulates four matmuls (then the remaining two blocks).
+// loop over pairs of steps) each issue the first P^T group of tile t, the
+// scores of tile t + 1, the rest of the P V of tile t, the softmax of tile
+// t + 1; the P V of tile 5 last. P V transposes four 128-key blocks of P
+// into one PSUM bank, evacuates them with one copy, transposes the
+// remaining two blocks into the other bank (while that copy runs), then
+// accumulates the six matmuls.
 
 // CHECK-LABEL: ncore.program @prog_attn
 // CHECK: %[[MASK:.+]] = ncore.alloc : <sbuf, 128x1408xf32>
@@ -41,22 +43,23 @@
 // CHECK:     ncore.tensor_scalar multiply %[[MX]], %[[MX]] imm -1.0
 // CHECK:     ncore.activation exp %{{.+}}, %[[S]] bias %[[MX]] reduce %[[SUM:[^ ]+]] :
 // CHECK:     ncore.reciprocal %[[R:.+]], %[[SUM]]
-// Steps 0 .. 3 in a loop over pairs: scores of tile t + 1 ...
+// Steps 0 .. 3 in a loop over pairs: four blocks of tile t's P^T in one
+// bank, one copy ...
 // CHECK:     ncore.loop %[[T:.+]] trips 2 {
+// CHECK-COUNT-4: ncore.transpose %{{.+}} : <psum, 128x128xf32>, <sbuf, 128x128xbf16>
+// CHECK:       ncore.tensor_copy %{{.+}}, %{{.+}} : <sbuf, 128x512xbf16>, <psum, 128x512xf32>
+// ... scores of tile t + 1 ...
 // CHECK:       ncore.transpose
 // CHECK:       ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x512xf32>
 // The causal mask moves with the query tile only (a view takes the induction
 // variables its offsets use).
 // CHECK:       %[[M:.+]] = ncore.view %[[MASK]][%[[T]]] offsets #{{.+}} : <sbuf, 128x1408xf32> to <sbuf, 128x768xf32>
 // CHECK:       ncore.tensor_tensor add %[[S2:.+]], %[[S2]], %[[M]]
-// ... P V of tile t: four blocks of P^T in one bank, one copy ...
-// CHECK-COUNT-4: ncore.transpose
-// CHECK:       ncore.tensor_copy %{{.+}}, %{{.+}} : <sbuf, 128x512xbf16>, <psum, 128x512xf32>
-// CHECK:       ncore.matmul %[[O:.+]], %{{.+}}, %{{.+}} : <psum, 128x128xf32>
-// CHECK-COUNT-3: ncore.matmul %[[O]], %{{.+}}, %{{.+}} accumulate
+// ... the other two blocks of P^T in the other bank, then P V of tile t ...
 // CHECK-COUNT-2: ncore.transpose
 // CHECK:       ncore.tensor_copy %{{.+}}, %{{.+}} : <sbuf, 128x256xbf16>, <psum, 128x256xf32>
-// CHECK-COUNT-2: ncore.matmul %[[O]], %{{.+}}, %{{.+}} accumulate
+// CHECK:       ncore.matmul %[[O:.+]], %{{.+}}, %{{.+}} : <psum, 128x128xf32>
+// CHECK-COUNT-5: ncore.matmul %[[O]], %{{.+}}, %{{.+}} accumulate
 // CHECK:       ncore.tensor_scalar multiply %{{.+}}, %[[O]], %[[R]]
 // CHECK:       ncore.dma_copy
 // ... softmax of tile t + 1.
