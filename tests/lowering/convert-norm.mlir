@@ -56,20 +56,35 @@ func.func @forward(%x: tensor<3x100x96xf32>) -> tensor<3x100x96xf32> {
 // -----
 
 // rms_norm per head (rows = b * h * s = 12 row tiles), software pipelined
-// over two sets like layer_norm (tile i + 1's statistics before tile i's
-// scaling). The Scalar engine squares and sums one set's tiles (activation
-// square with an add-reduce), the vector engines the other's (a product and
-// an add-reduce), so the two halves of the statistics run together.
+// over three sets (tile i + 2's statistics before tile i's scaling; three
+// whole tiles or more). The Scalar engine squares and sums the tiles of
+// sets 0 and 2 (activation square with an add-reduce), the vector engines
+// those of set 1 (a product and an add-reduce), so the statistics run on
+// both.
 
 // CHECK-LABEL: ncore.program @prog_rms
+// Statistics of tiles 0 and 1.
 // CHECK: ncore.activation square %{{.+}}, %[[X0:[^ ]+]] reduce %[[S0:[^ ]+]] :
 // CHECK: ncore.activation rsqrt %[[R0:[^ ]+]], %[[S0]] {bias = 9.99999997E-7 : f32, scale = 7.812500e-03 : f32}
-// CHECK: ncore.loop %{{.+}} trips 5 {
 // CHECK: ncore.tensor_tensor multiply %[[Q:[^ ]+]], %[[X1:[^ ]+]], %[[X1]] :
 // CHECK-NEXT: ncore.tensor_reduce add %[[S1:[^ ]+]], %[[Q]] :
-// CHECK-NEXT: ncore.activation rsqrt %{{.+}}, %[[S1]]
-// CHECK-NEXT: ncore.scalar_tensor_tensor multiply %{{.+}}, %[[X0]], %{{.+}}, %[[R0]] : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x1xf32>
+// CHECK-NEXT: ncore.activation rsqrt %[[R1:[^ ]+]], %[[S1]]
+// Steps t = 0 .. 8, three per iteration: statistics of t + 2, scaling of t.
+// CHECK: ncore.loop %{{.+}} trips 3 {
+// CHECK: ncore.activation square %{{.+}}, %[[X2:[^ ]+]] reduce %[[S2:[^ ]+]] :
+// CHECK-NEXT: ncore.activation rsqrt %[[R2:[^ ]+]], %[[S2]]
+// CHECK: ncore.scalar_tensor_tensor multiply %{{.+}}, %[[X0]], %{{.+}}, %[[R0]] : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<sbuf, 128x1xf32>
 // CHECK: ncore.activation square %{{.+}}, %[[X0]] reduce %[[S0]] :
+// CHECK: ncore.scalar_tensor_tensor multiply %{{.+}}, %[[X1]], %{{.+}}, %[[R1]] :
+// CHECK: ncore.tensor_tensor multiply %{{.+}}, %[[X1]], %[[X1]] :
+// CHECK: ncore.scalar_tensor_tensor multiply %{{.+}}, %[[X2]], %{{.+}}, %[[R2]] :
+// CHECK: }
+// Step 9, then the scaling of tiles 10 and 11.
+// CHECK: ncore.activation square %{{.+}}, %[[X2]] reduce %[[S2]] :
+// CHECK: ncore.scalar_tensor_tensor multiply %{{.+}}, %[[X0]], %{{.+}}, %[[R0]] :
+// CHECK: ncore.scalar_tensor_tensor multiply %{{.+}}, %[[X1]], %{{.+}}, %[[R1]] :
+// CHECK: ncore.scalar_tensor_tensor multiply %{{.+}}, %[[X2]], %{{.+}}, %[[R2]] :
+// CHECK-NOT: ncore.activation square
 func.func private @prog_rms(%x: tensor<1x6x256x128xbf16>, %g: tensor<128xbf16>) -> tensor<1x6x256x128xbf16> attributes {seam.program} {
   %y = seam.rms_norm %x scale %g : (tensor<1x6x256x128xbf16>, tensor<128xbf16>) -> tensor<1x6x256x128xbf16>
   return %y : tensor<1x6x256x128xbf16>

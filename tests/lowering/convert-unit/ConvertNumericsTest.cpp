@@ -659,6 +659,47 @@ TEST(ConvertNorm, LayerNormAffineAndRmsNorm) {
   }
 }
 
+TEST(ConvertNorm, ThreeWorkingSetsFromThreeWholeTiles) {
+  // 512 rows (four whole tiles): the norms pipeline over three working
+  // sets (tile i + 2's statistics before tile i's scaling). layer_norm with
+  // gamma and beta on the rows (its result is returned, so no X^T), with
+  // adaLN's offset, and rms_norm (whose set-1 tiles sum on the vector
+  // engines), against double references.
+  const int64_t rows = 512, d = 96;
+  for (bool bf : {false, true}) {
+    std::string t = dt(bf);
+    std::string x2 = tensorType({rows, d}, bf), v = "tensor<96x" + t + ">";
+    std::string src =
+        "func.func private @p(%x: " + x2 + ", %g: " + v + ", %b: " + v +
+        ") -> (" + x2 + ", " + x2 + ", " + x2 +
+        ") attributes {seam.program} {\n"
+        "  %y = seam.layer_norm %x scale %g bias %b {epsilon = 1.0e-5 : f64} "
+        ": (" +
+        x2 + ", " + v + ", " + v + ") -> " + x2 +
+        "\n  %z = seam.rms_norm %x scale %g {epsilon = 1.0e-6 : f64} : (" + x2 +
+        ", " + v + ") -> " + x2 +
+        "\n  %w = seam.layer_norm %x scale %g bias %b {epsilon = 1.0e-6 : "
+        "f64, scale_offset = 1.0 : f64} : (" +
+        x2 + ", " + v + ", " + v + ") -> " + x2 +
+        "\n  return %y, %z, %w : " + x2 + ", " + x2 + ", " + x2 + "\n}\n";
+    auto x = randomValues(rows * d, 41, bf, -2.0f, 3.0f),
+         g = randomValues(d, 42, bf, 0.5f, 1.5f), b = randomValues(d, 43, bf);
+    ConvRun r = convertAndRun(src, "p", {x, g, b});
+    ASSERT_TRUE(r.ok) << r.error;
+    double e1 = relL2(r.outputs[0], normRef(x, rows, d, 1e-5, true, &g, &b));
+    double e2 =
+        relL2(r.outputs[1], normRef(x, rows, d, 1e-6, false, &g, nullptr));
+    double e3 =
+        relL2(r.outputs[2], normRef(x, rows, d, 1e-6, true, &g, &b, 1.0));
+    report("layer_norm, three sets", bf, e1);
+    report("rms_norm, three sets", bf, e2);
+    report("layer_norm scale_offset 1, three sets", bf, e3);
+    EXPECT_LE(e1, bf ? 1e-2 : 1e-5);
+    EXPECT_LE(e2, bf ? 1e-2 : 1e-5);
+    EXPECT_LE(e3, bf ? 1e-2 : 1e-5);
+  }
+}
+
 TEST(ConvertNorm, ResidualAddInTheNormsRowLoop) {
   // A block's residual add read first by a norm (RowProducer): the norm
   // emits the add row tile by row tile in its own loop. The sum is also a
