@@ -48,6 +48,11 @@ CONFIGS = {
     "flux2-klein-compile-trn1": ["--model", "flux2-klein", "--layers", "1", "--seq", "128",
                                  "--txt-seq", "64", "--tp", "4", "--mode", "compile",
                                  "--target", "trn1"],
+    # 384 tokens: the compiler's attention pipelined over three slots
+    # across heads, the norms over three working sets.
+    "flux2-klein-compile-trn2": ["--model", "flux2-klein", "--layers", "6", "--seq", "256",
+                                 "--txt-seq", "128", "--tp", "4", "--mode", "compile",
+                                 "--target", "trn2"],
     "flux2-klein-eager-kernels-trn2": ["--model", "flux2-klein", "--layers", "1", "--seq", "128",
                                        "--txt-seq", "64", "--tp", "4", "--mode", "eager",
                                        "--kernels", "qkv,rope,flash-attn", "--target", "trn2"],
