@@ -93,7 +93,8 @@ def SeamOverlapIndependent
       that has no other guest (the lowering runs it inside the attention's
       pipeline, whose DMA queues are idle), else just before the last linear
       of >= 512 rows (run inside that linear's slab loop, in its DMA slack);
-      its readers then go just before their own first use;
+      its readers then go just before their own first use (an all_gather
+      just after the last all_reduce that first use depends on);
     - other such ops, just after the last layer_norm, where the DMA queues
       and the Tensor engine are idle while the norm occupies the vector
       engines.

@@ -14,9 +14,9 @@
 // CHECK-NEXT: %[[Y1:.+]] = seam.linear %[[N1]], %arg4
 // CHECK: seam.layer_norm %{{.+}} scale %[[R2]]
 // STATS: seam-overlap-independent
-// STATS: 1 attentions-hosting
+// STATS: 2 attentions-hosting
 // STATS: 1 linears-hosting
-// STATS: 12 moved
+// STATS: 16 moved
 // STATS: 2 norms-overlapped
 func.func @two_blocks(%x: tensor<1x256x64xbf16>, %vec: tensor<1x64xbf16>, %wm1: tensor<64x64xbf16>, %wm2: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<1x256x64xbf16> {
   %s1 = seam.silu %vec : tensor<1x64xbf16>
@@ -93,4 +93,39 @@ func.func @hosts(%x: tensor<1x768x256xbf16>, %q: tensor<1x2x768x128xbf16>, %k: t
   %shr = seam.reshape %sh : tensor<1x256xbf16> -> tensor<256xbf16>
   %n = seam.layer_norm %r scale %scr bias %shr : (tensor<1x768x256xbf16>, tensor<256xbf16>, tensor<256xbf16>) -> tensor<1x768x256xbf16>
   return %n, %o : tensor<1x768x256xbf16>, tensor<1x2x768x128xbf16>
+}
+
+// -----
+
+// Two streams: the next block's modulation feeds a norm of the first
+// stream, which depends on that stream's all_reduce and not on the second
+// stream's later one. The matvec runs inside the attention; its all_gather
+// goes just after the all_reduce the norm depends on, not behind the second
+// stream's (the collective engine is in order), and its views stay at the
+// norm.
+// CHECK-LABEL: func.func @gather_after_its_reduce
+// CHECK: %[[M:.+]] = seam.linear %{{.+}}, %arg6
+// CHECK-NEXT: seam.attention
+// CHECK-NEXT: seam.linear %arg0
+// CHECK-NEXT: %[[R1:.+]] = seam.all_reduce
+// CHECK-NEXT: %[[G:.+]] = seam.all_gather %[[M]]
+// CHECK-NEXT: seam.linear %arg1
+// CHECK-NEXT: %[[R2:.+]] = seam.all_reduce
+// CHECK-NEXT: seam.slice %[[G]]
+// CHECK-NEXT: seam.reshape
+// CHECK-NEXT: seam.layer_norm %[[R1]]
+func.func @gather_after_its_reduce(%x: tensor<1x768x256xbf16>, %x2: tensor<1x768x256xbf16>, %q: tensor<1x2x768x128xbf16>, %k: tensor<1x2x768x128xbf16>, %v: tensor<1x2x768x128xbf16>, %vec: tensor<1x256xbf16>, %wa: tensor<256x512xbf16>, %w: tensor<256x256xbf16>, %w2: tensor<256x256xbf16>) -> (tensor<1x768x256xbf16>, tensor<1x768x256xbf16>, tensor<1x2x768x128xbf16>) {
+  %s = seam.silu %vec : tensor<1x256xbf16>
+  %o = seam.attention %q, %k, %v {scale = 0.125 : f64} : (tensor<1x2x768x128xbf16>, tensor<1x2x768x128xbf16>, tensor<1x2x768x128xbf16>) -> tensor<1x2x768x128xbf16>
+  %y = seam.linear %x, %w : (tensor<1x768x256xbf16>, tensor<256x256xbf16>) -> tensor<1x768x256xbf16>
+  %r = seam.all_reduce %y ranks 2 : tensor<1x768x256xbf16>
+  %y2 = seam.linear %x2, %w2 : (tensor<1x768x256xbf16>, tensor<256x256xbf16>) -> tensor<1x768x256xbf16>
+  %r2 = seam.all_reduce %y2 ranks 2 : tensor<1x768x256xbf16>
+  // expected-remark @+1 {{seam-overlap-independent: seam.linear moved before the attention at}}
+  %m = seam.linear %s, %wa : (tensor<1x256xbf16>, tensor<256x512xbf16>) -> tensor<1x512xbf16>
+  %g = seam.all_gather %m dim 1 ranks 2 : tensor<1x512xbf16> -> tensor<1x1024xbf16>
+  %sc = seam.slice %g offsets [0, 0] : tensor<1x1024xbf16> -> tensor<1x256xbf16>
+  %scr = seam.reshape %sc : tensor<1x256xbf16> -> tensor<256xbf16>
+  %n = seam.layer_norm %r scale %scr : (tensor<1x768x256xbf16>, tensor<256xbf16>) -> tensor<1x768x256xbf16>
+  return %n, %r2, %o : tensor<1x768x256xbf16>, tensor<1x768x256xbf16>, tensor<1x2x768x128xbf16>
 }
