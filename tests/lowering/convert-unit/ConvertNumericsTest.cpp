@@ -1095,7 +1095,13 @@ TEST(ConvertAttention, StableSoftmaxCausalRopeGqa) {
                      AttnCase{false, true, false, 3, 3, 512, 128},
                      // Three slots across heads: 6 query tiles per head
                      // (a loop of steps, then the next head's first two).
-                     AttnCase{false, true, false, 3, 3, 768, 64}}) {
+                     AttnCase{false, true, false, 3, 3, 768, 64},
+                     // P V over more key groups than the first: 1280 keys
+                     // (512 + 512 + 256) and 2048 (a loop over the
+                     // middle groups, each transposed before the matmuls
+                     // of the one before).
+                     AttnCase{false, false, false, 1, 1, 1280, 64},
+                     AttnCase{true, false, true, 1, 1, 2048, 64}}) {
     std::string t = dt(c.bf);
     auto sh = [&](int64_t h) {
       return "tensor<1x" + std::to_string(h) + "x" + std::to_string(c.seq) +
