@@ -85,7 +85,7 @@ struct OverlapIndependentPass
 
   /// The last all_reduce (in program order) that `user` depends on, in
   /// `block`: a collective issued after it does not hold up `user`.
-  static Operation *lastAllReduceBefore(Block &block, Operation *user) {
+  static Operation *lastAllReduceNeededBy(Block &block, Operation *user) {
     Operation *last = nullptr;
     llvm::SmallPtrSet<Operation *, 32> seen;
     SmallVector<Operation *> stack{user};
@@ -195,6 +195,8 @@ struct OverlapIndependentPass
     llvm::DenseSet<Operation *> atUse;
     // Move in program order: an op's operands are placed before it.
     DenseMap<Operation *, Operation *> lastPlacedAfter;
+    // The last all_gather placed just after each all_reduce.
+    DenseMap<Operation *, Operation *> lastGatherAfter;
     for (Operation *op : ops) {
       if (!argOnly.contains(op))
         continue;
@@ -272,11 +274,11 @@ struct OverlapIndependentPass
                                            })) {
         Operation *reduce = nullptr, *after = nullptr;
         if (isa<AllGatherOp>(op))
-          reduce = lastAllReduceBefore(block, ops[use]);
+          reduce = lastAllReduceNeededBy(block, ops[use]);
         if (reduce) {
           // Gathers placed behind the same all_reduce keep their order.
           after = reduce;
-          if (Operation *prev = lastPlacedAfter.lookup(reduce))
+          if (Operation *prev = lastGatherAfter.lookup(reduce))
             after = prev;
         }
         if (after && ops[use] != after && after->isBeforeInBlock(ops[use]) &&
@@ -285,7 +287,7 @@ struct OverlapIndependentPass
               return !d || d->getBlock() != &block || d->isBeforeInBlock(after);
             })) {
           op->moveAfter(after);
-          lastPlacedAfter[reduce] = op;
+          lastGatherAfter[reduce] = op;
         } else {
           op->moveBefore(ops[use]);
         }

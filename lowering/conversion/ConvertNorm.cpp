@@ -10,10 +10,10 @@
 //     scalar_tensor_tensor pass) + beta (broadcast rows; gamma + scale_offset
 //     once per op when the op has an offset).
 //   rms_norm: sum x^2 (activation square with add-reduce; the tiles of the
-//     second working set a product and an add-reduce on the vector
-//     engines instead, so
-//     that the Scalar engine, which does nothing else here, is not the
-//     bottleneck of the q/k norms before an attention), rstd as above,
+//     second working set square and sum on the vector engines instead, a
+//     product and an add-reduce, so that the Scalar engine, which does
+//     nothing else here, is not the bottleneck of the q/k norms before an
+//     attention), rstd as above,
 //     y = x * rstd (* gamma). Both are software pipelined over two sets of
 //     working tiles when there are several row tiles (three from three
 //     whole tiles).
