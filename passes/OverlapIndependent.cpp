@@ -281,7 +281,7 @@ struct OverlapIndependentPass
           if (Operation *prev = lastGatherAfter.lookup(reduce))
             after = prev;
         }
-        if (after && ops[use] != after && after->isBeforeInBlock(ops[use]) &&
+        if (after && after->isBeforeInBlock(ops[use]) &&
             llvm::all_of(op->getOperands(), [&](Value v) {
               Operation *d = v.getDefiningOp();
               return !d || d->getBlock() != &block || d->isBeforeInBlock(after);

@@ -391,18 +391,15 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
           groupTranspose(s, gi + gk, gk, parity);
           groupPv(s, bk, kvc, gi, gk, 1 - parity, false);
         });
-        if (tail)
-          groupTranspose(s, start(full + 1), tail, (full + 1) % 2);
-        groupPv(s, bk, kvc, start(full), gk, full % 2, false);
-        if (tail)
-          groupPv(s, bk, kvc, start(full + 1), tail, (full + 1) % 2, false);
-      } else if (tail) {
-        groupTranspose(s, start(1), tail, 1);
-        groupPv(s, bk, kvc, zero, firstKeys, 0, true);
-        groupPv(s, bk, kvc, start(1), tail, 1, false);
-      } else {
-        groupPv(s, bk, kvc, zero, firstKeys, 0, true);
       }
+      // The last whole group (group `full`, the first one when full = 0)
+      // and the tail after it.
+      if (tail)
+        groupTranspose(s, start(full + 1), tail, (full + 1) % 2);
+      groupPv(s, bk, kvc, full ? start(full) : zero, full ? gk : firstKeys,
+              full % 2, full == 0);
+      if (tail)
+        groupPv(s, bk, kvc, start(full + 1), tail, (full + 1) % 2, false);
     } else {
       pl.forEachChunk(
           sk, 128,

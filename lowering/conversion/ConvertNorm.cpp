@@ -285,6 +285,13 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
       transposeTileForLinear(pl, out, p, pk, kb, xt, x->rows, r0, tp);
     pl.storeOut(y, r0, p, zero, d, out);
   };
+  // The row the scaling of a tile reads: x itself when it stays in SBUF
+  // (the affine step in X^T, or an rms_norm), else the set's work tile.
+  auto scaleSource = [&](Index r0, int64_t p, unsigned set) {
+    return (affineInXt || !centre) && x->inSbuf()
+               ? pl.load(*x, r0, p, zero, d)
+               : pl.view(work[set], {p, d}, {0, 0});
+  };
   if (sets == 3) {
     // Statistics of tiles 0 and 1, then steps t: statistics of t + 2 and
     // the scaling of t (a loop unrolled over the three sets), then the
@@ -292,10 +299,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     int64_t n = x->rows / 128;
     auto rowOf = [](Index t) { return t * 128; };
     auto scaleTile = [&](Index t, unsigned set) {
-      scaleRows(rowOf(t), 128, set,
-                (affineInXt || !centre) && x->inSbuf()
-                    ? pl.load(*x, rowOf(t), 128, zero, d)
-                    : pl.view(work[set], {128, d}, {0, 0}));
+      scaleRows(rowOf(t), 128, set, scaleSource(rowOf(t), 128, set));
     };
     stats(zero, 128, 0);
     affineInXt ? buildColumns() : broadcastAffine();
@@ -320,10 +324,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
           }
         },
         [&](Index r0, int64_t p, unsigned set) {
-          scaleRows(r0, p, set,
-                    (affineInXt || !centre) && x->inSbuf()
-                        ? pl.load(*x, r0, p, zero, d)
-                        : pl.view(work[set], {p, d}, {0, 0}));
+          scaleRows(r0, p, set, scaleSource(r0, p, set));
         });
   } else {
     affineInXt ? buildColumns() : broadcastAffine();

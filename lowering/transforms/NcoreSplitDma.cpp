@@ -226,8 +226,8 @@ public:
     // bytes, as a store's readers do. Their piece counts are chosen together
     // (balancePrologue) so that the queues, which take the pieces
     // round-robin, finish them at about the same time.
-    SmallVector<std::pair<DmaCopyOp, int64_t>> dmas;
-    SmallVector<std::pair<DmaCopyOp, int64_t>> counted;
+    // Every transfer with its piece count; split after the walk.
+    SmallVector<std::pair<DmaCopyOp, int64_t>> cuts;
     getOperation()->walk([&](ProgramOp program) {
       bool computed = false;
       SmallVector<DmaCopyOp> prologue;
@@ -239,20 +239,20 @@ public:
         if (auto dma = dyn_cast<DmaCopyOp>(op)) {
           bool inPrologue =
               !dma.isStore() && !computed && !op->getParentOfType<LoopOp>();
-          if (dma.isStore())
-            dmas.push_back({dma, minStorePiece});
-          else if (!inPrologue)
-            dmas.push_back({dma, minPiece});
-          else
+          if (inPrologue) {
             prologue.push_back(dma);
-          if (!inPrologue && !followed && !prologue.empty()) {
+            return;
+          }
+          int64_t k = pieceCount(dma, dma.isStore() ? minStorePiece : minPiece,
+                                 maxPieces);
+          cuts.push_back({dma, k});
+          if (!followed && !prologue.empty()) {
             if (dma.isStore() || following.size() == kFollowing)
               followed = true;
             else
               for (int64_t r = 0, m = issuesBeforeWait(dma);
                    r < m && following.size() < kFollowing; ++r)
-                following.push_back(
-                    {bytesOf(dma), pieceCount(dma, minPiece, maxPieces)});
+                following.push_back({bytesOf(dma), k});
           }
         } else if (auto wait = dyn_cast<SemWaitOp>(op)) {
           if (wait.getEngine() == Engine::Dma && !prologue.empty())
@@ -269,12 +269,10 @@ public:
           prologue, alone, following, profile, minStorePiece, maxPieces);
       for (auto [dma, k, single] : llvm::zip(prologue, pieces, alone)) {
         numBalanced += int64_t(k != single);
-        counted.push_back({dma, k});
+        cuts.push_back({dma, k});
       }
     });
-    for (auto [op, piece] : dmas)
-      split(op, pieceCount(op, piece, maxPieces));
-    for (auto [op, k] : counted)
+    for (auto [op, k] : cuts)
       split(op, k);
   }
 
