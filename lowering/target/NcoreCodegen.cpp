@@ -1,6 +1,7 @@
 //===- NcoreCodegen.cpp - allocate, schedule, inline, emit ----------------===//
 #include "lowering/target/NcoreCodegen.h"
 #include "lowering/transforms/NcorePasses.h"
+#include "lowering/transforms/ParallelVerify.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
@@ -94,7 +95,8 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
   pm.enableVerifier(verify == VerifyPasses::EachPass);
   if (failed(pm.run(program)))
     return failure();
-  return verify == VerifyPasses::AfterLast ? mlir::verify(program) : success();
+  return verify == VerifyPasses::AfterLast ? verifyOnThreads(program)
+                                           : success();
 }
 
 LogicalResult mlir::ncore::prepareNcoreProgram(ProgramOp program,

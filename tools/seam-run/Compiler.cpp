@@ -4,6 +4,7 @@
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
 #include "lowering/target/NcoreCodegen.h"
+#include "lowering/transforms/ParallelVerify.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -256,16 +257,18 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   cm.lowered = cast<ModuleOp>((*cm.module)->clone());
   ModuleOp lowered = *cm.lowered;
   PassManager lpm(&ctx);
-  // The lowered IR is verified here, once; codegen below does not verify
-  // again (see EmitOptions::verify).
-  lpm.enableVerifier(true);
+  // The lowered IR is verified once, after the pass, on the context's
+  // threads (verifyOnThreads: the pass manager's verifier walks the
+  // whole-step program on one); codegen below does not verify again (see
+  // EmitOptions::verify).
+  lpm.enableVerifier(false);
   // `lpm` is anchored on the module already: the text names its contents.
   std::string lowerPipeline =
       "convert-seam-to-ncore{target=" + std::string(rt::name(target)) +
       " remarks=false}";
   if (failed(parsePassPipeline(lowerPipeline, lpm)))
     return Result::failure("bad lowering pipeline: " + lowerPipeline);
-  if (failed(lpm.run(lowered)))
+  if (failed(lpm.run(lowered)) || failed(ncore::verifyOnThreads(lowered)))
     return Result::failure("lowering failed:\n" + diags.text);
   cm.breakdown.lowerNs = nowNs() - t0;
   progress("lowered to ncore");

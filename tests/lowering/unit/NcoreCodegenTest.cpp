@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "lowering/target/NcoreCodegen.h"
 #include "lowering/transforms/NcorePasses.h"
+#include "lowering/transforms/ParallelVerify.h"
 #include "mlir/Pass/PassManager.h"
 #include "runtime/Host.h"
 #include "runtime/Numerics.h"
@@ -16,6 +17,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 
 #include <cmath>
@@ -433,4 +435,70 @@ ncore.program @db(%w: !ncore.tile<hbm, 640x128xbf16> {ncore.role = "input", ncor
   std::cout << "  K loop: one buffer " << s.timeline.totalNs
             << " ns, two buffers " << r.timeline.totalNs << " ns\n";
   EXPECT_LT(r.timeline.totalNs, s.timeline.totalNs);
+}
+
+namespace {
+/// A program of `loops` loops, each copying %a into %o on the Vector engine
+/// (valid). `bad` names the error put into loop `at`, or at the top level
+/// after it: "copy" (a nested tensor_copy writes PSUM from the Scalar
+/// engine), "nested-dominance" (a nested op reads a tile allocated after
+/// the loop), "top-dominance" (a top-level copy reads that tile too).
+std::string manyLoops(int loops, const std::string &bad, int at) {
+  std::ostringstream os;
+  os << "ncore.program @many() {\n"
+        "  %a = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>\n"
+        "  %o = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>\n"
+        "  %p = ncore.alloc : !ncore.tile<psum, 128x64xf32>\n";
+  const char *copy = "ncore.tensor_copy %o, %a : !ncore.tile<sbuf, "
+                     "128x64xf32>, !ncore.tile<sbuf, 128x64xf32>\n";
+  for (int i = 0; i < loops; ++i) {
+    os << "  ncore.loop %i" << i << " trips 2 {\n    " << copy;
+    if (i == at && bad == "copy")
+      os << "    ncore.tensor_copy %p, %a on scalar : !ncore.tile<psum, "
+            "128x64xf32>, !ncore.tile<sbuf, 128x64xf32>\n";
+    if (i == at && bad == "nested-dominance")
+      os << "    ncore.tensor_copy %o, %late : !ncore.tile<sbuf, 128x64xf32>, "
+            "!ncore.tile<sbuf, 128x64xf32>\n";
+    os << "  }\n";
+    if (i == at && bad == "top-dominance")
+      os << "  ncore.tensor_copy %o, %late : !ncore.tile<sbuf, 128x64xf32>, "
+            "!ncore.tile<sbuf, 128x64xf32>\n";
+  }
+  os << "  %late = ncore.alloc : !ncore.tile<sbuf, 128x64xf32>\n}\n";
+  return os.str();
+}
+} // namespace
+
+// verifyOnThreads (seam-run's check of the lowered IR) must accept what
+// mlir::verify accepts and refuse, with the same message, what it refuses:
+// an op invalid deep in a loop, a nested use and a top-level use that their
+// definition does not dominate. 400 loops make several chunks of work, and
+// the errors sit in a late one.
+TEST_F(Codegen, VerifyOnThreadsAgreesWithTheVerifier) {
+  ASSERT_TRUE(ctx.isMultithreadingEnabled());
+  for (std::string bad : {"", "copy", "nested-dominance", "top-dominance"}) {
+    SCOPED_TRACE(bad.empty() ? "valid" : bad);
+    OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(
+        manyLoops(400, bad, 333), ParserConfig(&ctx, /*verifyAfterParse=*/false));
+    ASSERT_TRUE(m);
+    std::string serial, threaded;
+    bool serialOk, threadedOk;
+    {
+      ScopedDiagnosticHandler h(&ctx, [&](Diagnostic &d) {
+        serial += d.str() + "\n";
+        return success();
+      });
+      serialOk = succeeded(mlir::verify(*m));
+    }
+    {
+      ScopedDiagnosticHandler h(&ctx, [&](Diagnostic &d) {
+        threaded += d.str() + "\n";
+        return success();
+      });
+      threadedOk = succeeded(ncore::verifyOnThreads(*m));
+    }
+    EXPECT_EQ(serialOk, bad.empty()) << serial;
+    EXPECT_EQ(threadedOk, serialOk);
+    EXPECT_EQ(threaded, serial);
+  }
 }
