@@ -666,6 +666,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     /// the scans read these, not the instruction, for the entries they pass.
     std::vector<uint8_t> bits;
     std::vector<unsigned> epochs;
+    /// Per engine, the positions of its entries, ascending.
+    std::array<std::vector<unsigned>, kEngines> byEngine;
   };
   llvm::DenseMap<const std::vector<Entry> *, EngineMasks> enginesBefore;
   auto addMasks = [&](const std::vector<Entry> &list) {
@@ -682,6 +684,7 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       m.writes[i + 1] = m.writes[i] | (write ? bit : 0);
       m.bits[i] = bit | (write ? kWriteBit : 0);
       m.epochs[i] = inst.epoch;
+      m.byEngine[inst.engine].push_back(unsigned(i));
     }
   };
   for (auto &kv : byBucket)
@@ -736,51 +739,49 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     unsigned first = list.front().first;
     unsigned epoch = insts[first].epoch;
     auto [b0, b1] = bucketsOf(region);
-    // Latest first over the merged bucket lists (entries before `first`).
-    struct Head {
-      std::vector<Entry> *list;
-      const EngineMasks *masks;
-      size_t at;
-    };
-    SmallVector<Head, 8> heads;
+    // Per engine, the latest conflicting access of the epoch before `first`
+    // over the region's buckets: each bucket's accesses of that engine,
+    // latest first, up to the first that conflicts (or one no later than
+    // the best found in another bucket). Found latest first, as one merged
+    // scan of the buckets would find them.
+    SmallVector<Entry, kEngines> found;
+    SmallVector<std::pair<const std::vector<Entry> *, const EngineMasks *>, 8>
+        buckets;
+    SmallVector<size_t, 8> ends;
     for (int64_t bk = b0; bk <= b1; ++bk) {
       auto it = byBucket.find({region.root, bk});
       if (it == byBucket.end())
         continue;
-      auto &l = it->second;
-      heads.push_back(
-          {&l, &enginesBefore.find(&l)->second,
-           size_t(std::lower_bound(l.begin(), l.end(), Entry{first, 0}) -
-                  l.begin())});
+      const std::vector<Entry> &l = it->second;
+      buckets.push_back({&l, &enginesBefore.find(&l)->second});
+      ends.push_back(size_t(
+          std::lower_bound(l.begin(), l.end(), Entry{first, 0}) - l.begin()));
     }
+    for (unsigned engine = 0; engine < kEngines; ++engine) {
+      std::optional<Entry> best;
+      for (auto [b, end] : llvm::zip(buckets, ends)) {
+        auto [l, masks] = b;
+        const std::vector<unsigned> &at = masks->byEngine[engine];
+        // Positions in the bucket of this engine's accesses, before `first`.
+        for (auto k = std::lower_bound(at.begin(), at.end(), unsigned(end));
+             k != at.begin();) {
+          unsigned pos = *--k;
+          Entry e = (*l)[pos];
+          if (masks->epochs[pos] != epoch || (best && e <= *best))
+            break;
+          if (conflicts(region, insts[e.first].footprints[e.second])) {
+            best = e;
+            break;
+          }
+        }
+      }
+      if (best)
+        found.push_back(*best);
+    }
+    llvm::sort(found, [](Entry a, Entry b) { return b < a; });
     SmallVector<unsigned, 4> &out = before.find(tile)->second;
-    // Engines not found yet; the scan ends when no earlier entry has one.
-    uint8_t want = uint8_t((1u << kEngines) - 1);
-    while (true) {
-      uint8_t remaining = 0;
-      for (const Head &h : heads)
-        remaining |= h.masks->any[h.at];
-      if (!(remaining & want))
-        break;
-      int best = -1;
-      for (unsigned i = 0; i < heads.size(); ++i)
-        if (heads[i].at > 0 &&
-            (best < 0 || (*heads[best].list)[heads[best].at - 1] <
-                             (*heads[i].list)[heads[i].at - 1]))
-          best = int(i);
-      if (best < 0)
-        break;
-      Head &h = heads[best];
-      Entry e = (*h.list)[--h.at];
-      if (h.masks->epochs[h.at] != epoch)
-        break;
-      uint8_t bit = h.masks->bits[h.at] & ~kWriteBit;
-      if (!(want & bit) ||
-          !conflicts(region, insts[e.first].footprints[e.second]))
-        continue;
-      want &= uint8_t(~bit);
+    for (Entry e : found)
       out.push_back(e.first);
-    }
   });
 
   // On the context's threads: each consumer writes its own edges.
