@@ -79,6 +79,48 @@ float reductionIdentity(AluOp op) {
   }
 }
 
+static uint64_t loadWord(const uint8_t *p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  if constexpr (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+    w = __builtin_bswap64(w);
+  return w;
+}
+
+static uint64_t rotl64(uint64_t x, unsigned r) {
+  return (x << r) | (x >> (64 - r));
+}
+
+uint64_t hash64(const void *data, size_t size, uint64_t seed) {
+  constexpr uint64_t kMulA = 0xbf58476d1ce4e5b9ull,
+                     kMulB = 0x94d049bb133111ebull,
+                     kGolden = 0x9e3779b97f4a7c15ull;
+  const auto *p = static_cast<const uint8_t *>(data);
+  // Four independent lanes: the multiply latency of one word overlaps the
+  // other three.
+  uint64_t lane[4] = {seed + kGolden, seed + 2 * kGolden, seed + 3 * kGolden,
+                      seed + 4 * kGolden};
+  size_t n = size;
+  for (; n >= 32; n -= 32, p += 32)
+    for (unsigned k = 0; k < 4; ++k)
+      lane[k] = rotl64(lane[k] ^ (loadWord(p + 8 * k) * kMulA), 29) * kMulB;
+  uint64_t h = rotl64(lane[0], 1) + rotl64(lane[1], 17) + rotl64(lane[2], 33) +
+               rotl64(lane[3], 49) + uint64_t(size) * kGolden;
+  for (; n >= 8; n -= 8, p += 8)
+    h = rotl64(h ^ (loadWord(p) * kMulA), 29) * kMulB;
+  if (n > 0) {
+    uint64_t tail = 0;
+    for (size_t i = 0; i < n; ++i)
+      tail |= uint64_t(p[i]) << (8 * i);
+    h = rotl64(h ^ ((tail + n) * kMulA), 29) * kMulB;
+  }
+  h ^= h >> 30;
+  h *= kMulA;
+  h ^= h >> 27;
+  h *= kMulB;
+  return h ^ (h >> 31);
+}
+
 /// CRC-32 tables for slicing by eight: table[0] is the bytewise table,
 /// table[k][b] the CRC of byte b followed by k zero bytes, so that eight
 /// input bytes fold into the CRC with eight independent lookups (the

@@ -75,7 +75,7 @@ inline uint64_t splitmix64(uint64_t &state) {
   return z ^ (z >> 31);
 }
 
-/// FNV-1a 64-bit hash (program content hashes, cache keys).
+/// FNV-1a 64-bit hash (cache keys: short strings).
 inline uint64_t fnv1a64(const void *data, size_t size,
                         uint64_t hash = 0xcbf29ce484222325ull) {
   const auto *p = static_cast<const uint8_t *>(data);
@@ -85,6 +85,14 @@ inline uint64_t fnv1a64(const void *data, size_t size,
   }
   return hash;
 }
+
+/// 64-bit hash of a byte string: four lanes over consecutive 8-byte words,
+/// each word multiplied in, the lane rotated and multiplied (the multipliers
+/// of splitmix64's finaliser), the lanes and the tail then folded and
+/// finalised as splitmix64 does. Not byte-serial like fnv1a64: ~10 GB/s,
+/// for the multi-MB payloads of program files and compile-cache entries
+/// (their content hash and checksum). Not a cryptographic hash.
+uint64_t hash64(const void *data, size_t size, uint64_t seed = 0);
 
 /// CRC-32 (IEEE 802.3 polynomial), used as the file checksum.
 uint32_t crc32(const void *data, size_t size, uint32_t crc = 0);

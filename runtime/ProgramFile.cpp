@@ -467,17 +467,26 @@ std::vector<uint8_t> writeProgram(const Program &program) {
   const uint8_t *payload = h.data() + kProgramHeaderSize;
   size_t payloadSize = h.size() - kProgramHeaderSize;
   h.patch<uint64_t>(sizeAt, payloadSize);
-  h.patch<uint64_t>(hashAt, fnv1a64(payload, payloadSize));
-  uint32_t crc = crc32(h.data(), crcAt);
-  h.patch<uint32_t>(crcAt, crc32(payload, payloadSize, crc));
+  h.patch<uint64_t>(hashAt, hash64(payload, payloadSize));
   h.patch<uint32_t>(sectionsAt, sections);
+  h.patch<uint32_t>(crcAt, crc32(h.data(), crcAt));
   return h.take();
+}
+
+void resealProgramFile(std::vector<uint8_t> &bytes) {
+  if (bytes.size() < kProgramHeaderSize)
+    return;
+  uint64_t hash = hash64(bytes.data() + kProgramHeaderSize,
+                         bytes.size() - kProgramHeaderSize);
+  std::memcpy(bytes.data() + 24, &hash, 8);
+  uint32_t crc = crc32(bytes.data(), 32);
+  std::memcpy(bytes.data() + 32, &crc, 4);
 }
 
 uint64_t programHash(const Program &program) {
   uint32_t sections;
   std::vector<uint8_t> payload = writePayload(program, sections);
-  return fnv1a64(payload.data(), payload.size());
+  return hash64(payload.data(), payload.size());
 }
 
 Expected<Program> readProgram(const std::vector<uint8_t> &bytes) {
@@ -522,14 +531,13 @@ Expected<Program> readProgram(const uint8_t *data, size_t size) {
                   std::to_string(available));
   const uint8_t *payload = data + kProgramHeaderSize;
   uint32_t crc = crc32(data, 32);
-  crc = crc32(payload, payloadSize, crc);
   if (crc != checksum) {
     std::ostringstream os;
     os << "checksum mismatch (stored 0x" << std::hex << checksum
        << ", computed 0x" << crc << "): the file is corrupted";
     return fail(os.str());
   }
-  if (fnv1a64(payload, payloadSize) != hash)
+  if (hash64(payload, payloadSize) != hash)
     return fail("content hash mismatch: the file is corrupted");
   if (reserved != 0)
     return fail("reserved header field is not zero");

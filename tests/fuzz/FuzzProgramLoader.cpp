@@ -91,13 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
   check(bytes);
   if (size > kProgramHeaderSize) {
-    uint64_t hash = fnv1a64(bytes.data() + kProgramHeaderSize,
-                            bytes.size() - kProgramHeaderSize);
-    std::memcpy(bytes.data() + 24, &hash, 8);
-    uint32_t crc = crc32(bytes.data(), 32);
-    crc = crc32(bytes.data() + kProgramHeaderSize,
-                bytes.size() - kProgramHeaderSize, crc);
-    std::memcpy(bytes.data() + 32, &crc, 4);
+    resealProgramFile(bytes);
     check(bytes);
   }
   return 0;

@@ -34,15 +34,7 @@ std::string readError(const std::vector<uint8_t> &bytes) {
 
 /// Rewrites the checksum and content hash after a deliberate payload edit,
 /// so the test reaches the field validation behind them.
-void reseal(std::vector<uint8_t> &bytes) {
-  uint64_t hash = fnv1a64(bytes.data() + kProgramHeaderSize,
-                          bytes.size() - kProgramHeaderSize);
-  std::memcpy(bytes.data() + 24, &hash, 8);
-  uint32_t crc = crc32(bytes.data(), 32);
-  crc = crc32(bytes.data() + kProgramHeaderSize,
-              bytes.size() - kProgramHeaderSize, crc);
-  std::memcpy(bytes.data() + 32, &crc, 4);
-}
+void reseal(std::vector<uint8_t> &bytes) { resealProgramFile(bytes); }
 } // namespace
 
 /// The sliced CRC-32 against the standard check value and a bytewise
@@ -195,21 +187,60 @@ TEST(ProgramFile, RejectsBadMagicVersionAndTarget) {
   bad = bytes;
   bad[8] = 9;
   EXPECT_EQ(readError(bad), "program file: unsupported format version 9 (this "
-                            "runtime reads version 3)");
+                            "runtime reads version 4)");
   bad = bytes;
   bad[12] = 7;
   EXPECT_EQ(readError(bad), "program file: unknown target code 7");
 }
 
-TEST(ProgramFile, FlippedByteFailsChecksum) {
+// A flipped bit anywhere in the payload fails the content hash; in the
+// header's first 32 bytes (the hash among them), the checksum.
+TEST(ProgramFile, FlippedByteIsCaught) {
   std::vector<uint8_t> bytes = writeProgram(sample());
   for (size_t pos : {size_t(60), bytes.size() / 2, bytes.size() - 1}) {
     auto bad = bytes;
     bad[pos] ^= 0x10;
     std::string err = readError(bad);
-    EXPECT_NE(err.find("checksum mismatch"), std::string::npos) << err;
+    EXPECT_NE(err.find("content hash mismatch"), std::string::npos) << err;
     EXPECT_NE(err.find("the file is corrupted"), std::string::npos);
   }
+  for (size_t pos : {size_t(17), size_t(24), size_t(31)}) {
+    auto bad = bytes;
+    bad[pos] ^= 0x10;
+    std::string err = readError(bad);
+    EXPECT_NE(err.find(pos == 17 ? "truncated" : "checksum mismatch"),
+              std::string::npos)
+        << pos << ": " << err;
+  }
+}
+
+// hash64 (the content hash of program files and compile-cache entries):
+// pinned values, so a change that would make every stored file unreadable
+// is seen; every single-bit flip of inputs of 0 to 80 bytes, at every
+// alignment around its 32- and 8-byte steps, changes the hash; the seed
+// and the length count.
+TEST(ProgramFile, Hash64PinnedAndSensitive) {
+  EXPECT_EQ(hash64(nullptr, 0), 0x063d71bddf5926d4ull);
+  EXPECT_EQ(hash64("123456789", 9), 0xca4e201328d54e33ull);
+  std::vector<uint8_t> bytes(88);
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<uint8_t>(i * 37 + 11);
+  EXPECT_EQ(hash64(bytes.data(), bytes.size()), 0x943c2c78694de920ull);
+  for (size_t start = 0; start < 8; ++start)
+    for (size_t n = 0; start + n <= 80; ++n) {
+      uint64_t h = hash64(bytes.data() + start, n);
+      EXPECT_NE(hash64(bytes.data() + start, n, 1), h);
+      std::vector<uint8_t> longer(bytes.begin() + start,
+                                  bytes.begin() + start + n);
+      longer.push_back(0);
+      EXPECT_NE(hash64(longer.data(), n + 1), h) << n;
+      for (size_t bit = 0; bit < 8 * n; ++bit) {
+        std::vector<uint8_t> flipped(longer.begin(), longer.end() - 1);
+        flipped[bit / 8] ^= uint8_t(1u << (bit % 8));
+        ASSERT_NE(hash64(flipped.data(), n), h)
+            << "start " << start << " length " << n << " bit " << bit;
+      }
+    }
 }
 
 TEST(ProgramFile, RejectsOutOfRangeEnums) {
