@@ -676,8 +676,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     std::array<std::vector<unsigned>, kEngines> byEngine;
   };
   llvm::DenseMap<const std::vector<Entry> *, EngineMasks> enginesBefore;
-  auto addMasks = [&](const std::vector<Entry> &list, bool bucket) {
-    EngineMasks &m = enginesBefore[&list];
+  auto addMasks = [&](const std::vector<Entry> &list, EngineMasks &m,
+                      bool bucket) {
     m.any.assign(list.size() + 1, 0);
     m.writes.assign(list.size() + 1, 0);
     m.bits.resize(list.size());
@@ -694,10 +694,26 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         m.byEngine[inst.engine].push_back(unsigned(i));
     }
   };
+  // Every list's entry first (the map then stays put), filled on the
+  // context's threads.
+  enginesBefore.reserve(byBucket.size() + byTile.size());
   for (auto &kv : byBucket)
-    addMasks(kv.second, /*bucket=*/true);
+    enginesBefore[&kv.second];
   for (auto &kv : byTile)
-    addMasks(kv.second, /*bucket=*/false);
+    enginesBefore[&kv.second];
+  std::vector<std::tuple<const std::vector<Entry> *, EngineMasks *, bool>>
+      maskJobs;
+  maskJobs.reserve(enginesBefore.size());
+  for (auto &kv : byBucket)
+    maskJobs.push_back({&kv.second, &enginesBefore.find(&kv.second)->second,
+                        /*bucket=*/true});
+  for (auto &kv : byTile)
+    maskJobs.push_back({&kv.second, &enginesBefore.find(&kv.second)->second,
+                        /*bucket=*/false});
+  parallelChunks(ctx, maskJobs.size(), [&](size_t j) {
+    auto [list, masks, bucket] = maskJobs[j];
+    addMasks(*list, *masks, bucket);
+  });
 
   // 3. Dependencies: for each consumer, the producers it must wait for.
   // Candidates are scanned latest first. Before the consumer in program
