@@ -477,9 +477,14 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     f.timed = !isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op);
     if (f.timed) {
       FailureOr<rt::Instruction> view = costView(f.inst, depth);
-      for (Engine e : {f.inst.getExecutionEngine(), f.inst.getDefaultEngine(),
-                       Engine::Vector, Engine::Scalar, Engine::GpSimd})
-        f.ns[static_cast<unsigned>(e)] = estimateNs(view, e, profile);
+      // The engines the timeline below can read: its own, and the legal
+      // ones among those a movable instruction may go to.
+      Engine own = f.inst.getExecutionEngine();
+      f.ns[static_cast<unsigned>(own)] = estimateNs(view, own, profile);
+      for (Engine e : {f.inst.getDefaultEngine(), Engine::Vector,
+                       Engine::Scalar, Engine::GpSimd})
+        if (e != own && f.inst.isLegalEngine(e))
+          f.ns[static_cast<unsigned>(e)] = estimateNs(view, e, profile);
       return;
     }
     // A transfer's destination is ready once its bytes have crossed: a DMA
