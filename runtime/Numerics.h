@@ -89,8 +89,9 @@ inline uint64_t fnv1a64(const void *data, size_t size,
 /// 64-bit hash of a byte string: four lanes over consecutive 8-byte words,
 /// each word multiplied in, the lane rotated and multiplied (the multipliers
 /// of splitmix64's finaliser), the lanes and the tail then folded and
-/// finalised as splitmix64 does. Not byte-serial like fnv1a64: ~10 GB/s,
-/// for the multi-MB payloads of program files and compile-cache entries
+/// finalised as splitmix64 does. Not byte-serial like fnv1a64: 0.34 cycles
+/// per byte on the development machine (CRC-32 1.37, FNV-1a 3.23), for the
+/// multi-MB payloads of program files and compile-cache entries
 /// (their content hash and checksum). Not a cryptographic hash.
 uint64_t hash64(const void *data, size_t size, uint64_t seed = 0);
 

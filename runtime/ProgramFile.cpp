@@ -444,8 +444,9 @@ public:
 } // namespace
 
 std::vector<uint8_t> writeProgram(const Program &program) {
-  // The header, its payload size, hash and checksum patched once the
-  // payload has been written after it (in the same buffer).
+  // The header, its payload size and section count patched once the
+  // payload has been written after it (in the same buffer), then sealed
+  // (content hash and checksum) by resealProgramFile.
   size_t reserved = kProgramHeaderSize + encodedPayloadSize(program);
   ByteWriter h(reserved);
   h.putRaw(kMagic, 8);
@@ -453,10 +454,8 @@ std::vector<uint8_t> writeProgram(const Program &program) {
   h.put<uint32_t>(static_cast<uint32_t>(program.target));
   size_t sizeAt = h.size();
   h.put<uint64_t>(0);
-  size_t hashAt = h.size();
-  h.put<uint64_t>(0);
-  size_t crcAt = h.size();
-  h.put<uint32_t>(0);
+  h.put<uint64_t>(0); // content hash
+  h.put<uint32_t>(0); // checksum
   size_t sectionsAt = h.size();
   h.put<uint32_t>(0);
   h.put<uint64_t>(0);
@@ -464,13 +463,11 @@ std::vector<uint8_t> writeProgram(const Program &program) {
   writePayloadInto(h, program, sections);
   assert(h.size() == reserved && "the counter and the writer disagree");
   (void)reserved;
-  const uint8_t *payload = h.data() + kProgramHeaderSize;
-  size_t payloadSize = h.size() - kProgramHeaderSize;
-  h.patch<uint64_t>(sizeAt, payloadSize);
-  h.patch<uint64_t>(hashAt, hash64(payload, payloadSize));
+  h.patch<uint64_t>(sizeAt, h.size() - kProgramHeaderSize);
   h.patch<uint32_t>(sectionsAt, sections);
-  h.patch<uint32_t>(crcAt, crc32(h.data(), crcAt));
-  return h.take();
+  std::vector<uint8_t> bytes = h.take();
+  resealProgramFile(bytes);
+  return bytes;
 }
 
 void resealProgramFile(std::vector<uint8_t> &bytes) {

@@ -4,7 +4,6 @@
 #include "lowering/transforms/ParallelVerify.h"
 
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 

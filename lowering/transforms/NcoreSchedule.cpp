@@ -772,30 +772,33 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     // latest first, up to the first that conflicts (or one no later than
     // the best found in another bucket). Found latest first, as one merged
     // scan of the buckets would find them.
-    SmallVector<Entry, kEngines> found;
-    SmallVector<std::pair<const std::vector<Entry> *, const EngineMasks *>, 8>
-        buckets;
-    SmallVector<size_t, 8> ends;
+    struct Bucket {
+      const std::vector<Entry> *list;
+      const EngineMasks *masks;
+      unsigned end; ///< Its entries before `first`.
+    };
+    SmallVector<Bucket, 8> buckets;
     for (int64_t bk = b0; bk <= b1; ++bk) {
       auto it = byBucket.find({region.root, bk});
       if (it == byBucket.end())
         continue;
       const std::vector<Entry> &l = it->second;
-      buckets.push_back({&l, &enginesBefore.find(&l)->second});
-      ends.push_back(size_t(
-          std::lower_bound(l.begin(), l.end(), Entry{first, 0}) - l.begin()));
+      buckets.push_back(
+          {&l, &enginesBefore.find(&l)->second,
+           unsigned(std::lower_bound(l.begin(), l.end(), Entry{first, 0}) -
+                    l.begin())});
     }
+    SmallVector<Entry, kEngines> found;
     for (unsigned engine = 0; engine < kEngines; ++engine) {
       std::optional<Entry> best;
-      for (auto [b, end] : llvm::zip(buckets, ends)) {
-        auto [l, masks] = b;
-        const std::vector<unsigned> &at = masks->byEngine[engine];
+      for (const Bucket &b : buckets) {
+        const std::vector<unsigned> &at = b.masks->byEngine[engine];
         // Positions in the bucket of this engine's accesses, before `first`.
-        for (auto k = std::lower_bound(at.begin(), at.end(), unsigned(end));
+        for (auto k = std::lower_bound(at.begin(), at.end(), b.end);
              k != at.begin();) {
           unsigned pos = *--k;
-          Entry e = (*l)[pos];
-          if (masks->epochs[pos] != epoch || (best && e <= *best))
+          Entry e = (*b.list)[pos];
+          if (b.masks->epochs[pos] != epoch || (best && e <= *best))
             break;
           if (conflicts(region, insts[e.first].footprints[e.second])) {
             best = e;

@@ -30,6 +30,21 @@ void parallelChunks(MLIRContext *ctx, size_t n, Fn &&body) {
   });
 }
 
+/// The same for work that can fail (body(i) returns a LogicalResult): no
+/// chunk starts after one has failed, and a chunk stops at its first
+/// failure. `chunk` indices per task (heavier work wants fewer).
+template <typename Fn>
+LogicalResult failableParallelChunks(MLIRContext *ctx, size_t n, size_t chunk,
+                                     Fn &&body) {
+  return mlir::failableParallelForEachN(
+      ctx, 0, (n + chunk - 1) / chunk, [&](size_t c) -> LogicalResult {
+        for (size_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i)
+          if (failed(body(i)))
+            return failure();
+        return success();
+      });
+}
+
 } // namespace mlir::ncore
 
 #endif // SEAM_LOWERING_TRANSFORMS_PARALLELCHUNKS_H

@@ -1,6 +1,7 @@
 //===- ParallelVerify.cpp - MLIR's verifier on a context's threads --------===//
 #include "lowering/transforms/ParallelVerify.h"
 #include "dialect/ncore/NcoreOps.h"
+#include "lowering/transforms/ParallelChunks.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Threading.h"
@@ -50,14 +51,9 @@ LogicalResult mlir::ncore::verifyOnThreads(Operation *root) {
     if (info && failed(info->verifyInvariants(op)))
       return failure();
   }
-  constexpr size_t kChunk = 64;
-  size_t chunks = (units.size() + kChunk - 1) / kChunk;
-  if (failed(failableParallelForEachN(ctx, 0, chunks, [&](size_t c) {
-        for (size_t i = c * kChunk, e = std::min(units.size(), i + kChunk);
-             i < e; ++i)
-          if (failed(mlir::verify(units[i])))
-            return failure();
-        return success();
+  // A unit can be a loop nest of hundreds of ops: 64 per task.
+  if (failed(failableParallelChunks(ctx, units.size(), 64, [&](size_t i) {
+        return mlir::verify(units[i]);
       })))
     return failure();
   return failableParallelForEach(ctx, opened, [](Operation *op) {

@@ -1,5 +1,4 @@
-//===- ParallelVerify.h - MLIR's verifier on a context's threads -*- C++
-//-*-===//
+//===- ParallelVerify.h - MLIR's verifier on threads ------------*- C++ -*-===//
 //
 // MLIR's verifier spreads its work over a context's threads only at
 // IsolatedFromAbove ops: it verifies such ops side by side, and walks each

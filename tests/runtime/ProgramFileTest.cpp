@@ -31,10 +31,6 @@ std::string readError(const std::vector<uint8_t> &bytes) {
   auto r = readProgram(bytes);
   return r ? std::string("accepted") : r.error();
 }
-
-/// Rewrites the checksum and content hash after a deliberate payload edit,
-/// so the test reaches the field validation behind them.
-void reseal(std::vector<uint8_t> &bytes) { resealProgramFile(bytes); }
 } // namespace
 
 /// The sliced CRC-32 against the standard check value and a bytewise
@@ -263,7 +259,7 @@ TEST(ProgramFile, RejectsOutOfRangeEnums) {
   // Bindings section: after the meta section (16-byte header + 4 + 6 name).
   size_t countPos = kProgramHeaderSize + 16 + 4 + 6 + 16;
   std::memcpy(bytes2.data() + countPos, &huge, 4);
-  reseal(bytes2);
+  resealProgramFile(bytes2);
   EXPECT_EQ(readError(bytes2), "program file: bindings section: count "
                                "2147483647 exceeds the section size");
 }
@@ -304,7 +300,7 @@ TEST(ProgramFile, RandomCorruptionNeverCrashes) {
     auto bad = bytes;
     for (int k = 0; k < 1 + trial % 4; ++k)
       bad[pos(gen)] = static_cast<uint8_t>(val(gen));
-    reseal(bad);
+    resealProgramFile(bad);
     auto r = readProgram(bad);
     if (!r) {
       ++rejected;
