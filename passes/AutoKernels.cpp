@@ -23,7 +23,8 @@ Operation *mlir::seam::replaceWithKernelCall(Operation *site,
   OpBuilder b(site);
   auto call = b.create<KernelCallOp>(
       site->getLoc(), site->getResultTypes(), b.getStringAttr(kernel.name),
-      site->getOperands(), sig.config.empty() ? DictionaryAttr() : sig.config);
+      site->getOperands(), sig.config.empty() ? DictionaryAttr() : sig.config,
+      FlatSymbolRefAttr());
   site->replaceAllUsesWith(call.getResults());
   site->erase();
   return call;

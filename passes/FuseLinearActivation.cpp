@@ -54,6 +54,8 @@ struct FuseLinearActivationPass
           << " not folded into its linear: " << why.str();
       ++numRejected;
     };
+    if (!fusible(lin) || !fusible(act))
+      return reject(Twine("an op is marked ") + kNoFuseAttrName);
     if (lin.getActivation())
       return reject("the linear already applies " + *lin.getActivation());
     if (!lin->hasOneUse())

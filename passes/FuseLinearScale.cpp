@@ -88,6 +88,8 @@ struct FuseLinearScalePass
             << why.str();
         ++numRejected;
       };
+      if (!fusible(lin) || !fusible(mul) || (reduce && !fusible(reduce)))
+        return reject(Twine("an op is marked ") + kNoFuseAttrName);
       if (lin.getScale())
         return reject("the linear already scales its columns");
       if (!lin->hasOneUse() || (reduce && !reduce->hasOneUse()))

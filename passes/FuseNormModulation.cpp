@@ -170,6 +170,13 @@ struct FuseNormModulationPass
       }
       return;
     }
+    if (!fusible(ln) || !llvm::all_of(m->ops, fusible)) {
+      decisionRemark(remarks, ln.getLoc())
+          << "seam-fuse-norm-modulation: not fused: an op is marked "
+          << kNoFuseAttrName;
+      ++numRejected;
+      return;
+    }
     if (!isProfitable(ln, "fuse-norm-modulation", why)) {
       decisionRemark(remarks, ln.getLoc())
           << "seam-fuse-norm-modulation: legal but not profitable: " << why;

@@ -107,6 +107,16 @@ struct FuseRopeAttentionPass
       ++numRejected;
       return;
     }
+    SmallVector<Operation *> parts{att};
+    for (RopeSource *s : {&*q, &*k})
+      llvm::append_range(parts, s->ropes);
+    if (!llvm::all_of(parts, fusible)) {
+      decisionRemark(remarks, att.getLoc())
+          << "seam-fuse-rope-attention: not fused: an op is marked "
+          << kNoFuseAttrName;
+      ++numRejected;
+      return;
+    }
     if (auto why = checkLegality(att, *q, *k)) {
       decisionRemark(remarks, att.getLoc())
           << "seam-fuse-rope-attention: not fused: " << *why;

@@ -62,7 +62,8 @@ struct OutlineRegionsPass
     llvm::StringMap<func::FuncOp> byKey;
     // Programs outlined by an earlier run are shareable too.
     for (auto f : module.getOps<func::FuncOp>())
-      if (f->hasAttr(kProgramAttrName) && !f.getBody().empty())
+      if (f->hasAttr(kProgramAttrName) && !f->hasAttr(kBoundaryBodyAttrName) &&
+          !f.getBody().empty())
         byKey[structuralKey(f)] = f;
 
     SmallVector<FusionOp> regions;

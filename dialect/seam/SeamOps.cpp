@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/MathExtras.h"
@@ -464,6 +466,24 @@ LogicalResult KernelCallOp::verify() {
   if (auto &hook =
           cast<SeamDialect>((*this)->getDialect())->getKernelCallHook())
     return hook(getOperation());
+  return success();
+}
+
+LogicalResult
+KernelCallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto callee = getCalleeAttr();
+  if (!callee)
+    return success();
+  auto body = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(
+      getOperation(), callee);
+  if (!body || body.isExternal() || !body->hasAttr(kBoundaryBodyAttrName))
+    return emitOpError() << "callee " << callee
+                         << " is not a func.func with a body tagged "
+                         << kBoundaryBodyAttrName;
+  if (TypeRange(body.getArgumentTypes()) != TypeRange(getArgs().getTypes()) ||
+      TypeRange(body.getResultTypes()) != TypeRange(getResultTypes()))
+    return emitOpError() << "callee " << callee << " has type "
+                         << body.getFunctionType() << ", not the call's";
   return success();
 }
 

@@ -7,6 +7,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -87,6 +88,27 @@ constexpr int64_t kMaxTensorElements = int64_t(1) << 36;
 /// Unit attribute of a func that is one program (seam-outline-regions puts
 /// it on each outlined region; lowering compiles each such func).
 constexpr llvm::StringLiteral kProgramAttrName = "seam.program";
+
+/// Unit attribute of a func that is the body of a `seam.kernel_call` with a
+/// `callee`: the compiler's lowering of a kernel site's ops behind the same
+/// opaque boundary (a program of its own, called, never launched by itself).
+constexpr llvm::StringLiteral kBoundaryBodyAttrName = "seam.boundary_body";
+
+/// Counterfactual markers `seam-run --explain-kernels` puts on a kernel
+/// site's op (discardable unit attributes):
+///  - kNoFuseAttrName: no fusion takes the op in, at the graph level
+///    (seam-fuse-*) or in the lowering (row producer / consumer pairs, a
+///    norm building its reader's X^T, a linear reducing its own columns):
+///    what a kernel in its place would lose, without the boundary;
+///  - kMaterializeAttrName: the op reads its operands from HBM and writes
+///    its results to HBM (the boundary's round trip, without its opacity).
+constexpr llvm::StringLiteral kNoFuseAttrName = "seam.no_fuse";
+constexpr llvm::StringLiteral kMaterializeAttrName = "seam.materialize";
+
+/// Whether a fusion may take `op` in (no kNoFuseAttrName on it).
+inline bool fusible(Operation *op) {
+  return op && !op->hasAttr(kNoFuseAttrName);
+}
 
 /// The name of the unary activation op `op` as seam.linear's `activation`
 /// attribute spells it (gelu, gelu_tanh, silu), or nullopt for any other

@@ -7,6 +7,7 @@ include "dialect/seam/SeamBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 //===----------------------------------------------------------------------===//
@@ -440,7 +441,8 @@ def Seam_AllGatherOp : Seam_Op<"all_gather", Seam_OpaqueFusion> {
 // Structure: blocks, kernels, fusion regions
 //===----------------------------------------------------------------------===//
 
-def Seam_KernelCallOp : Seam_Op<"kernel_call", Seam_OpaqueFusion> {
+def Seam_KernelCallOp : Seam_Op<"kernel_call", Seam_OpaqueFusion,
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "opaque call to a registered NKI-style kernel";
   let description = [{
     The graph compiler cannot see inside: inputs come from HBM, outputs go
@@ -448,13 +450,24 @@ def Seam_KernelCallOp : Seam_Op<"kernel_call", Seam_OpaqueFusion> {
     entry of the kernel registry, which checks the signature; `config`
     carries the matched op's attributes (scale, fft_size, ...).
 
+    `callee`, when present, names a private `func.func` (tagged
+    `seam.boundary_body`) whose ops the compiler lowers as the call's body
+    instead of the registered kernel's: the compiler's own code placed behind
+    the same opaque boundary. It is the counterfactual `seam-run
+    --explain-kernels` compiles to tell a kernel's body from its boundary; its
+    type must be the call's.
+
     ```mlir
     %qkv = seam.kernel_call "qkv"(%x, %w) : (tensor<1x256x3072xbf16>,
            tensor<3072x2304xbf16>) -> tensor<1x256x2304xbf16>
+    %y = seam.kernel_call "qkv"(%x, %w) {callee = @boundary_qkv_0}
+           : (tensor<1x256x3072xbf16>, tensor<3072x2304xbf16>)
+           -> tensor<1x256x2304xbf16>
     ```
   }];
   let arguments = (ins StrAttr:$kernel, Variadic<Seam_AnyTensor>:$args,
-                       OptionalAttr<DictionaryAttr>:$config);
+                       OptionalAttr<DictionaryAttr>:$config,
+                       OptionalAttr<FlatSymbolRefAttr>:$callee);
   let results = (outs Variadic<Seam_AnyTensor>:$results);
   let assemblyFormat = [{
     $kernel `(` $args `)` attr-dict `:` functional-type($args, $results)

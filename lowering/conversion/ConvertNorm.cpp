@@ -127,7 +127,8 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
                  llvm::all_of(result.getUsers(),
                               [&](Operation *u) {
                                 auto lin = dyn_cast<LinearOp>(u);
-                                return lin && lin.getInput() == result &&
+                                return lin && fusible(lin) && fusible(op) &&
+                                       lin.getInput() == result &&
                                        isa<BlockArgument>(lin.getWeight());
                               }) &&
                  xtBytes <= pl.workingBudget() / 2;

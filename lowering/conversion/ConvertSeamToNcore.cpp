@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/conversion/ConvertSeamToNcore.h"
+
+#include <algorithm>
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -155,13 +157,21 @@ Placement ProgramLowering::placeResultInHbm(Value v, StringRef prefix) {
 /// store of the whole tensor after the op.
 static bool onlyReadFromHbm(Value v) {
   return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *u) {
-    return isa<AllReduceOp, AllGatherOp, KernelCallOp>(u);
+    return isa<AllReduceOp, AllGatherOp, KernelCallOp>(u) ||
+           u->hasAttr(kMaterializeAttrName);
   });
+}
+
+/// Whether `v` is a result of an op marked kMaterializeAttrName: it is
+/// written to HBM, as a kernel's result would be.
+static bool materialized(Value v) {
+  Operation *d = v.getDefiningOp();
+  return d && d->hasAttr(kMaterializeAttrName);
 }
 
 bool ProgramLowering::fitsSbuf(Value v) const {
   auto type = cast<RankedTensorType>(v.getType());
-  if (outputs.count(v) || onlyReadFromHbm(v))
+  if (outputs.count(v) || onlyReadFromHbm(v) || materialized(v))
     return false;
   // Placed already (a concatenation its operand placed): placeResult
   // returns that placement.
@@ -182,7 +192,7 @@ Placement ProgramLowering::placeResult(Value v) {
   // Already placed: a concatenation whose first operand placed it.
   if (auto it = placements.find(v); it != placements.end())
     return it->second;
-  if (onlyReadFromHbm(v)) {
+  if (onlyReadFromHbm(v) || materialized(v)) {
     ++stats.writtenToHbm;
     return placeResultInHbm(v, "hbm");
   }
@@ -463,6 +473,15 @@ Placement ProgramLowering::withShape(Placement t, ArrayRef<int64_t> shape) {
 
 FailureOr<ncore::ProgramOp> KernelDeclarations::getOrCreate(Operation *call) {
   auto kc = cast<KernelCallOp>(call);
+  // The compiler's own body behind the boundary: the program lowered from
+  // the callee func (boundary bodies are lowered before their callers).
+  if (auto callee = kc.getCalleeAttr()) {
+    if (auto p = programs.lookupSymbol<ncore::ProgramOp>(callee.getAttr()))
+      return p;
+    return call->emitOpError()
+           << "convert-seam-to-ncore: the boundary body " << callee
+           << " was not lowered";
+  }
   const KernelInfo *info = lookupKernel(kc.getKernel());
   if (info && info->build) {
     FailureOr<StringAttr> sym = getOrBuildKernelProgram(
@@ -546,6 +565,34 @@ void ConversionStats::publish() const {
 #define SEAM_STAT_ADD(field, name, description) field##Counter += field;
     SEAM_CONVERSION_STATS(SEAM_STAT_ADD)
 #undef SEAM_STAT_ADD
+}
+
+/// Lowers `op`; one marked kMaterializeAttrName reads its on-chip operands
+/// from HBM copies (stored first, as at a kernel boundary), bound for its
+/// own lowering only.
+static LogicalResult lowerMaterialized(ProgramLowering &pl, Operation &op,
+                                       const LowerFn &lower) {
+  if (!op.hasAttr(kMaterializeAttrName))
+    return lower(pl, &op);
+  SmallVector<std::pair<Value, Placement>> swapped;
+  for (Value v : op.getOperands()) {
+    if (!isa<RankedTensorType>(v.getType()) ||
+        llvm::any_of(swapped, [&](auto &s) { return s.first == v; }))
+      continue;
+    FailureOr<Placement> p = pl.get(v, &op);
+    if (failed(p))
+      return failure();
+    if (p->space == MemSpace::Hbm)
+      continue;
+    Placement copy = pl.hbmScratch(p->shape, p->elementType, "materialized");
+    pl.copyInto(copy, *p);
+    swapped.push_back({v, *p});
+    pl.bind(v, copy);
+  }
+  LogicalResult r = lower(pl, &op);
+  for (auto &[v, p] : swapped)
+    pl.bind(v, p);
+  return r;
 }
 
 LogicalResult ConvertSeamToNcorePass::lowerProgram(
@@ -685,7 +732,10 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
   DenseSet<Operation *> paired;
   auto canGuest = [&](Operation *guest, Operation *host) {
     auto g = guests.find(guest->getName().getStringRef());
+    // A materialized op's operands are swapped for HBM copies around its
+    // own lowering, which a guest's (inside its host's) would not see.
     return g != guests.end() && !paired.contains(guest) &&
+           !guest->hasAttr(kMaterializeAttrName) &&
            !guestOf.contains(guest) && g->second.eligible(guest) &&
            llvm::all_of(guest->getUsers(), [&](Operation *user) {
              return user->getBlock() == &body && host->isBeforeInBlock(user);
@@ -729,7 +779,7 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
   // after that consumer.
   DenseMap<Operation *, Operation *> producerOf, consumerOf;
   for (Operation &op : body) {
-    if (!producers.count(op.getName().getStringRef()) ||
+    if (!producers.count(op.getName().getStringRef()) || !fusible(&op) ||
         op.getNumResults() != 1 || paired.contains(&op) ||
         guestOf.contains(&op))
       continue;
@@ -739,6 +789,7 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       if (u->getBlock() == &body && (!first || u->isBeforeInBlock(first)))
         first = u;
     if (!first || !consumers.contains(first->getName().getStringRef()) ||
+        !fusible(first) ||
         first->getOperand(0) != r || paired.contains(first) ||
         guestOf.contains(first) || producerOf.contains(first) ||
         llvm::count(first->getOperands(), r) != 1 ||
@@ -757,7 +808,8 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     if (!ar || !ar.getInput().hasOneUse())
       continue;
     auto lin = ar.getInput().getDefiningOp<LinearOp>();
-    if (!lin || lin->getBlock() != &body || paired.contains(lin) ||
+    if (!lin || !fusible(lin) || !fusible(ar) || lin->getBlock() != &body ||
+        paired.contains(lin) ||
         consumerOf.contains(lin) || producerOf.contains(lin))
       continue;
     collectiveOf[lin] = ar;
@@ -889,7 +941,8 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       };
       pl.setColumnConsumer(op.getResult(0), std::move(consumer));
     }
-    if (!consumedCollectives.contains(&op) && failed((*lower)(pl, &op)))
+    if (!consumedCollectives.contains(&op) &&
+        failed(lowerMaterialized(pl, op, *lower)))
       return failure();
     if (collective && pl.takeColumnsConsumed(op.getResult(0))) {
       consumedCollectives.insert(collective);
@@ -996,6 +1049,10 @@ void ConvertSeamToNcorePass::runOnOperation() {
   for (auto func : module.getOps<func::FuncOp>())
     if (func->hasAttr(::mlir::seam::kProgramAttrName))
       funcs.push_back(func);
+  // Boundary bodies first: their callers' kernel calls look them up.
+  std::stable_partition(funcs.begin(), funcs.end(), [](func::FuncOp f) {
+    return f->hasAttr(kBoundaryBodyAttrName);
+  });
   bool failedAny = false;
   for (func::FuncOp func : funcs) {
     int64_t spillsBefore = stats.spills;

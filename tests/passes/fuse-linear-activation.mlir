@@ -47,3 +47,17 @@ func.func @twice(%x: tensor<1x256x64xf32>, %w: tensor<64x96xf32>) -> tensor<1x25
   %g = seam.gelu %y : tensor<1x256x96xf32>
   return %g : tensor<1x256x96xf32>
 }
+
+// -----
+
+// seam.no_fuse (a kernel site's counterfactual in seam-run
+// --explain-kernels) keeps the op out of every fusion.
+// CHECK-LABEL: func.func @no_fuse
+// CHECK: seam.linear %arg0, %arg1 {seam.no_fuse} :
+// CHECK: seam.gelu
+func.func @no_fuse(%x: tensor<1x256x64xf32>, %w: tensor<64x96xf32>) -> tensor<1x256x96xf32> {
+  %y = seam.linear %x, %w {seam.no_fuse} : (tensor<1x256x64xf32>, tensor<64x96xf32>) -> tensor<1x256x96xf32>
+  // expected-remark @+1 {{seam-fuse-linear-activation: gelu not folded into its linear: an op is marked seam.no_fuse}}
+  %g = seam.gelu %y : tensor<1x256x96xf32>
+  return %g : tensor<1x256x96xf32>
+}

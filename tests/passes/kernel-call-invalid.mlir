@@ -40,3 +40,36 @@ func.func @qkv_k(%x: tensor<1x8x100xf32>, %w: tensor<100x300xf32>) {
   %y = seam.kernel_call "qkv"(%x, %w) : (tensor<1x8x100xf32>, tensor<100x300xf32>) -> tensor<1x8x300xf32>
   return
 }
+
+// -----
+
+// A kernel call with a callee (the compiler's body behind the boundary,
+// seam-run --explain-kernels) names a func tagged seam.boundary_body of the
+// call's own type.
+func.func private @untagged(%x: tensor<1x8xf32>) -> tensor<1x8xf32> {
+  return %x : tensor<1x8xf32>
+}
+func.func @callee_untagged(%x: tensor<1x128x4096xbf16>, %w: tensor<4096x1536xbf16>) {
+  // expected-error @+1 {{callee @untagged is not a func.func with a body tagged seam.boundary_body}}
+  %y = seam.kernel_call "qkv"(%x, %w) {callee = @untagged} : (tensor<1x128x4096xbf16>, tensor<4096x1536xbf16>) -> tensor<1x128x1536xbf16>
+  return
+}
+
+// -----
+
+func.func private @body(%x: tensor<1x8xf32>) -> tensor<1x8xf32> attributes {seam.boundary_body, seam.program} {
+  return %x : tensor<1x8xf32>
+}
+func.func @callee_type(%x: tensor<1x128x4096xbf16>, %w: tensor<4096x1536xbf16>) {
+  // expected-error @+1 {{callee @body has type '(tensor<1x8xf32>) -> tensor<1x8xf32>', not the call's}}
+  %y = seam.kernel_call "qkv"(%x, %w) {callee = @body} : (tensor<1x128x4096xbf16>, tensor<4096x1536xbf16>) -> tensor<1x128x1536xbf16>
+  return
+}
+
+// -----
+
+func.func @callee_missing(%x: tensor<1x128x4096xbf16>, %w: tensor<4096x1536xbf16>) {
+  // expected-error @+1 {{callee @nowhere is not a func.func}}
+  %y = seam.kernel_call "qkv"(%x, %w) {callee = @nowhere} : (tensor<1x128x4096xbf16>, tensor<4096x1536xbf16>) -> tensor<1x128x1536xbf16>
+  return
+}

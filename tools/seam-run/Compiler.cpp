@@ -84,6 +84,10 @@ std::string kernelKeyText(mlir::seam::KernelCallOp kc) {
   os << "kernel_call " << kc->getAttrDictionary() << " : "
      << FunctionType::get(kc.getContext(), kc->getOperandTypes(),
                           kc->getResultTypes());
+  // The compiler's body behind the boundary: its program is the callee's.
+  if (auto callee = kc.getCalleeAttr())
+    if (auto f = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(kc, callee))
+      os << "\n" << printed(f);
   return s;
 }
 
@@ -283,8 +287,11 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     ncore::ProgramOp prog;
     if (p.isKernel) {
       auto kc = cast<mlir::seam::KernelCallOp>(p.kernelCall);
-      auto sym = mlir::seam::getOrBuildKernelProgram(
-          programs, kc.getKernel(), mlir::seam::signatureOfCall(kc));
+      auto sym =
+          kc.getCalleeAttr()
+              ? FailureOr<StringAttr>(kc.getCalleeAttr().getAttr())
+              : mlir::seam::getOrBuildKernelProgram(
+                    programs, kc.getKernel(), mlir::seam::signatureOfCall(kc));
       if (failed(sym))
         return Result::failure("building kernel '" + kc.getKernel().str() +
                                "' failed:\n" + diags.text);

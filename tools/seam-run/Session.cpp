@@ -11,6 +11,7 @@
 #include "runtime/ProgramFile.h"
 #include "tools/seam-import/Import.h"
 #include "tools/seam-run/Compiler.h"
+#include "tools/seam-run/Explain.h"
 #include "tools/seam-run/HostValues.h"
 #include "tools/seam-run/Npy.h"
 #include "tools/seam-run/StepModel.h"
@@ -58,10 +59,26 @@ seamimport::ImportOptions importOptions(const SessionOptions &o) {
   return io;
 }
 
+/// How diagnostics name the model text: the file, or the import.
+std::string sourceName(const SessionOptions &o) {
+  if (!o.irText.empty())
+    return "<kernels=auto window>";
+  if (!o.input.empty())
+    return o.input;
+  return o.model.empty() ? o.config : "<model " + o.model + ">";
+}
+
+bool isHostOp(Operation *op) {
+  auto fc = dyn_cast<mlir::seam::FusionClassInterface>(op);
+  return fc && fc.needsHostFallback();
+}
+
+} // namespace
+
 /// The IR text of the model: the .mlir file, or the model imported in
 /// process (the SeamImport library, as seam-import would print it).
 rt::Expected<std::string>
-modelText(const SessionOptions &o,
+seamrun::modelText(const SessionOptions &o,
           const std::function<void(const std::string &)> &progress) {
   if (!o.irText.empty())
     return rt::Expected<std::string>(o.irText);
@@ -87,21 +104,6 @@ modelText(const SessionOptions &o,
   return rt::Expected<std::string>(std::move(text));
 }
 
-/// How diagnostics name the model text: the file, or the import.
-std::string sourceName(const SessionOptions &o) {
-  if (!o.irText.empty())
-    return "<kernels=auto window>";
-  if (!o.input.empty())
-    return o.input;
-  return o.model.empty() ? o.config : "<model " + o.model + ">";
-}
-
-bool isHostOp(Operation *op) {
-  auto fc = dyn_cast<mlir::seam::FusionClassInterface>(op);
-  return fc && fc.needsHostFallback();
-}
-
-} // namespace
 
 /// One thing the host does per step, in order.
 struct seamrun::PlanItem {
@@ -1122,6 +1124,8 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
     os << "  WARNING: " << corrupt << " corrupt compile-cache entries were "
        << "detected and rebuilt\n";
   printRoofline(r, os);
+  if (r.explanation)
+    printExplanation(*r.explanation, os);
   if (r.nonFinite)
     os << "  WARNING: " << r.nonFinite << " non-finite values (NaN/Inf) "
        << "written by the device\n";
@@ -1299,6 +1303,8 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
       {"roofline", rooflineJson(r)},
       {"non_finite", int64_t(r.nonFinite)},
       {"kernel_decisions", std::move(decisions)},
+      {"kernel_explanation", r.explanation ? explanationJson(*r.explanation)
+                                           : llvm::json::Value(nullptr)},
       {"warnings", Array(r.warnings)},
       {"runs", std::move(runs)}};
   std::error_code ec;

@@ -7,6 +7,7 @@
 #include "runtime/Host.h"
 #include "runtime/HostCache.h"
 #include "llvm/Support/raw_ostream.h"
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,6 +50,12 @@ struct SessionOptions {
   std::vector<std::string> figureOverrides; ///< "name=value"
   std::string toolPath;                     ///< argv[0]
 };
+
+/// The IR text of the model: the .mlir file, the given text, or the model
+/// imported in process; `progress` hears about long imports.
+seam::rt::Expected<std::string>
+modelText(const SessionOptions &o,
+          const std::function<void(const std::string &)> &progress);
 
 /// The options that shaped a run beyond the header's (model options,
 /// ablations, --set), as flags: "--layers 1", "--no-sync", "--set x=1".
@@ -132,6 +139,46 @@ struct RooflineReport {
   double peakTeFlopsPerNs = 0, peakDmaBytesPerNs = 0;
 };
 
+/// One standalone compile of a kernel site's op (--explain-kernels): the
+/// kernel's body or the compiler's lowering, alone in a one-op program.
+struct BodyAlone {
+  double deviceNs = 0, floorNs = 0;
+  std::string bound; ///< the floor's term: TE, elementwise or DMA
+  double fraction() const { return deviceNs > 0 ? floorNs / deviceNs : 0; }
+};
+
+/// --explain-kernels: one class of kernel sites (the same kernel on
+/// identical ops in blocks of one kind), and where its step delta goes. Every
+/// figure is per call: the class's total over its `sites` divided by them.
+struct SiteClassExplanation {
+  std::string kernel, replaces, window; ///< "qkv", "seam.linear", "single_stream"
+  std::string firstSite;                ///< "single_stream.5"
+  int sites = 0;
+  /// Warm step of each variant (Counterfactual.h, kSiteVariants order).
+  std::vector<mlir::seam::StepCost> steps;
+  /// The delta and its parts; lostFusionNs + roundTripNs + lostOverlapNs +
+  /// bodyNs + launchHostNs == deltaNs (consecutive variants' differences).
+  double deltaNs = 0, lostFusionNs = 0, roundTripNs = 0, lostOverlapNs = 0,
+         bodyNs = 0, launchHostNs = 0;
+  /// Fusions that no longer take the site's op in (graph passes' remarks).
+  std::vector<std::string> lostFusions;
+  BodyAlone kernelBody, compilerBody;
+  /// bodyNs minus the bodies' difference alone: what the in-model body
+  /// difference owes to its neighbours.
+  double bodyResidualNs() const {
+    return bodyNs - (kernelBody.deviceNs - compilerBody.deviceNs);
+  }
+};
+
+struct KernelExplanation {
+  std::string boundary = "barrier"; ///< the kernel boundary's semantics
+  std::vector<SiteClassExplanation> classes;
+  /// The run's own kernels against none (the whole step, all classes).
+  double allSitesDeltaNs = 0;
+  int simulations = 0;
+  double seconds = 0; ///< wall time of the explanation
+};
+
 struct SessionResult {
   SessionOptions options;
   std::vector<RunStats> runs;
@@ -153,6 +200,8 @@ struct SessionResult {
   std::vector<mlir::seam::AutoDecision> kernelDecisions;
   /// Warnings of the compile (a kernel that replaced nothing, ...).
   std::vector<std::string> warnings;
+  /// --explain-kernels (set by the driver after the run).
+  std::optional<KernelExplanation> explanation;
 
   /// The steady-state step: the mean over the steps that pay no compile
   /// (every step but the first of each run). With one step per run, the

@@ -33,6 +33,18 @@ private:
   std::shared_ptr<std::string> cacheDir;
 };
 
+/// One warm step of `irText`, timed as kernels=auto's windows are: a
+/// timing-only Session of two steps (the second pays no compile) with
+/// `base`'s host costs, figure overrides, syncs and TP degree, in `mode` on
+/// `target`, its programs compiled through `cacheDir`.
+seam::rt::Expected<SessionResult>
+timeOneStep(const SessionOptions &base, std::string irText,
+            const std::string &mode, const std::string &target, bool share,
+            const std::string &cacheDir);
+
+/// The last step of `result` in the parts a StepCost names.
+mlir::seam::StepCost stepCostOf(const SessionResult &result);
+
 } // namespace seamrun
 
 #endif

@@ -10,6 +10,7 @@
 // instructions that ran).
 //
 //===----------------------------------------------------------------------===//
+#include "tools/seam-run/Explain.h"
 #include "tools/seam-run/Session.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -135,6 +136,12 @@ static cl::opt<bool> noSharing(
     "no-program-sharing",
     cl::desc("Ablation: compile identical regions as distinct programs"),
     cl::cat(cat));
+static cl::opt<bool> explain(
+    "explain-kernels",
+    cl::desc("After the run, split each class of kernel sites' step delta "
+             "into body, HBM round trip, lost fusion, lost overlap and "
+             "launch + host, by counterfactual compiles (also in --json)"),
+    cl::cat(cat));
 static cl::list<std::string> setFigures(
     "set", cl::desc("Override a profile figure: name=value"), cl::cat(cat));
 static cl::opt<bool> quiet("quiet", cl::desc("Only the summary table"),
@@ -195,11 +202,24 @@ int main(int argc, char **argv) {
     llvm::errs() << "seam-run: " << valid.error() << "\n";
     return 1;
   }
+  if (explain && o.kernels.empty()) {
+    llvm::errs() << "seam-run: --explain-kernels needs --kernels (the "
+                    "kernels whose sites it explains)\n";
+    return 1;
+  }
   Session session(o);
   auto result = session.run();
   if (!result) {
     llvm::errs() << "seam-run: " << result.error() << "\n";
     return 1;
+  }
+  if (explain) {
+    auto e = explainKernels(result->options);
+    if (!e) {
+      llvm::errs() << "seam-run: " << e.error() << "\n";
+      return 1;
+    }
+    result->explanation = std::move(*e);
   }
   printReport(*result, llvm::outs(), quiet);
   if (!jsonFile.empty()) {

@@ -1,0 +1,92 @@
+//===- Counterfactual.cpp - a kernel site compiled five ways --------------===//
+#include "passes/Counterfactual.h"
+#include "dialect/seam/SeamOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "passes/AutoKernels.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::seam;
+
+llvm::StringRef mlir::seam::stringifySiteVariant(SiteVariant v) {
+  switch (v) {
+  case SiteVariant::Fused:
+    return "fused";
+  case SiteVariant::NoFusion:
+    return "no-fusion";
+  case SiteVariant::RoundTrip:
+    return "round-trip";
+  case SiteVariant::Boundary:
+    return "boundary";
+  case SiteVariant::Kernel:
+    return "kernel";
+  }
+  return "";
+}
+
+/// The private func holding a copy of `site` alone (its operands as
+/// arguments, its results returned), shared by identical sites.
+static func::FuncOp boundaryBody(Operation *site, const KernelInfo &kernel,
+                                 ModuleOp module,
+                                 llvm::StringMap<func::FuncOp> &bodies) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  OpPrintingFlags flags;
+  flags.printGenericOpForm().useLocalScope().elideLargeElementsAttrs();
+  os << kernel.name << "|";
+  site->print(os, flags);
+  if (auto it = bodies.find(key); it != bodies.end())
+    return it->second;
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  auto type = b.getFunctionType(site->getOperandTypes(),
+                                site->getResultTypes());
+  std::string name = "boundary_";
+  for (char c : kernel.name)
+    name += llvm::isAlnum(c) ? c : '_';
+  auto fn = b.create<func::FuncOp>(site->getLoc(), name, type);
+  SymbolTable(module).insert(fn); // uniques the name
+  fn.setPrivate();
+  fn->setAttr(kProgramAttrName, b.getUnitAttr());
+  fn->setAttr(kBoundaryBodyAttrName, b.getUnitAttr());
+  Block *entry = fn.addEntryBlock();
+  IRMapping map;
+  map.map(site->getOperands(), entry->getArguments());
+  b.setInsertionPointToEnd(entry);
+  Operation *copy = b.clone(*site, map);
+  copy->removeAttr(kNoFuseAttrName);
+  copy->removeAttr(kMaterializeAttrName);
+  b.create<func::ReturnOp>(site->getLoc(), copy->getResults());
+  bodies[key] = fn;
+  return fn;
+}
+
+Operation *mlir::seam::applySiteVariant(Operation *site,
+                                        const KernelInfo &kernel,
+                                        SiteVariant variant, ModuleOp module,
+                                        llvm::StringMap<func::FuncOp> &bodies) {
+  UnitAttr unit = UnitAttr::get(site->getContext());
+  switch (variant) {
+  case SiteVariant::Fused:
+    return site;
+  case SiteVariant::RoundTrip:
+    site->setAttr(kMaterializeAttrName, unit);
+    [[fallthrough]];
+  case SiteVariant::NoFusion:
+    site->setAttr(kNoFuseAttrName, unit);
+    return site;
+  case SiteVariant::Boundary: {
+    func::FuncOp body = boundaryBody(site, kernel, module, bodies);
+    Operation *call = replaceWithKernelCall(site, kernel);
+    call->setAttr("callee", FlatSymbolRefAttr::get(body.getSymNameAttr()));
+    return call;
+  }
+  case SiteVariant::Kernel:
+    return replaceWithKernelCall(site, kernel);
+  }
+  return site;
+}
