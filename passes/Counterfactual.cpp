@@ -43,8 +43,8 @@ static func::FuncOp boundaryBody(Operation *site, const KernelInfo &kernel,
     return it->second;
   OpBuilder b(module.getBodyRegion());
   b.setInsertionPointToEnd(module.getBody());
-  auto type = b.getFunctionType(site->getOperandTypes(),
-                                site->getResultTypes());
+  auto type =
+      b.getFunctionType(site->getOperandTypes(), site->getResultTypes());
   std::string name = "boundary_";
   for (char c : kernel.name)
     name += llvm::isAlnum(c) ? c : '_';

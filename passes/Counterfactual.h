@@ -1,4 +1,5 @@
-//===- Counterfactual.h - a kernel site compiled five ways -------*- C++ -*-===//
+//===- Counterfactual.h - a kernel site compiled five ways -------*- C++
+//-*-===//
 //
 // What a kernel costs at a site is the difference between two compiles of
 // the same model: the compiler's own code there, and the kernel behind its

@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 #include "lowering/conversion/ConvertSeamToNcore.h"
 
-#include <algorithm>
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,6 +20,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
+#include <algorithm>
 
 namespace mlir::seam {
 #define GEN_PASS_DEF_CONVERTSEAMTONCORE
@@ -478,9 +478,8 @@ FailureOr<ncore::ProgramOp> KernelDeclarations::getOrCreate(Operation *call) {
   if (auto callee = kc.getCalleeAttr()) {
     if (auto p = programs.lookupSymbol<ncore::ProgramOp>(callee.getAttr()))
       return p;
-    return call->emitOpError()
-           << "convert-seam-to-ncore: the boundary body " << callee
-           << " was not lowered";
+    return call->emitOpError() << "convert-seam-to-ncore: the boundary body "
+                               << callee << " was not lowered";
   }
   const KernelInfo *info = lookupKernel(kc.getKernel());
   if (info && info->build) {
@@ -563,7 +562,7 @@ SEAM_CONVERSION_STATS(SEAM_STAT_COUNTER)
 
 void ConversionStats::publish() const {
 #define SEAM_STAT_ADD(field, name, description) field##Counter += field;
-    SEAM_CONVERSION_STATS(SEAM_STAT_ADD)
+  SEAM_CONVERSION_STATS(SEAM_STAT_ADD)
 #undef SEAM_STAT_ADD
 }
 
@@ -735,8 +734,8 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     // A materialized op's operands are swapped for HBM copies around its
     // own lowering, which a guest's (inside its host's) would not see.
     return g != guests.end() && !paired.contains(guest) &&
-           !guest->hasAttr(kMaterializeAttrName) &&
-           !guestOf.contains(guest) && g->second.eligible(guest) &&
+           !guest->hasAttr(kMaterializeAttrName) && !guestOf.contains(guest) &&
+           g->second.eligible(guest) &&
            llvm::all_of(guest->getUsers(), [&](Operation *user) {
              return user->getBlock() == &body && host->isBeforeInBlock(user);
            });
@@ -789,9 +788,9 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       if (u->getBlock() == &body && (!first || u->isBeforeInBlock(first)))
         first = u;
     if (!first || !consumers.contains(first->getName().getStringRef()) ||
-        !fusible(first) ||
-        first->getOperand(0) != r || paired.contains(first) ||
-        guestOf.contains(first) || producerOf.contains(first) ||
+        !fusible(first) || first->getOperand(0) != r ||
+        paired.contains(first) || guestOf.contains(first) ||
+        producerOf.contains(first) ||
         llvm::count(first->getOperands(), r) != 1 ||
         !llvm::all_of(r.getUsers(),
                       [&](Operation *u) { return u->getBlock() == &body; }))
@@ -809,8 +808,8 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       continue;
     auto lin = ar.getInput().getDefiningOp<LinearOp>();
     if (!lin || !fusible(lin) || !fusible(ar) || lin->getBlock() != &body ||
-        paired.contains(lin) ||
-        consumerOf.contains(lin) || producerOf.contains(lin))
+        paired.contains(lin) || consumerOf.contains(lin) ||
+        producerOf.contains(lin))
       continue;
     collectiveOf[lin] = ar;
   }

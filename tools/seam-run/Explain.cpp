@@ -160,8 +160,8 @@ rt::Status Explainer::findSites() {
       if (auto t = dyn_cast<RankedTensorType>(site->getResultTypes().front()))
         llvm::interleave(t.getShape(), ss, "x");
       c.window = (kind.empty() ? "(no block)" : kind) + " " + shape;
-      c.firstSite = window ? kind + "." + std::to_string(window.getIndex())
-                           : c.replaces;
+      c.firstSite =
+          window ? kind + "." + std::to_string(window.getIndex()) : c.replaces;
       classes.push_back(std::move(c));
     }
     ++classes[it->second].sites;
@@ -182,9 +182,9 @@ OwningOpRef<ModuleOp> Explainer::variant(std::optional<unsigned> cls,
   std::vector<Operation *> ops = preorder(*m);
   llvm::StringMap<func::FuncOp> bodies;
   for (const Site &s : sites)
-    mlir::seam::applySiteVariant(ops[s.index], *s.kernel,
-                                 !cls || s.cls == *cls ? v : SiteVariant::Kernel,
-                                 *m, bodies);
+    mlir::seam::applySiteVariant(
+        ops[s.index], *s.kernel,
+        !cls || s.cls == *cls ? v : SiteVariant::Kernel, *m, bodies);
   return m;
 }
 
@@ -229,9 +229,9 @@ std::map<std::string, int> Explainer::decisions(ModuleOp m) {
   popts.target = opts.target;
   popts.remarks = true;
   mlir::seam::buildSeamPipeline(pm, popts);
-  if (succeeded(parsePassPipeline("convert-seam-to-ncore{target=" +
-                                      opts.target + " remarks=true}",
-                                  pm)))
+  if (succeeded(parsePassPipeline(
+          "convert-seam-to-ncore{target=" + opts.target + " remarks=true}",
+          pm)))
     (void)pm.run(*copy);
   return made;
 }
@@ -253,8 +253,7 @@ std::vector<std::string> Explainer::lostFusions(ModuleOp fused,
 
 /// The site's op alone in a one-op step (its operands as the step's
 /// arguments), compiled by the compiler and as the kernel.
-rt::Status Explainer::bodiesAlone(const Site &site,
-                                  SiteClassExplanation &out) {
+rt::Status Explainer::bodiesAlone(const Site &site, SiteClassExplanation &out) {
   std::vector<Operation *> ops = preorder(*before);
   Operation *op = ops[site.index];
   for (bool kernel : {false, true}) {
@@ -384,12 +383,12 @@ Result seamrun::explainKernels(const SessionOptions &opts) {
 void seamrun::printExplanation(const KernelExplanation &e,
                                llvm::raw_ostream &os) {
   os << "kernel sites explained (--explain-kernels; " << e.boundary
-     << " boundary; per call, us of the warm step; "
-     << e.simulations << " counterfactual compiles, "
-     << llvm::formatv("{0:F1}", e.seconds) << " s):\n";
+     << " boundary; per call, us of the warm step; " << e.simulations
+     << " counterfactual compiles, " << llvm::formatv("{0:F1}", e.seconds)
+     << " s):\n";
   os << llvm::formatv("  {0,-34} {1,5} {2,9} {3,9} {4,9} {5,9} {6,9} {7,9}\n",
-                      "kernel @ blocks", "calls", "delta", "body",
-                      "roundtrip", "fusion", "overlap", "launch");
+                      "kernel @ blocks", "calls", "delta", "body", "roundtrip",
+                      "fusion", "overlap", "launch");
   for (const SiteClassExplanation &c : e.classes) {
     os << llvm::formatv("  {0,-34} {1,5} {2,9} {3,9} {4,9} {5,9} {6,9} {7,9}\n",
                         c.kernel + " @ " + c.window, c.sites,
@@ -397,16 +396,15 @@ void seamrun::printExplanation(const KernelExplanation &e,
                         signedUs(c.roundTripNs), signedUs(c.lostFusionNs),
                         signedUs(c.lostOverlapNs), signedUs(c.launchHostNs));
     auto body = [&](const char *what, const BodyAlone &b) {
-      os << llvm::formatv("{0} alone {1} us, floor {2} us ({3:F0}%, {4})",
-                          what, us(b.deviceNs), us(b.floorNs),
-                          100 * b.fraction(), b.bound);
+      os << llvm::formatv("{0} alone {1} us, floor {2} us ({3:F0}%, {4})", what,
+                          us(b.deviceNs), us(b.floorNs), 100 * b.fraction(),
+                          b.bound);
     };
     os << "      ";
     body("kernel body", c.kernelBody);
     os << "; ";
     body("compiler's", c.compilerBody);
-    os << "\n      body in the model " << signedUs(c.bodyNs)
-       << " us vs alone "
+    os << "\n      body in the model " << signedUs(c.bodyNs) << " us vs alone "
        << signedUs(c.kernelBody.deviceNs - c.compilerBody.deviceNs)
        << " us: residual " << signedUs(c.bodyResidualNs()) << " us\n";
     if (!c.lostFusions.empty()) {
@@ -441,14 +439,13 @@ llvm::json::Value seamrun::explanationJson(const KernelExplanation &e) {
         {"first_site", c.firstSite},
         {"sites", c.sites},
         {"step_s", std::move(steps)},
-        {"per_call",
-         Object{{"delta_s", c.deltaNs * 1e-9},
-                {"body_s", c.bodyNs * 1e-9},
-                {"round_trip_s", c.roundTripNs * 1e-9},
-                {"lost_fusion_s", c.lostFusionNs * 1e-9},
-                {"lost_overlap_s", c.lostOverlapNs * 1e-9},
-                {"launch_host_s", c.launchHostNs * 1e-9},
-                {"body_residual_s", c.bodyResidualNs() * 1e-9}}},
+        {"per_call", Object{{"delta_s", c.deltaNs * 1e-9},
+                            {"body_s", c.bodyNs * 1e-9},
+                            {"round_trip_s", c.roundTripNs * 1e-9},
+                            {"lost_fusion_s", c.lostFusionNs * 1e-9},
+                            {"lost_overlap_s", c.lostOverlapNs * 1e-9},
+                            {"launch_host_s", c.launchHostNs * 1e-9},
+                            {"body_residual_s", c.bodyResidualNs() * 1e-9}}},
         {"lost_fusions", Array(c.lostFusions)},
         {"kernel_body_alone", bodyJson(c.kernelBody)},
         {"compiler_body_alone", bodyJson(c.compilerBody)}});

@@ -1,4 +1,5 @@
-//===- Explain.h - seam-run --explain-kernels --------------------*- C++ -*-===//
+//===- Explain.h - seam-run --explain-kernels --------------------*- C++
+//-*-===//
 //
 // Where a kernel's step delta goes, per class of sites (the same kernel on
 // identical ops in blocks of one kind), from counterfactual compiles

@@ -151,8 +151,9 @@ struct BodyAlone {
 /// identical ops in blocks of one kind), and where its step delta goes. Every
 /// figure is per call: the class's total over its `sites` divided by them.
 struct SiteClassExplanation {
-  std::string kernel, replaces, window; ///< "qkv", "seam.linear", "single_stream"
-  std::string firstSite;                ///< "single_stream.5"
+  std::string kernel, replaces,
+      window;            ///< "qkv", "seam.linear", "single_stream"
+  std::string firstSite; ///< "single_stream.5"
   int sites = 0;
   /// Warm step of each variant (Counterfactual.h, kSiteVariants order).
   std::vector<mlir::seam::StepCost> steps;

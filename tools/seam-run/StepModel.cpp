@@ -28,9 +28,9 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
     std::string text;
     llvm::raw_string_ostream os(text);
     window->print(os, mlir::OpPrintingFlags().assumeVerified());
-    auto result = timeOneStep(
-        base, std::move(text), mlir::seam::stringifyRegionMode(query.mode).str(),
-        query.target, query.share, *cache);
+    auto result = timeOneStep(base, std::move(text),
+                              mlir::seam::stringifyRegionMode(query.mode).str(),
+                              query.target, query.share, *cache);
     if (!result) {
       error = result.error();
       return mlir::failure();
