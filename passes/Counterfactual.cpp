@@ -70,6 +70,12 @@ Operation *mlir::seam::applySiteVariant(Operation *site,
                                         SiteVariant variant, ModuleOp module,
                                         llvm::StringMap<func::FuncOp> &bodies) {
   UnitAttr unit = UnitAttr::get(site->getContext());
+  // An op the compiler runs on the host (a graph break) has no device body
+  // to keep from fusing, materialize or put behind the boundary: its three
+  // middle variants are the fused one, and the whole delta is body and host.
+  auto fc = dyn_cast<FusionClassInterface>(site);
+  if (fc && fc.needsHostFallback() && variant != SiteVariant::Kernel)
+    return site;
   switch (variant) {
   case SiteVariant::Fused:
     return site;

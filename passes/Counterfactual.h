@@ -17,7 +17,9 @@
 //   kernel      the registered kernel.
 //
 // Consecutive differences are the lost fusion, the HBM round trip, the lost
-// overlap and the body difference; they sum to the kernel's delta.
+// overlap and the body difference; they sum to the kernel's delta. An op the
+// compiler runs on the host (fourier_mix, fftconv) has no device body: its
+// no-fusion, round-trip and boundary variants are the fused one.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SEAM_PASSES_COUNTERFACTUAL_H

@@ -282,9 +282,15 @@ rt::Status Explainer::bodiesAlone(const Site &site, SiteClassExplanation &out) {
                                  " of " + out.firstSite + "'s " + out.replaces +
                                  " alone: " + r.error());
     BodyAlone &body = kernel ? out.kernelBody : out.compilerBody;
-    body.deviceNs = r->runs.back().steps.back().deviceNs;
+    const StepStats &last = r->runs.back().steps.back();
+    body.deviceNs = last.deviceNs;
     body.floorNs = r->roofline.floorNs;
     body.bound = r->roofline.bound;
+    if (r->hostOps > 0) {
+      // The compiler runs it on the host: its time there (measured here).
+      body.deviceNs = last.fallbackNs;
+      body.bound = "host fallback";
+    }
   }
   return rt::Status::ok();
 }
@@ -404,7 +410,8 @@ void seamrun::printExplanation(const KernelExplanation &e,
     body("kernel body", c.kernelBody);
     os << "; ";
     body("compiler's", c.compilerBody);
-    os << "\n      body in the model " << signedUs(c.bodyNs) << " us vs alone "
+    os << "\n      " << (c.hostFallback() ? "delta" : "body") << " in the model "
+       << signedUs(c.hostFallback() ? c.deltaNs : c.bodyNs) << " us vs alone "
        << signedUs(c.kernelBody.deviceNs - c.compilerBody.deviceNs)
        << " us: residual " << signedUs(c.bodyResidualNs()) << " us\n";
     if (!c.lostFusions.empty()) {

@@ -165,9 +165,13 @@ struct SiteClassExplanation {
   std::vector<std::string> lostFusions;
   BodyAlone kernelBody, compilerBody;
   /// bodyNs minus the bodies' difference alone: what the in-model body
-  /// difference owes to its neighbours.
+  /// difference owes to its neighbours. When the compiler runs the op on the
+  /// host, the whole delta is the kernel against the host fallback (the
+  /// host's side is in launchHostNs), so the delta is compared instead.
+  bool hostFallback() const { return compilerBody.bound == "host fallback"; }
   double bodyResidualNs() const {
-    return bodyNs - (kernelBody.deviceNs - compilerBody.deviceNs);
+    return (hostFallback() ? deltaNs : bodyNs) -
+           (kernelBody.deviceNs - compilerBody.deviceNs);
   }
 };
 
