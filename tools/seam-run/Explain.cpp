@@ -410,8 +410,9 @@ void seamrun::printExplanation(const KernelExplanation &e,
     body("kernel body", c.kernelBody);
     os << "; ";
     body("compiler's", c.compilerBody);
-    os << "\n      " << (c.hostFallback() ? "delta" : "body") << " in the model "
-       << signedUs(c.hostFallback() ? c.deltaNs : c.bodyNs) << " us vs alone "
+    os << "\n      " << (c.hostFallback() ? "delta" : "body")
+       << " in the model " << signedUs(c.hostFallback() ? c.deltaNs : c.bodyNs)
+       << " us vs alone "
        << signedUs(c.kernelBody.deviceNs - c.compilerBody.deviceNs)
        << " us: residual " << signedUs(c.bodyResidualNs()) << " us\n";
     if (!c.lostFusions.empty()) {
