@@ -361,8 +361,8 @@ void NcoreBuilder::allGather(Value dst, Value src, int64_t ranks) {
   create<AllGatherOp>(dst, src, uint64_t(ranks), EngineAttr());
 }
 
-void NcoreBuilder::callKernel(StringRef callee, ValueRange operands) {
-  create<CallKernelOp>(callee, operands);
+CallKernelOp NcoreBuilder::callKernel(StringRef callee, ValueRange operands) {
+  return create<CallKernelOp>(callee, operands);
 }
 
 Value NcoreBuilder::onesRow(int64_t p, Type elementType) {

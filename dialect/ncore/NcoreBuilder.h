@@ -201,7 +201,7 @@ public:
   void allGather(Value dst, Value src, int64_t ranks);
   /// Calls the program `callee` on `operands` (HBM tiles bound to its
   /// arguments in order).
-  void callKernel(StringRef callee, ValueRange operands);
+  CallKernelOp callKernel(StringRef callee, ValueRange operands);
   /// dst[p, n] = row[1, n] on every partition (both SBUF): ones[1, p]^T x
   /// row on the Tensor engine (exact: one product per output) in blocks of
   /// kMatmulMaxN columns through one PSUM tile. (A stride-0 DMA from HBM

@@ -230,6 +230,11 @@ CallKernelOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return success();
 }
 
+bool mlir::ncore::hasDependencyBoundary(Operation *call) {
+  auto b = call->getAttrOfType<StringAttr>(kBoundaryAttrName);
+  return b && b.getValue() == "dependency";
+}
+
 //===----------------------------------------------------------------------===//
 // inlined_call
 //===----------------------------------------------------------------------===//

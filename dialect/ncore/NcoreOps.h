@@ -62,6 +62,23 @@ constexpr int64_t kNumSemaphores = 256;
 /// of enclosing loop level d overwrites PSUM instead of accumulating.
 constexpr llvm::StringLiteral kStartLevelAttrName = "start_level";
 
+/// A kernel call's boundary semantics, on `ncore.call_kernel` and
+/// `ncore.inlined_call` (convert-seam-to-ncore sets it): "barrier" (or
+/// absent: every engine drains before the body and after it) or
+/// "dependency" (the body waits only for the engines whose work conflicts
+/// with it, and only the work after it that conflicts with it waits for it;
+/// the body keeps its engines to itself for its span, engine by engine).
+constexpr llvm::StringLiteral kBoundaryAttrName = "ncore.boundary";
+/// ncore-schedule's decisions at a dependency call: its id in the program
+/// (what `ncore.kernel_wait` names) and its body's entry waits, pairs
+/// (ordinal, engines): the body instruction with that ordinal (pre-order,
+/// among the callee's instructions) waits for the last instruction, before
+/// the call, of each caller engine in the bit mask.
+constexpr llvm::StringLiteral kCallIdAttrName = "ncore.call_id";
+constexpr llvm::StringLiteral kEntryWaitsAttrName = "ncore.entry_waits";
+/// Whether `call` has the dependency boundary.
+bool hasDependencyBoundary(Operation *call);
+
 /// Isa.def dtype code of f32/bf16; nullopt for anything else.
 std::optional<unsigned> dtypeCode(Type elementType);
 

@@ -203,6 +203,26 @@ def Ncore_InlinedCallOp : Ncore_Op<"inlined_call",
   }];
 }
 
+def Ncore_KernelWaitOp : Ncore_Op<"kernel_wait"> {
+  let summary = "wait, on one engine, for a kernel call's body to finish";
+  let description = [{
+    ncore-schedule puts it before the first instruction of `engine` after an
+    `ncore.call_kernel` with the dependency boundary (`ncore.boundary =
+    "dependency"`) that conflicts with the call: reads what the call writes,
+    writes what it reads, or touches its on-chip bytes. `call` is the call's
+    `ncore.call_id`; `bodyEngines` the engines of the body whose
+    instructions it conflicts with. The emitter makes it a wait for the
+    body's last instruction on each of them.
+
+    ```mlir
+    ncore.kernel_wait 0 for [0, 4] on vector
+    ```
+  }];
+  let arguments = (ins I64Attr:$call, DenseI64ArrayAttr:$bodyEngines,
+                       Ncore_Engine:$engine);
+  let assemblyFormat = "$call `for` $bodyEngines `on` $engine attr-dict";
+}
+
 def Ncore_YieldOp : Ncore_Op<"yield", [Pure, Terminator,
                                        HasParent<"LoopOp">]> {
   let summary = "end of an ncore.loop body";

@@ -40,7 +40,10 @@ static LogicalResult lowerKernelCall(ProgramLowering &pl, Operation *o) {
     operands.push_back(
         pl.constantArg(cast<TileType>(callee->getArgumentTypes()[i]),
                        callee->getArgAttrDict(i)));
-  pl.callKernel(callee->getSymName(), operands);
+  ncore::CallKernelOp call = pl.callKernel(callee->getSymName(), operands);
+  if (pl.target().kernelBoundary != "barrier")
+    call->setAttr(ncore::kBoundaryAttrName,
+                  StringAttr::get(op.getContext(), pl.target().kernelBoundary));
   ++pl.statistics().kernelCalls;
   return success();
 }

@@ -43,7 +43,13 @@ def ConvertSeamToNcore : Pass<"convert-seam-to-ncore", "ModuleOp"> {
            "Target profile: trn1 or trn2 (SBUF capacity)">,
     Option<"remarks", "remarks", "bool", /*default=*/"true",
            "Explain each tiling decision with a remark (seam-run turns them "
-           "off: it shows warnings and errors only)">
+           "off: it shows warnings and errors only)">,
+    Option<"kernelBoundary", "kernel-boundary", "std::string",
+           /*default=*/"\"barrier\"",
+           "Kernel calls' boundary semantics: barrier (every engine drains "
+           "before and after the body) or dependency (the body waits for "
+           "the work it conflicts with, and only conflicting work waits "
+           "for it; ncore.boundary on each ncore.call_kernel)">
   ];
   let dependentDialects = ["ncore::NcoreDialect"];
 }

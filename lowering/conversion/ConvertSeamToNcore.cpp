@@ -1006,9 +1006,15 @@ void ConvertSeamToNcorePass::runOnOperation() {
     return signalPassFailure();
   }
   const ::seam::rt::Profile &profile = ::seam::rt::Profile::builtin(*parsed);
+  if (kernelBoundary != "barrier" && kernelBoundary != "dependency") {
+    module.emitError() << "convert-seam-to-ncore: unknown kernel-boundary '"
+                       << kernelBoundary << "' (barrier or dependency)";
+    return signalPassFailure();
+  }
   TargetInfo info;
   info.name = target;
   info.remarks = remarks;
+  info.kernelBoundary = kernelBoundary;
   info.sbufPartitionBytes = int64_t(profile.sbufPartitionBytes);
   // Working tiles of the widest op (a linear's transposed row block, an
   // attention row of scores, a norm's f32 row) stay below a third of SBUF.

@@ -111,6 +111,8 @@ struct TargetInfo {
   const ::seam::rt::Profile *profile = nullptr;
   /// Explain decisions with remarks (the pass's `remarks` option).
   bool remarks = true;
+  /// The kernel calls' boundary semantics (ncore::kBoundaryAttrName).
+  std::string kernelBoundary = "barrier";
 };
 
 /// The counters of a conversion, declared once: X(field, counter name,

@@ -67,11 +67,20 @@ private:
   llvm::SmallVector<LoopOp, 4> loops;
   int nextSem = 0;
   std::array<int, rt::kNumEngines> barrierSem;
+  /// Per engine, a wait for something it issued (or none).
+  using EngineWaits =
+      std::array<std::optional<rt::SemWaitSpec>, rt::kNumEngines>;
   /// The semaphore scope of an ncore.inlined_call being emitted: its ids ->
   /// machine semaphores, and their values when the body started.
   struct SemScope {
     const std::vector<int> *sems;
     std::vector<uint64_t> entryTotals;
+    /// A dependency-boundary body: its instructions' entry waits (by
+    /// ordinal: caller engines), those engines' last instructions before
+    /// the call, and the ordinal of the next instruction.
+    llvm::DenseMap<unsigned, unsigned> entry;
+    EngineWaits entryWaits;
+    unsigned ordinal = 0;
   };
   llvm::SmallVector<SemScope, 2> scopes;
   /// Machine semaphores of the inlined calls of each callee (by the path of
@@ -173,6 +182,19 @@ private:
   }
 
   LogicalResult barrier(Operation *at);
+  /// Waits for the last instruction (loop markers aside) of each engine in
+  /// `engines` (a bit each) that has one, made to signal if it does not.
+  FailureOr<EngineWaits> lastInstructionWaits(Operation *at, unsigned engines);
+  /// Appends the waits of `waits` named by `engines` (a bit each) to `out`.
+  static void appendWaits(const EngineWaits &waits, unsigned engines,
+                          std::vector<rt::SemWaitSpec> &out) {
+    for (unsigned e = 0; e < rt::kNumEngines; ++e)
+      if ((engines & (1u << e)) && waits[e])
+        out.push_back(*waits[e]);
+  }
+  /// Per dependency-boundary call (ncore.call_id), the waits for its body's
+  /// last instruction on each engine it used.
+  std::vector<std::optional<EngineWaits>> callExits;
   LogicalResult emitBlock(Block &block);
   LogicalResult emitLoop(LoopOp loop);
   LogicalResult emitInlinedCall(InlinedCallOp call);
@@ -282,8 +304,25 @@ void ProgramEmitter::translateAhead() {
 }
 
 LogicalResult ProgramEmitter::barrier(Operation *at) {
+  unsigned all = (1u << rt::kNumEngines) - 1;
+  FailureOr<EngineWaits> last = lastInstructionWaits(at, all);
+  if (failed(last))
+    return failure();
   std::vector<rt::SemWaitSpec> waits;
+  appendWaits(*last, all, waits);
+  for (unsigned e = 0; e < rt::kNumEngines; ++e)
+    pendingBarrier[e] = waits;
+  for (int64_t &f : foldable)
+    f = -1;
+  return success();
+}
+
+FailureOr<ProgramEmitter::EngineWaits>
+ProgramEmitter::lastInstructionWaits(Operation *at, unsigned engines) {
+  EngineWaits waits;
   for (unsigned e = 0; e < rt::kNumEngines; ++e) {
+    if (!(engines & (1u << e)))
+      continue;
     auto &s = prog.streams[e];
     // The last instruction of the stream that is not a loop marker.
     rt::Instruction *last = nullptr;
@@ -310,13 +349,9 @@ LogicalResult ProgramEmitter::barrier(Operation *at) {
     rt::SemWaitSpec w;
     w.sem = static_cast<uint16_t>(last->signalSem);
     w.value = static_cast<uint32_t>(totals[last->signalSem]);
-    waits.push_back(w);
+    waits[e] = w;
   }
-  for (unsigned e = 0; e < rt::kNumEngines; ++e)
-    pendingBarrier[e] = waits;
-  for (int64_t &f : foldable)
-    f = -1;
-  return success();
+  return waits;
 }
 
 LogicalResult ProgramEmitter::emitLoop(LoopOp loop) {
@@ -359,8 +394,43 @@ LogicalResult ProgramEmitter::emitInlinedCall(InlinedCallOp call) {
     bindingOf[arg] = {ap->binding, ap->offset};
   }
   flushAllWaits();
-  if (failed(barrier(call)))
+  // The dependency boundary: each body instruction ncore-schedule named
+  // waits for the caller engines it conflicts with, and what follows waits
+  // for the body only where ncore-schedule put an ncore.kernel_wait; the
+  // barrier: every engine drains before the body and after it.
+  bool dependency = hasDependencyBoundary(call);
+  llvm::DenseMap<unsigned, unsigned> entry;
+  EngineWaits entryWaits;
+  std::array<size_t, rt::kNumEngines> streamSizes;
+  if (dependency) {
+    auto pairs = call->getAttrOfType<DenseI64ArrayAttr>(kEntryWaitsAttrName);
+    auto id = call->getAttrOfType<IntegerAttr>(kCallIdAttrName);
+    if (!pairs || !id || id.getInt() < 0 || pairs.size() % 2)
+      return call.emitOpError()
+             << "has the dependency boundary but no " << kCallIdAttrName
+             << " / " << kEntryWaitsAttrName
+             << " pairs: run ncore-schedule before emission";
+    unsigned engines = 0;
+    for (size_t i = 0; i < size_t(pairs.size()); i += 2) {
+      int64_t ordinal = pairs[i], mask = pairs[i + 1];
+      if (ordinal < 0 || mask < 0 || mask >= (1 << rt::kNumEngines))
+        return call.emitOpError()
+               << "has a bad " << kEntryWaitsAttrName << " pair (" << ordinal
+               << ", " << mask << ")";
+      entry[unsigned(ordinal)] |= unsigned(mask);
+      engines |= unsigned(mask);
+    }
+    FailureOr<EngineWaits> waits = lastInstructionWaits(call, engines);
+    if (failed(waits))
+      return failure();
+    entryWaits = *waits;
+    for (unsigned e = 0; e < rt::kNumEngines; ++e)
+      streamSizes[e] = prog.streams[e].size();
+    for (int64_t &f : foldable)
+      f = -1;
+  } else if (failed(barrier(call))) {
     return failure();
+  }
   if (failed(bindScratch(body)))
     return failure();
   // The body's semaphores: machine ones of their own, the same for every
@@ -384,13 +454,30 @@ LogicalResult ProgramEmitter::emitInlinedCall(InlinedCallOp call) {
       it->second.push_back(*sem);
     }
   }
-  scopes.push_back({&it->second, totals});
+  scopes.push_back({&it->second, totals, std::move(entry), entryWaits, 0});
   LogicalResult emitted = emitBlock(body);
   scopes.pop_back();
   if (failed(emitted))
     return failure();
   flushAllWaits();
-  return barrier(call);
+  if (!dependency)
+    return barrier(call);
+  // The engines the body used: their last instructions are its end.
+  unsigned used = 0;
+  for (unsigned e = 0; e < rt::kNumEngines; ++e)
+    if (prog.streams[e].size() > streamSizes[e])
+      used |= 1u << e;
+  FailureOr<EngineWaits> exit = lastInstructionWaits(call, used);
+  if (failed(exit))
+    return failure();
+  size_t id =
+      size_t(call->getAttrOfType<IntegerAttr>(kCallIdAttrName).getInt());
+  if (callExits.size() <= id)
+    callExits.resize(id + 1);
+  callExits[id] = std::move(*exit);
+  for (int64_t &f : foldable)
+    f = -1;
+  return success();
 }
 
 FailureOr<int> ProgramEmitter::machineSem(Operation *op, int64_t sem) {
@@ -410,12 +497,41 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
       .Case<AllocOp, ViewOp, ReshapeOp, YieldOp>([](auto) { return success(); })
       .Case([&](LoopOp loop) { return emitLoop(loop); })
       .Case([&](InlinedCallOp call) { return emitInlinedCall(call); })
+      .Case([&](KernelWaitOp wait) -> LogicalResult {
+        uint64_t id = wait.getCall();
+        if (id >= callExits.size() || !callExits[id])
+          return wait.emitOpError()
+                 << "waits for kernel call " << id
+                 << ", which no earlier dependency-boundary call is";
+        unsigned engines = 0;
+        for (int64_t e : wait.getBodyEngines()) {
+          if (e < 0 || e >= int64_t(rt::kNumEngines))
+            return wait.emitOpError() << "names engine " << e;
+          engines |= 1u << e;
+        }
+        appendWaits(*callExits[id], engines,
+                    pendingWaits[streamIndex(
+                        static_cast<rt::Engine>(wait.getEngine()))]);
+        return success();
+      })
       .Case([&](CallKernelOp call) {
         return call.emitOpError(
             "must be inlined before emission (run ncore-inline-calls)");
       })
-      .Case(
-          [&](InstructionOpInterface inst) { return emitInstructionOp(inst); })
+      .Case([&](InstructionOpInterface inst) {
+        // A dependency-boundary body's instruction waits for the caller
+        // engines ncore-schedule named for it.
+        if (!scopes.empty() && !scopes.back().entry.empty()) {
+          SemScope &scope = scopes.back();
+          if (unsigned engines = scope.entry.lookup(scope.ordinal))
+            appendWaits(
+                scope.entryWaits, engines,
+                pendingWaits[static_cast<unsigned>(inst.getExecutionEngine())]);
+        }
+        if (!scopes.empty())
+          ++scopes.back().ordinal;
+        return emitInstructionOp(inst);
+      })
       .Default([](Operation *op) {
         return op->emitOpError("cannot be emitted into a runtime program");
       });

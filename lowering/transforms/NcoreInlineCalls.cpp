@@ -174,6 +174,11 @@ LogicalResult Inliner::inlineCall(CallKernelOp call) {
   OpBuilder b(call);
   auto region = b.create<InlinedCallOp>(call.getLoc(), call.getCalleeAttr(),
                                         call.getOperands());
+  // The boundary and ncore-schedule's decisions at it go with the body.
+  for (StringRef name :
+       {kBoundaryAttrName, kCallIdAttrName, kEntryWaitsAttrName})
+    if (Attribute a = call->getAttr(name))
+      region->setAttr(name, a);
   IRMapping mapping;
   callee.getBody().cloneInto(&region.getBody(), mapping);
   Block &body = *region.getBodyBlock();

@@ -105,8 +105,22 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
     issue order (the runtime signals a transfer once every earlier one of
     its queue has completed), which is what makes a count name the bytes a
     reader waits for.
-    `ncore.call_kernel` is a full barrier (implemented by the emitter): no
-    dependency is tracked across it.
+    An `ncore.call_kernel` is a full barrier (implemented by the emitter): no
+    dependency is tracked across it. One with the dependency boundary
+    (`ncore.boundary = "dependency"`) is not: dependencies between the
+    instructions around it are tracked as if it were not there, and the call
+    is an access of its own (its operands, read or written by the callee's
+    argument roles, and its body's SBUF and PSUM bytes on every partition,
+    written). Each body instruction that touches memory the caller can see
+    (an argument, moved to the call's operand; an on-chip byte it writes,
+    moved by the call's base) waits for the last instruction, before the
+    call, of each caller engine with a conflicting access (or that ran an
+    earlier such call it conflicts with), once per body engine
+    (`ncore.entry_waits`: ordinal, engine mask). On each caller engine, the
+    first instruction after the call that conflicts with a body engine's
+    instructions waits for that engine's last one (`ncore.kernel_wait
+    <ncore.call_id> for [<body engines>] on <engine>`; statistic
+    kernel-waits); the later ones follow it in their engine's order.
     Double-buffering comes from this: when the converter gives iterations
     alternate buffers, the DMA filling one buffer waits only for the compute
     that last read that buffer, so it overlaps compute on the other one.

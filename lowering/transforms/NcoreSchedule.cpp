@@ -325,6 +325,229 @@ bool alignedLoops(ArrayRef<Footprint> cs, ArrayRef<Footprint> ps, LoopOp lc,
   return any;
 }
 
+/// A kernel call with the dependency boundary, as ncore-schedule sees it:
+/// where it stands among the instructions, what it touches (as a whole, and
+/// instruction by instruction of its body, in the caller's memory), and
+/// what it waits for.
+struct BoundaryCall {
+  CallKernelOp call;
+  size_t position = 0; ///< Instructions before it in program order.
+  unsigned epoch = 0;  ///< Barrier calls before it.
+  /// Its operands (read, or written for the callee's outputs), and its
+  /// body's SBUF and PSUM bytes on every partition (written).
+  SmallVector<Footprint, 4> footprints;
+  /// A body instruction that touches memory the caller can see: its
+  /// ordinal among the body's instructions (pre-order) and its accesses,
+  /// moved into the caller's memory (an argument to the call's operand, an
+  /// on-chip byte by the call's base). `entry` leaves out its on-chip
+  /// reads: the body reads on chip only bytes it wrote itself (the caller's
+  /// tiles there were dead before the call), so only its writes meet the
+  /// caller's accesses before the call; after it, reads count too (a
+  /// caller write there must wait for the body's last read).
+  struct BodyInst {
+    unsigned ordinal;
+    unsigned engine;
+    SmallVector<Footprint, 2> footprints, entry;
+  };
+  std::vector<BodyInst> body;
+  uint8_t engines = 0; ///< Its body's engines (a bit each).
+  /// Decided: (ordinal, caller engines) for the body instructions that wait
+  /// for the last instruction of those engines before the call.
+  SmallVector<std::pair<unsigned, uint8_t>, 8> entry;
+};
+
+/// The footprint `f` of a callee access, in the caller's memory: an access
+/// of callee argument i is one of the call's operand i, an on-chip byte
+/// moves by the call's base; nullopt for the callee's own HBM scratch.
+std::optional<Footprint> inCaller(Footprint f, ProgramOp callee,
+                                  CallKernelOp call,
+                                  ArrayRef<std::optional<Footprint>> operands) {
+  if (f.onChip) {
+    bool sbuf = f.root == reinterpret_cast<const void *>(static_cast<uintptr_t>(
+                              1 + static_cast<unsigned>(MemSpace::Sbuf)));
+    auto base =
+        call->getAttrOfType<IntegerAttr>(sbuf ? kSbufBaseAttr : kPsumBaseAttr);
+    int64_t shift = base ? base.getInt() : 0;
+    f.lo += shift;
+    f.hi += shift;
+    return f;
+  }
+  for (auto [i, arg] : llvm::enumerate(callee.getBody().getArguments())) {
+    if (f.root != arg.getAsOpaquePointer() || i >= operands.size() ||
+        !operands[i])
+      continue;
+    // The operand is a contiguous window: the argument's byte b is the
+    // window's byte lo + b.
+    f.root = operands[i]->root;
+    f.tile = operands[i]->tile;
+    f.lo += operands[i]->lo;
+    f.hi += operands[i]->lo;
+    return f;
+  }
+  return std::nullopt;
+}
+
+FailureOr<BoundaryCall> boundaryCall(CallKernelOp call, size_t position,
+                                     unsigned epoch) {
+  auto callee = SymbolTable::lookupNearestSymbolFrom<ProgramOp>(
+      call, call.getCalleeAttr());
+  if (!callee || callee.isDeclaration())
+    return call.emitOpError()
+           << "ncore-schedule: the dependency boundary needs the callee's "
+              "body (its engines and on-chip bytes)";
+  BoundaryCall bc;
+  bc.call = call;
+  bc.position = position;
+  bc.epoch = epoch;
+  SmallVector<std::optional<Footprint>> operands;
+  for (auto [i, v] : llvm::enumerate(call.getOperands())) {
+    bool write =
+        i < callee.getNumArguments() && callee.getArgRole(i) == "output";
+    FailureOr<Footprint> f = footprint(v, write);
+    if (failed(f))
+      return failure();
+    bc.footprints.push_back(*f);
+    operands.push_back(*f);
+  }
+  for (auto [space, baseName, extentName] :
+       {std::make_tuple(MemSpace::Sbuf, kSbufBaseAttr, kSbufExtentAttr),
+        std::make_tuple(MemSpace::Psum, kPsumBaseAttr, kPsumExtentAttr)}) {
+    auto extent = callee->getAttrOfType<IntegerAttr>(extentName);
+    if (!extent || extent.getInt() <= 0)
+      continue;
+    auto base = call->getAttrOfType<IntegerAttr>(baseName);
+    Footprint f;
+    // Placed on-chip bytes: the memory itself is the buffer (footprint()).
+    f.root = reinterpret_cast<const void *>(
+        static_cast<uintptr_t>(1 + static_cast<unsigned>(space)));
+    f.tile = f.root;
+    f.write = true;
+    f.onChip = true;
+    f.pLo = 0;
+    f.pHi = kNumPartitions;
+    f.lo = base ? base.getInt() : 0;
+    f.hi = f.lo + extent.getInt();
+    f.extent = extent.getInt();
+    bc.footprints.push_back(f);
+  }
+  unsigned ordinal = 0;
+  bool bad = false;
+  callee.walk<WalkOrder::PreOrder>([&](InstructionOpInterface inst) {
+    unsigned engine = static_cast<unsigned>(inst.getExecutionEngine());
+    bc.engines |= uint8_t(1u << engine);
+    BoundaryCall::BodyInst bi{ordinal++, engine, {}};
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inst.getOperation());
+    for (Value v : inst->getOperands()) {
+      if (!isa<TileType>(v.getType()))
+        continue;
+      bool write = false;
+      if (effects) {
+        SmallVector<MemoryEffects::EffectInstance> fx;
+        effects.getEffectsOnValue(v, fx);
+        for (auto &e : fx)
+          write |= isa<MemoryEffects::Write>(e.getEffect());
+      }
+      FailureOr<Footprint> f = footprint(v, write);
+      if (failed(f)) {
+        bad = true;
+        return;
+      }
+      std::optional<Footprint> c = inCaller(*f, callee, call, operands);
+      if (!c)
+        continue;
+      bi.footprints.push_back(*c);
+      if (!c->onChip || c->write)
+        bi.entry.push_back(*c);
+    }
+    if (!bi.footprints.empty())
+      bc.body.push_back(std::move(bi));
+  });
+  if (bad)
+    return failure();
+  return bc;
+}
+
+/// Which engines, before a position, made an access that conflicts with a
+/// footprint (conservatively: a superset), with the epoch the scan keeps to.
+using EnginesBefore =
+    llvm::function_ref<uint8_t(const Footprint &, size_t, unsigned)>;
+
+/// The dependency boundary (ncore.call_kernel's ncore.boundary): decides,
+/// for each such call,
+///  - per body instruction, the caller engines whose last instruction
+///    before the call it waits for: those with an access that conflicts with
+///    it (each engine completes in order, so its last instruction covers the
+///    access), or that ran an earlier dependency call it conflicts with;
+///    once per body engine and caller engine (the body's engines run in
+///    order too);
+///  - per caller engine, the instructions after the call that wait for
+///    body engines: the first one that conflicts with an engine's body
+///    instructions waits for that engine's last one (`waitsFor[i]`: the
+///    calls and body engines instruction i waits for).
+/// A barrier call ends both scans: it drains every engine.
+void planBoundaries(
+    MutableArrayRef<BoundaryCall> calls, ArrayRef<Inst> insts,
+    EnginesBefore enginesBefore,
+    std::vector<SmallVector<std::pair<unsigned, uint8_t>, 1>> &waitsFor) {
+  auto conflictsWith = [](ArrayRef<Footprint> a, ArrayRef<Footprint> b) {
+    for (const Footprint &f : a)
+      for (const Footprint &g : b)
+        if (conflicts(f, g))
+          return true;
+    return false;
+  };
+  for (auto [k, bc] : llvm::enumerate(calls)) {
+    // Earlier dependency calls of the epoch this one conflicts with.
+    SmallVector<BoundaryCall *, 4> earlier;
+    for (size_t j = 0; j < k; ++j)
+      if (calls[j].epoch == bc.epoch &&
+          conflictsWith(calls[j].footprints, bc.footprints))
+        earlier.push_back(&calls[j]);
+    std::array<uint8_t, kEngines> waited{};
+    for (const BoundaryCall::BodyInst &bi : bc.body) {
+      uint8_t need = 0;
+      for (const Footprint &f : bi.entry)
+        need |= enginesBefore(f, bc.position, bc.epoch);
+      // An earlier call's reads count too (this body's writes after them).
+      for (BoundaryCall *e : earlier)
+        for (const BoundaryCall::BodyInst &ei : e->body)
+          if (!(need & (1u << ei.engine)) &&
+              conflictsWith(ei.footprints, bi.entry))
+            need |= uint8_t(1u << ei.engine);
+      need &= uint8_t(~waited[bi.engine]);
+      if (!need)
+        continue;
+      waited[bi.engine] |= need;
+      bc.entry.push_back({bi.ordinal, need});
+    }
+    std::array<uint8_t, kEngines> after{};
+    for (size_t i = bc.position; i < insts.size() && insts[i].epoch == bc.epoch;
+         ++i) {
+      const Inst &inst = insts[i];
+      if (after[inst.engine] == bc.engines)
+        continue;
+      // Caller reads of on-chip bytes read tiles written after the call,
+      // by writes that waited (see the body's writes above).
+      SmallVector<Footprint, 4> touched;
+      for (const Footprint &f : inst.footprints)
+        if (!f.onChip || f.write)
+          touched.push_back(f);
+      if (!conflictsWith(touched, bc.footprints))
+        continue;
+      uint8_t need = 0;
+      for (const BoundaryCall::BodyInst &bi : bc.body)
+        if (!(need & (1u << bi.engine)) &&
+            conflictsWith(bi.footprints, touched))
+          need |= uint8_t(1u << bi.engine);
+      need &= uint8_t(~after[inst.engine]);
+      if (!need)
+        continue;
+      after[inst.engine] |= need;
+      waitsFor[i].push_back({unsigned(k), need});
+    }
+  }
+}
+
 class NcoreSchedulePass
     : public mlir::ncore::impl::NcoreScheduleBase<NcoreSchedulePass> {
 public:
@@ -347,6 +570,9 @@ private:
                        "Instructions moved off their default engine"};
   PassCounter numStores{"ncore-schedule", "stores-on-sync",
                         "Stores issued from the Sync engine's DMA queue"};
+  PassCounter numKernelWaits{
+      "ncore-schedule", "kernel-waits",
+      "Instructions after a dependency-boundary kernel call that wait for it"};
 };
 
 /// The runtime's view of `inst` (runtime/TimingCost.cpp costs it), from the
@@ -403,14 +629,21 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   };
   std::vector<Listed> listed;
   bool hasSems = false;
+  // Dependency-boundary calls do not start an epoch: dependencies are
+  // tracked across them, and through them (planBoundaries).
+  SmallVector<std::tuple<CallKernelOp, size_t, unsigned>> dependencyCalls;
   {
     unsigned epoch = 0;
     program.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<CallKernelOp>(op))
-        ++epoch;
-      else if (auto inst = dyn_cast<InstructionOpInterface>(op))
+      if (auto call = dyn_cast<CallKernelOp>(op)) {
+        if (hasDependencyBoundary(call))
+          dependencyCalls.push_back({call, listed.size(), epoch});
+        else
+          ++epoch;
+      } else if (auto inst = dyn_cast<InstructionOpInterface>(op)) {
         listed.push_back({inst, epoch});
-      hasSems |= isa<SemWaitOp, SemSignalOp>(op);
+      }
+      hasSems |= isa<SemWaitOp, SemSignalOp, KernelWaitOp>(op);
     });
   }
   // A program that synchronises itself is left alone.
@@ -719,6 +952,52 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     auto [list, masks, bucket] = maskJobs[j];
     addMasks(*list, *masks, bucket);
   });
+
+  // Dependency-boundary calls: what their bodies wait for, and what waits
+  // for them. The caller's engines with an access before `position` that
+  // conflicts with `f`: found latest first in f's access lists (up to a
+  // bound, past which every engine the rest of a list holds counts).
+  std::vector<BoundaryCall> boundaries;
+  std::vector<SmallVector<std::pair<unsigned, uint8_t>, 1>> waitsForCall(
+      insts.size());
+  for (auto [call, position, epoch] : dependencyCalls) {
+    FailureOr<BoundaryCall> bc = boundaryCall(call, position, epoch);
+    if (failed(bc))
+      return failure();
+    boundaries.push_back(std::move(*bc));
+  }
+  auto callerEnginesBefore = [&](const Footprint &f, size_t position,
+                                 unsigned epoch) -> uint8_t {
+    constexpr unsigned kScanBound = 512;
+    uint8_t found = 0;
+    auto scan = [&](const std::vector<Entry> &list) {
+      const EngineMasks &m = enginesBefore.find(&list)->second;
+      size_t at = std::lower_bound(list.begin(), list.end(),
+                                   Entry{unsigned(position), 0}) -
+                  list.begin();
+      for (unsigned seen = 0; at > 0; ++seen) {
+        uint8_t possible = f.write ? m.any[at] : m.writes[at];
+        if (!(possible & ~found))
+          return;
+        if (seen == kScanBound) {
+          found |= possible;
+          return;
+        }
+        --at;
+        if (m.epochs[at] != epoch)
+          return;
+        const Entry &e = list[at];
+        if (conflicts(f, insts[e.first].footprints[e.second]))
+          found |= uint8_t(m.bits[at] & ~kWriteBit);
+      }
+    };
+    auto [b0, b1] = bucketsOf(f);
+    for (int64_t bk = b0; bk <= b1; ++bk)
+      if (auto it = byBucket.find({f.root, bk}); it != byBucket.end())
+        scan(it->second);
+    return found;
+  };
+  planBoundaries(boundaries, insts, callerEnginesBefore, waitsForCall);
 
   // 3. Dependencies: for each consumer, the producers it must wait for.
   // Candidates are scanned latest first. Before the consumer in program
@@ -1152,6 +1431,17 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   for (unsigned c = 0; c < insts.size(); ++c) {
     Operation *op = insts[c].op;
     auto &ops = op->getBlock()->getOperations();
+    for (auto [k, bodyEngines] : waitsForCall[c]) {
+      SmallVector<int64_t, kEngines> named;
+      for (unsigned e = 0; e < kEngines; ++e)
+        if (bodyEngines & (1u << e))
+          named.push_back(e);
+      b.setInsertionPoint(op);
+      b.create<KernelWaitOp>(op->getLoc(), b.getI64IntegerAttr(k),
+                             b.getDenseI64ArrayAttr(named),
+                             engineAttr[insts[c].engine]);
+      ++numKernelWaits;
+    }
     for (Operation *wait : waitsOf[c])
       ops.insert(Block::iterator(op), wait);
     if (Operation *signal = signalOf[c]) {
@@ -1170,6 +1460,15 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     b.create<SemSignalOp>(program.getLoc(), b.getI64IntegerAttr(e),
                           b.getI64IntegerAttr(deficit[e]),
                           EngineAttr::get(ctx, Engine(e)));
+  }
+  for (auto [k, bc] : llvm::enumerate(boundaries)) {
+    SmallVector<int64_t> entry;
+    for (auto [ordinal, engines] : bc.entry) {
+      entry.push_back(ordinal);
+      entry.push_back(engines);
+    }
+    bc.call->setAttr(kCallIdAttrName, b.getI64IntegerAttr(int64_t(k)));
+    bc.call->setAttr(kEntryWaitsAttrName, b.getDenseI64ArrayAttr(entry));
   }
   program->setAttr(kScheduledAttrName, UnitAttr::get(ctx));
   return success();

@@ -352,8 +352,57 @@ ncore.program @after_a_long_vector_loop(%x: !ncore.tile<hbm, 128x512xf32>) {
   ncore.tensor_tensor add %o2, %b, %a : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
 }
 
+// -----
+
+// The dependency boundary (ncore.boundary = "dependency", set by
+// convert-seam-to-ncore{kernel-boundary=dependency}): dependencies are
+// tracked across the call (the load of %t after it waits for the scalar
+// engine's read of %t before it). Each body instruction that meets the
+// caller's memory waits for the caller engines that touched it: the body's
+// load (ordinal 0, reads %a and writes SBUF 1024..1280, where %u was) and
+// its scalar multiply (ordinal 3) wait for scalar and sync (mask 36). After
+// the call, the load from %w meets nothing of the call and waits for
+// nothing; the load of the call's output waits for the body's DMA engine.
+// CHECK-LABEL: ncore.program @dependency
+// CHECK: ncore.call_kernel @scale(%{{.+}}, %{{.+}}) {ncore.boundary = "dependency", ncore.call_id = 0 : i64, ncore.entry_waits = array<i64: 0, 36, 3, 36>
+// CHECK-NEXT: ncore.dma_copy %[[V:.+]], %arg1
+// CHECK-NEXT: ncore.sem_signal 4 on dma
+// CHECK-NEXT: ncore.kernel_wait 0 for [4] on dma
+// CHECK-NEXT: ncore.sem_wait 4 ge 1 on dma
+// CHECK-NEXT: ncore.sem_wait 2 ge 1 on dma
+// CHECK-NEXT: ncore.dma_copy %{{.+}}, %[[B:.+]] :
+// CHECK-NOT: ncore.kernel_wait
+ncore.program private @scale(%i: !ncore.tile<hbm, 128x64xf32>,
+                             %o: !ncore.tile<hbm, 128x64xf32> {ncore.role = "output"}) attributes {ncore.psum_extent = 0 : i64, ncore.sbuf_extent = 256 : i64} {
+  %t = ncore.alloc offset 0 : !ncore.tile<sbuf, 128x64xf32>
+  ncore.dma_copy %t, %i : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  ncore.sem_signal 7 on dma
+  ncore.sem_wait 7 ge 1 on scalar
+  ncore.tensor_scalar multiply %t, %t imm 2.0 on scalar : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+  ncore.sem_signal 3 on scalar
+  ncore.sem_wait 3 ge 1 on dma
+  ncore.dma_copy %o, %t : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+}
+ncore.program @dependency(%x: !ncore.tile<hbm, 128x64xf32>, %w: !ncore.tile<hbm, 128x64xf32>,
+                          %y: !ncore.tile<hbm, 128x64xf32> {ncore.role = "output"}) {
+  %a = ncore.alloc offset 0 {name = "a"} : !ncore.tile<hbm, 128x64xf32>
+  %b = ncore.alloc offset 32768 {name = "b"} : !ncore.tile<hbm, 128x64xf32>
+  %t = ncore.alloc offset 0 : !ncore.tile<sbuf, 128x64xf32>
+  %u = ncore.alloc offset 1024 : !ncore.tile<sbuf, 128x64xf32>
+  %v = ncore.alloc offset 2048 : !ncore.tile<sbuf, 128x64xf32>
+  ncore.dma_copy %t, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  ncore.activation exp %u, %t : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+  ncore.dma_copy %a, %u : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+  ncore.call_kernel @scale(%a, %b) {ncore.boundary = "dependency", ncore.sbuf_base = 1024 : i64} : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  ncore.dma_copy %v, %w : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  ncore.dma_copy %t, %b : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+  ncore.tensor_tensor add %v, %v, %t : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+  ncore.dma_copy %y, %v : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
+}
+
 // STATS: ncore-schedule
-// STATS: 5 engine-moves
+// STATS: 6 engine-moves
+// STATS: 1 kernel-waits
 // STATS: 6 loop-carried-waits
 // STATS: signals
 // STATS: stores-on-sync

@@ -124,7 +124,8 @@ const std::string &seamrun::compilerVersion() {
 std::string Compiler::flags() const {
   return std::string("target=") + std::string(rt::name(target)) +
          " mode=" + mode + " kernels=" + llvm::join(kernels, ",") +
-         " sharing=" + (sharing ? "1" : "0");
+         " sharing=" + (sharing ? "1" : "0") +
+         (kernelBoundary == "barrier" ? "" : " boundary=" + kernelBoundary);
 }
 
 namespace {
@@ -269,7 +270,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   // `lpm` is anchored on the module already: the text names its contents.
   std::string lowerPipeline =
       "convert-seam-to-ncore{target=" + std::string(rt::name(target)) +
-      " remarks=false}";
+      " remarks=false kernel-boundary=" + kernelBoundary + "}";
   if (failed(parsePassPipeline(lowerPipeline, lpm)))
     return Result::failure("bad lowering pipeline: " + lowerPipeline);
   if (failed(lpm.run(lowered)) || failed(ncore::verifyOnThreads(lowered)))

@@ -51,9 +51,10 @@ struct CompiledModel {
 class Compiler {
 public:
   Compiler(seam::rt::Target target, std::string mode,
-           std::vector<std::string> kernels, bool programSharing)
+           std::vector<std::string> kernels, bool programSharing,
+           std::string kernelBoundary = "barrier")
       : target(target), mode(std::move(mode)), kernels(std::move(kernels)),
-        sharing(programSharing) {}
+        sharing(programSharing), kernelBoundary(std::move(kernelBoundary)) {}
 
   /// `sourceName` names the text in diagnostics (the .mlir file's path).
   seam::rt::Expected<CompiledModel> compile(const std::string &irText,
@@ -72,6 +73,7 @@ private:
   std::string mode;
   std::vector<std::string> kernels;
   bool sharing;
+  std::string kernelBoundary;
 };
 
 /// The version that enters every cache key: "seam-0.1+" and a hash of this

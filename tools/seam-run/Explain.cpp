@@ -230,7 +230,8 @@ std::map<std::string, int> Explainer::decisions(ModuleOp m) {
   popts.remarks = true;
   mlir::seam::buildSeamPipeline(pm, popts);
   if (succeeded(parsePassPipeline(
-          "convert-seam-to-ncore{target=" + opts.target + " remarks=true}",
+          "convert-seam-to-ncore{target=" + opts.target +
+              " remarks=true kernel-boundary=" + opts.kernelBoundary + "}",
           pm)))
     (void)pm.run(*copy);
   return made;
@@ -344,7 +345,7 @@ Result Explainer::run() {
   if (rt::Status s = findSites(); !s)
     return Result::failure(s.error());
   KernelExplanation e;
-  e.boundary = "barrier";
+  e.boundary = opts.kernelBoundary;
   auto kernels = time(*variant(std::nullopt, SiteVariant::Kernel), opts.mode);
   if (!kernels)
     return Result::failure("--explain-kernels: the run with its kernels: " +

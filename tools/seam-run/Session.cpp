@@ -350,6 +350,10 @@ rt::Status seamrun::validate(SessionOptions &o) {
   if (o.mode != "eager" && o.mode != "compile")
     return rt::Status::failure("--mode must be 'eager' or 'compile', got '" +
                                o.mode + "'");
+  if (o.kernelBoundary != "barrier" && o.kernelBoundary != "dependency")
+    return rt::Status::failure(
+        "--kernel-boundary must be 'barrier' or 'dependency', got '" +
+        o.kernelBoundary + "'");
   if (o.exec != "functional" && o.exec != "timing")
     return rt::Status::failure(
         "--exec must be 'functional' or 'timing', got '" + o.exec + "'");
@@ -631,7 +635,7 @@ rt::Status Session::compile(Run &r, const std::string &text,
                             rt::CompileCache &cache) {
   double compileStart = nowNs();
   Compiler compiler(*rt::parseTarget(opts.target), opts.mode, opts.kernels,
-                    opts.programSharing);
+                    opts.programSharing, opts.kernelBoundary);
   compiler.progress = [&](const std::string &what) {
     // Inside the compile: at most one line a second.
     if (reportDue(lastCompileReport))
@@ -1035,6 +1039,8 @@ std::vector<std::string> seamrun::shapingOptions(const SessionOptions &o) {
         {"--no-program-sharing", !o.programSharing}})
     if (off)
       flags.push_back(name);
+  if (o.kernelBoundary != "barrier")
+    flags.push_back("--kernel-boundary " + o.kernelBoundary);
   for (const std::string &f : o.figureOverrides)
     flags.push_back("--set " + f);
   return flags;
@@ -1271,6 +1277,7 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
       {"options", std::move(options)},
       {"target", o.target},
       {"mode", o.mode},
+      {"kernel_boundary", o.kernelBoundary},
       {"kernels", std::move(kernels)},
       {"exec", o.exec},
       {"structure", Object{{"regions", r.regions},

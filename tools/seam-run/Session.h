@@ -47,6 +47,10 @@ struct SessionOptions {
   seam::rt::HostCosts costs;
   bool graphBreakSyncs = true;
   bool programSharing = true;
+  /// Kernel calls' boundary semantics in a program: "barrier" (every engine
+  /// drains before and after the body) or "dependency"
+  /// (ncore::kBoundaryAttrName).
+  std::string kernelBoundary = "barrier";
   std::vector<std::string> figureOverrides; ///< "name=value"
   std::string toolPath;                     ///< argv[0]
 };

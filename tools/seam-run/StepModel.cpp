@@ -54,6 +54,7 @@ seamrun::timeOneStep(const SessionOptions &base, std::string irText,
   o.mode = mode;
   o.target = target;
   o.programSharing = share;
+  o.kernelBoundary = base.kernelBoundary;
   o.costs = base.costs;
   o.graphBreakSyncs = base.graphBreakSyncs;
   o.figureOverrides = base.figureOverrides;

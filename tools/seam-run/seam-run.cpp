@@ -136,6 +136,13 @@ static cl::opt<bool> noSharing(
     "no-program-sharing",
     cl::desc("Ablation: compile identical regions as distinct programs"),
     cl::cat(cat));
+static cl::opt<std::string> kernelBoundary(
+    "kernel-boundary",
+    cl::desc("A kernel call's boundary inside a program (compile mode): "
+             "barrier (every engine drains before and after it) or "
+             "dependency (it waits only for the work it conflicts with, and "
+             "only conflicting work waits for it)"),
+    cl::init("barrier"), cl::cat(cat));
 static cl::opt<bool> explain(
     "explain-kernels",
     cl::desc("After the run, split each class of kernel sites' step delta "
@@ -195,6 +202,7 @@ int main(int argc, char **argv) {
   o.costs.kernelCallHost = !noKernelCallHost;
   o.graphBreakSyncs = !noSync;
   o.programSharing = !noSharing;
+  o.kernelBoundary = kernelBoundary;
   o.figureOverrides.assign(setFigures.begin(), setFigures.end());
   o.toolPath = argv[0];
 
