@@ -287,6 +287,22 @@ rt::Status Explainer::bodiesAlone(const Site &site, SiteClassExplanation &out) {
     body.deviceNs = last.deviceNs;
     body.floorNs = r->roofline.floorNs;
     body.bound = r->roofline.bound;
+    double ranks = std::max(1, r->options.tp);
+    // Compute engines by their busy time; the DMA streams' busy time is
+    // their transfers' summed over the queues, so DMA counts by its bytes.
+    for (auto &[engine, ns] : r->engineBusyNs)
+      if (engine != "DMA" && engine != "SYNC" &&
+          ns / ranks > body.algorithmNs) {
+        body.algorithmNs = ns / ranks;
+        body.algorithmEngine = engine;
+      }
+    if (r->roofline.peakDmaBytesPerNs > 0) {
+      double dma = r->dmaBytesPerRank() / r->roofline.peakDmaBytesPerNs;
+      if (dma > body.algorithmNs) {
+        body.algorithmNs = dma;
+        body.algorithmEngine = "DMA";
+      }
+    }
     if (r->hostOps > 0) {
       // The compiler runs it on the host: its time there (measured here).
       body.deviceNs = last.fallbackNs;
@@ -403,13 +419,15 @@ void seamrun::printExplanation(const KernelExplanation &e,
                         signedUs(c.roundTripNs), signedUs(c.lostFusionNs),
                         signedUs(c.lostOverlapNs), signedUs(c.launchHostNs));
     auto body = [&](const char *what, const BodyAlone &b) {
-      os << llvm::formatv("{0} alone {1} us, floor {2} us ({3:F0}%, {4})", what,
-                          us(b.deviceNs), us(b.floorNs), 100 * b.fraction(),
-                          b.bound);
+      os << llvm::formatv("{0} alone {1} us, floor {2} us ({3:F0}%, {4}), "
+                          "algorithm bound {5} us ({6:F0}%, {7})",
+                          what, us(b.deviceNs), us(b.floorNs),
+                          100 * b.fraction(), b.bound, us(b.algorithmNs),
+                          100 * b.algorithmFraction(), b.algorithmEngine);
     };
     os << "      ";
     body("kernel body", c.kernelBody);
-    os << "; ";
+    os << ";\n      ";
     body("compiler's", c.compilerBody);
     os << "\n      " << (c.hostFallback() ? "delta" : "body")
        << " in the model " << signedUs(c.hostFallback() ? c.deltaNs : c.bodyNs)
@@ -433,7 +451,10 @@ llvm::json::Value seamrun::explanationJson(const KernelExplanation &e) {
     return Object{{"device_s", b.deviceNs * 1e-9},
                   {"floor_s", b.floorNs * 1e-9},
                   {"fraction", b.fraction()},
-                  {"bound", b.bound}};
+                  {"bound", b.bound},
+                  {"algorithm_bound_s", b.algorithmNs * 1e-9},
+                  {"algorithm_fraction", b.algorithmFraction()},
+                  {"algorithm_engine", b.algorithmEngine}};
   };
   Array classes;
   for (const SiteClassExplanation &c : e.classes) {

@@ -148,7 +148,15 @@ struct RooflineReport {
 struct BodyAlone {
   double deviceNs = 0, floorNs = 0;
   std::string bound; ///< the floor's term: TE, elementwise or DMA
+  /// Its algorithm bound: the largest per-engine busy time of its own
+  /// instruction stream (per rank; DMA: the bytes it moves at the DMA peak),
+  /// and that engine.
+  double algorithmNs = 0;
+  std::string algorithmEngine;
   double fraction() const { return deviceNs > 0 ? floorNs / deviceNs : 0; }
+  double algorithmFraction() const {
+    return deviceNs > 0 ? algorithmNs / deviceNs : 0;
+  }
 };
 
 /// --explain-kernels: one class of kernel sites (the same kernel on
