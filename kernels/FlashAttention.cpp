@@ -7,7 +7,8 @@
 //   O += P v     matmul(stat P^T [kv, q], mov v [kv, D])
 //
 // flash-attn (the source, Flux2-klein experiments): single pass, exp only,
-// no row-max subtraction, heads looped sequentially in one instance. exp
+// no row-max subtraction, heads looped sequentially in one instance; its
+// data movement is a competent NKI author's (see buildFlashSource). exp
 // overflows to Inf on large logits, Inf / Inf is NaN: the run's non-finite
 // count reports it; nothing here hides it.
 // flash-attn-stable: online softmax with a running max m, correction
@@ -66,61 +67,128 @@ static FailureOr<FlashProgram> createFlashProgram(OpBuilder &b, ModuleOp module,
   return fp;
 }
 
-/// The source's kernel, as the source wrote it (the thing measured: do not
-/// tune it). Its unused tiles (acc, m, mnew, negm, corr) are kept so that
-/// its program stays the one the experiments measured.
+static int64_t ceilDivI(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The source's kernel: its algorithm as the source wrote it (single pass,
+/// exp without a row max, the row sums from the exponentials, O
+/// accumulating in PSUM over the 128-key blocks, heads in sequence in one
+/// instance, 128-row blocks), with the data movement a competent NKI author
+/// gives it (the source's re-read K and V for every query block, in 32 KB
+/// DMAs, transposed K 36 times per head and ran each key block as one
+/// serial chain on single buffers):
+///  - per head, q, k and v arrive in one DMA each (heads software
+///    pipelined: head h + 1's loads overlap head h), laid out as the stable
+///    kernel's (row r at partition r / nb, block r mod nb);
+///  - K^T and Q^T are made once per head, four blocks to a PSUM bank;
+///  - three query blocks (lanes) go through each key block stage by stage
+///    (the scores of each, the exponentials of each, the P^T transposes of
+///    each, then the P V of each), each lane on PSUM and SBUF tiles of its
+///    own, so that the Tensor engine works on one lane while the Scalar and
+///    Vector engines exponentiate or copy another's;
+///  - a head's output leaves in one DMA.
 static void buildFlashSource(KernelBuilder &kb, const FlashProgram &fp) {
   int64_t nb = fp.nb, nh = fp.nh, sq = fp.sq, dd = fp.dd, sk = fp.sk;
   float scale = fp.scale;
   Type dtype = fp.dtype;
-  Value qH = kb.arg(0), kH = kb.arg(1), vH = kb.arg(2), oH = kb.arg(3);
   Type f32 = kb.f32();
-  constexpr int64_t blk = 128;
-
-  Value qn = kb.sbuf({blk, dd}, dtype), kn = kb.sbuf({blk, dd}, dtype);
-  Value vn = kb.sbuf({blk, dd}, dtype);
-  Value qT = kb.sbuf({dd, blk}, dtype), kTt = kb.sbuf({dd, blk}, dtype);
-  Value pT = kb.sbuf({blk, blk}, dtype);
-  Value tp = kb.psum({blk, blk});
-  Value s = kb.psum({blk, blk}), pv = kb.psum({blk, dd});
-  Value p = kb.sbuf({blk, blk}, f32);
-  Value acc = kb.sbuf({blk, dd}, f32), ob = kb.sbuf({blk, dd}, dtype);
-  Value l = kb.sbuf({blk, 1}, f32), rs = kb.sbuf({blk, 1}, f32);
-  Value m = kb.sbuf({blk, 1}, f32), mnew = kb.sbuf({blk, 1}, f32);
-  Value negm = kb.sbuf({blk, 1}, f32), corr = kb.sbuf({blk, 1}, f32);
-  (void)acc, (void)m, (void)mnew, (void)negm, (void)corr;
-
-  auto block = [&](Index bi, Index h, Index qi) {
-    kb.dma(qn, kb.view(qH, {1, 1, blk, dd}, {bi, h, qi * blk, 0}));
-    kb.transpose(kb.view(tp, {dd, blk}, {0, 0}), qn);
-    kb.copy(qT, kb.view(tp, {dd, blk}, {0, 0}));
-    kb.memset(l, 0.0f);
-    kb.loop(sk / blk, [&](Index kj) {
-      kb.dma(kn, kb.view(kH, {1, 1, blk, dd}, {bi, h, kj * blk, 0}));
-      kb.dma(vn, kb.view(vH, {1, 1, blk, dd}, {bi, h, kj * blk, 0}));
-      kb.transpose(kb.view(tp, {dd, blk}, {0, 0}), kn);
-      kb.copy(kTt, kb.view(tp, {dd, blk}, {0, 0}));
-      kb.matmul(s, qT, kTt);
-      kb.activation(ActFunc::Exp, p, s, scale, 0.0f, Value(), rs);
-      kb.tensorTensor(AluOp::Add, l, l, rs);
-      kb.transpose(tp, p);
-      kb.copy(pT, tp);
+  constexpr int64_t blk = 128, blocksPerBank = kMatmulMaxN / blk;
+  constexpr unsigned kLanes = 3;
+  int64_t nqb = sq / blk, nkb = sk / blk, heads = nb * nh;
+  Value qH = kb.reshape(kb.arg(0), {heads * blk, nqb * dd});
+  Value kH = kb.reshape(kb.arg(1), {heads * blk, nkb * dd});
+  Value vH = kb.reshape(kb.arg(2), {heads * blk, nkb * dd});
+  Value oH = kb.reshape(kb.arg(3), {heads * blk, nqb * dd});
+  Value qn[2], kn[2], vn[2], on[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    qn[i] = kb.sbuf({blk, nqb, dd}, dtype);
+    kn[i] = kb.sbuf({blk, nkb, dd}, dtype);
+    vn[i] = kb.sbuf({blk, nkb, dd}, dtype);
+    on[i] = kb.sbuf({blk, nqb, dd}, dtype);
+  }
+  Value qT = kb.sbuf({dd, nqb, blk}, dtype),
+        kT = kb.sbuf({dd, nkb, blk}, dtype);
+  struct Lane {
+    Value s, tp, pv;        // PSUM: scores, P^T, O
+    Value p, pT, rs, l, rl; // SBUF
+  };
+  Lane lanes[kLanes];
+  for (Lane &ln : lanes) {
+    ln.s = kb.psum({blk, kMatmulMaxN});
+    ln.tp = kb.psum({blk, blk});
+    ln.pv = kb.psum({blk, dd});
+    ln.p = kb.sbuf({blk, blk}, dtype);
+    ln.pT = kb.sbuf({blk, blk}, dtype);
+    for (Value *v : {&ln.rs, &ln.l, &ln.rl})
+      *v = kb.sbuf({blk, 1}, f32);
+  }
+  // Transposes of the `count` [128, dd] blocks of `src` into dst [dd,
+  // count, 128], four to a PSUM bank (the lanes' score banks, in turn).
+  auto transposeBlocks = [&](Value src, Value dst, int64_t count) {
+    for (int64_t j0 = 0, t = 0; j0 < count; j0 += blocksPerBank, ++t) {
+      int64_t c = std::min(blocksPerBank, count - j0);
+      Value bank = lanes[t % kLanes].s;
+      for (int64_t j = 0; j < c; ++j)
+        kb.transpose(kb.view(bank, {dd, blk}, {0, j * blk}),
+                     kb.view(src, {blk, 1, dd}, {0, j0 + j, 0}));
+      kb.copy(kb.view(dst, {dd, c, blk}, {0, j0, 0}),
+              kb.view(bank, {dd, c * blk}, {0, 0}));
+    }
+  };
+  // Query blocks qi0 .. qi0 + used - 1, one per lane, key block by key
+  // block, stage by stage.
+  auto queryBlocks = [&](Index qi0, unsigned used, unsigned buf) {
+    for (unsigned i = 0; i < used; ++i)
+      kb.memset(lanes[i].l, 0.0f);
+    kb.loop(nkb, [&](Index kj) {
+      for (unsigned i = 0; i < used; ++i)
+        kb.matmul(kb.view(lanes[i].s, {blk, blk}, {0, 0}),
+                  kb.view(qT, {dd, 1, blk}, {0, qi0 + int64_t(i), 0}),
+                  kb.view(kT, {dd, 1, blk}, {0, kj, 0}));
+      for (unsigned i = 0; i < used; ++i) {
+        Lane &ln = lanes[i];
+        kb.activation(ActFunc::Exp, ln.p, kb.view(ln.s, {blk, blk}, {0, 0}),
+                      scale, 0.0f, Value(), ln.rs);
+        kb.tensorTensor(AluOp::Add, ln.l, ln.l, ln.rs);
+      }
+      for (unsigned i = 0; i < used; ++i) {
+        kb.transpose(lanes[i].tp, lanes[i].p);
+        kb.copy(lanes[i].pT, lanes[i].tp);
+      }
       // The source: O accumulates in PSUM over the K blocks.
-      kb.matmulAccumulateOver(pv, pT, vn, kj);
+      for (unsigned i = 0; i < used; ++i)
+        kb.matmulAccumulateOver(lanes[i].pv, lanes[i].pT,
+                                kb.view(vn[buf], {blk, 1, dd}, {0, kj, 0}), kj);
     });
-    kb.reciprocal(rs, l);
-    kb.tensorScalar(AluOp::Multiply, ob, pv, rs);
-    kb.dma(kb.view(oH, {1, 1, blk, dd}, {bi, h, qi * blk, 0}), ob);
+    for (unsigned i = 0; i < used; ++i) {
+      Lane &ln = lanes[i];
+      kb.reciprocal(ln.rl, ln.l);
+      kb.tensorScalar(AluOp::Multiply,
+                      kb.view(on[buf], {blk, 1, dd}, {0, qi0 + int64_t(i), 0}),
+                      ln.pv, ln.rl);
+    }
   };
   // The source: heads looped sequentially inside one instance.
-  kb.loop(nb, [&](Index bi) {
-    kb.loop(nh, [&](Index h) {
-      kb.loop(sq / blk, [&](Index qi) { block(bi, h, qi); });
-    });
-  });
+  kb.forRangePipelined(
+      heads,
+      [&](Index h, unsigned buf) {
+        kb.dma(kb.reshape(qn[buf], {blk, nqb * dd}),
+               kb.view(qH, {blk, nqb * dd}, {h * blk, 0}));
+        kb.dma(kb.reshape(kn[buf], {blk, nkb * dd}),
+               kb.view(kH, {blk, nkb * dd}, {h * blk, 0}));
+        kb.dma(kb.reshape(vn[buf], {blk, nkb * dd}),
+               kb.view(vH, {blk, nkb * dd}, {h * blk, 0}));
+      },
+      [&](Index h, unsigned buf) {
+        transposeBlocks(kn[buf], kT, nkb);
+        transposeBlocks(qn[buf], qT, nqb);
+        kb.forRange(nqb / kLanes,
+                    [&](Index i) { queryBlocks(i * kLanes, kLanes, buf); });
+        if (int64_t rest = nqb % kLanes)
+          queryBlocks(Index(nqb - rest), unsigned(rest), buf);
+        kb.dma(kb.view(oH, {blk, nqb * dd}, {h * blk, 0}),
+               kb.reshape(on[buf], {blk, nqb * dd}));
+      });
 }
-
-static int64_t ceilDivI(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// The stable kernel (see the file comment).
 static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {

@@ -61,6 +61,12 @@ CONFIGS = {
     "flux2-klein-compile-stable-trn2": ["--model", "flux2-klein", "--layers", "6", "--seq", "128",
                                         "--txt-seq", "128", "--tp", "4", "--mode", "compile",
                                         "--kernels", "flash-attn-stable", "--target", "trn2"],
+    # The seed flash-attn and qkv kernels inside the step program, with the
+    # dependency boundary (ncore.entry_waits, ncore.kernel_wait).
+    "flux2-klein-compile-kernels-dependency-trn2": [
+        "--model", "flux2-klein", "--layers", "2", "--seq", "256", "--txt-seq", "128",
+        "--tp", "4", "--mode", "compile", "--kernels", "qkv,flash-attn",
+        "--kernel-boundary", "dependency", "--target", "trn2"],
     "hyena-compile-trn1": ["--model", "hyena", "--layers", "1", "--seq", "256",
                            "--mode", "compile", "--target", "trn1"],
     "hyena-eager-fftconv-trn2": ["--model", "hyena", "--layers", "1", "--seq", "256",

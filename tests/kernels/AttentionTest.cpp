@@ -112,6 +112,18 @@ TEST_P(AttentionSeq, SourceSmallLogitsFp32) {
   EXPECT_EQ(run.r.nonFinite, 0u);
 }
 
+// The source's kernel in bf16 (the models' dtype), its lanes and per-head
+// K^T through the same layout as the stable kernel's.
+TEST_P(AttentionSeq, SourceBf16) {
+  int64_t s = GetParam();
+  auto run = runAttention("flash-attn", s, /*bf=*/true, 1.0f);
+  ASSERT_TRUE(run.r.ok) << run.r.error;
+  double err = relL2(run.r.outputs[3], run.want);
+  std::cout << "[flash-attn] S=" << s << " bf16 rel-L2 " << err << "\n";
+  EXPECT_LE(err, 1e-2);
+  EXPECT_EQ(run.r.nonFinite, 0u);
+}
+
 TEST_P(AttentionSeq, SourceOverflowIsReported) {
   int64_t s = GetParam();
   // |q|, |k| up to 12: logits up to ~ 12 * 12 * 64 / 8 = 1152 > 88.7, the
