@@ -242,6 +242,51 @@ class Bench:
 
         self.compile_decomposition(pub)
 
+    # Columns of an --explain-kernels class row (tables 3b and 3c).
+    EXPLAIN_HEADER = ["kernel @ blocks", "calls", "delta", "body",
+                      "HBM round trip", "lost fusion", "lost overlap",
+                      "launch + host", "body residual",
+                      "body alone us: kernel / compiler (floor, bound)",
+                      "algorithm bound us: kernel / compiler (engine, "
+                      "fraction of the body)", "fusions lost"]
+    EXPLAIN_NOTES = [
+        "per call, us of the warm step. Each class's sites are compiled "
+        "five ways while the run's other sites keep their kernels: fused, "
+        "no fusion (seam.no_fuse), HBM round trip (seam.materialize: operands "
+        "from and results to HBM, transparent to the scheduler), the "
+        "compiler's own lowering behind the kernel's opaque boundary "
+        "(seam.kernel_call with a callee), the kernel; consecutive "
+        "differences are the parts, so they sum to the delta exactly",
+        "body residual: the in-model body difference minus the bodies' "
+        "difference alone (one-op programs); a site the compiler runs on the "
+        "host (fourier_mix, fftconv) compares the whole delta with the host "
+        "fallback's measured time, which this machine's clock sets",
+        "algorithm bound: the largest per-engine busy time of the body's own "
+        "instruction stream (DMA: its bytes at the DMA peak)"]
+
+    @staticmethod
+    def explain_rows(e):
+        us = lambda x: "%+.1f" % (x * 1e6)
+        rows = []
+        for c in e["classes"]:
+            p = c["per_call"]
+            kb, cb = c["kernel_body_alone"], c["compiler_body_alone"]
+            rows.append([
+                "%s @ %s" % (c["kernel"], c["window"]), c["sites"],
+                us(p["delta_s"]), us(p["body_s"]), us(p["round_trip_s"]),
+                us(p["lost_fusion_s"]), us(p["lost_overlap_s"]),
+                us(p["launch_host_s"]), us(p["body_residual_s"]),
+                "%.1f / %.1f (floor %.1f, %s)" % (
+                    kb["device_s"] * 1e6, cb["device_s"] * 1e6,
+                    kb["floor_s"] * 1e6, kb["bound"]),
+                "%.1f (%s, %.0f%%) / %.1f (%s, %.0f%%)" % (
+                    kb["algorithm_bound_s"] * 1e6, kb["algorithm_engine"],
+                    kb["algorithm_fraction"] * 100,
+                    cb["algorithm_bound_s"] * 1e6, cb["algorithm_engine"],
+                    cb["algorithm_fraction"] * 100),
+                "; ".join(c["lost_fusions"]) or "none"])
+        return rows
+
     def compile_decomposition(self, pub):
         """Table 3b: each kernel variant's delta against vanilla, per class of
         sites and per call, split by seam-run --explain-kernels."""
@@ -256,21 +301,10 @@ class Bench:
             if not e:
                 self.fail("compile %s: no kernel_explanation" % ",".join(k))
                 continue
-            total = 0.0
-            for c in e["classes"]:
-                p = c["per_call"]
-                total += p["delta_s"] * c["sites"]
-                kb, cb = c["kernel_body_alone"], c["compiler_body_alone"]
-                rows.append([
-                    ",".join(k), "%s @ %s" % (c["kernel"], c["window"]),
-                    c["sites"], us(p["delta_s"]), us(p["body_s"]),
-                    us(p["round_trip_s"]), us(p["lost_fusion_s"]),
-                    us(p["lost_overlap_s"]), us(p["launch_host_s"]),
-                    us(p["body_residual_s"]),
-                    "%.1f / %.1f (floor %.1f, %s)" % (
-                        kb["device_s"] * 1e6, cb["device_s"] * 1e6,
-                        kb["floor_s"] * 1e6, kb["bound"]),
-                    "; ".join(c["lost_fusions"]) or "none"])
+            for r in self.explain_rows(e):
+                rows.append([",".join(k)] + r)
+            total = sum(c["per_call"]["delta_s"] * c["sites"]
+                        for c in e["classes"])
             r = self.compile_res[k]
             base = self.compile_res[()]["warm_step_s"]
             rows.append([
@@ -280,32 +314,42 @@ class Bench:
                 "", "", "", "", "", "",
                 "step vs vanilla: seam %s, published %s" % (
                     pct(r["warm_step_s"], base),
-                    pct(row["warm_s_per_step"], base_pub)), ""])
+                    pct(row["warm_s_per_step"], base_pub)), "", ""])
         self.table("3b-compile-decomposition",
                    "Compile mode, trn2, TP=4: where each kernel's delta goes "
-                   "(per call, us; seam-run --explain-kernels)",
-                   ["variant", "kernel @ blocks", "calls", "delta",
-                    "body", "HBM round trip", "lost fusion", "lost overlap",
-                    "launch + host", "body residual",
-                    "body alone us: kernel / compiler (floor, bound)",
-                    "fusions lost"], rows,
-                   ["each class's sites are compiled five ways while the "
-                    "variant's other sites keep their kernels: fused, no "
-                    "fusion (seam.no_fuse), HBM round trip (seam.materialize: "
-                    "operands from and results to HBM, transparent to the "
-                    "scheduler), the compiler's own lowering behind the "
-                    "kernel's opaque boundary (seam.kernel_call with a "
-                    "callee), the kernel; consecutive differences are the "
-                    "parts, so they sum to the delta exactly",
-                    "body residual: the in-model body difference minus the "
-                    "bodies' difference alone (one-op programs)",
-                    "boundary semantics: barrier (every engine drains before "
-                    "and after the kernel); the dependency semantics of issue "
-                    "34 is not built yet, so the lost-overlap column is the "
-                    "barrier's",
+                   "(per call, us; seam-run --explain-kernels, barrier "
+                   "boundary)", ["variant"] + self.EXPLAIN_HEADER, rows,
+                   self.EXPLAIN_NOTES + [
                     "the sum of the classes can differ from all sites "
                     "together: the classes interact (qkv and flash-attn in "
                     "one block)"])
+
+    def kernel_sites(self):
+        """Table 3c: the FFT kernels' sites in fnet-base and hyena, and the
+        stable flash attention's in flux2-klein, explained the same way."""
+        runs = [("fnet-base", ["--model", "fnet-base"], "fourier-mix"),
+                ("hyena", ["--model", "hyena"], "fftconv"),
+                ("flux2-klein TP=4", ["--model", "flux2-klein", "--tp", "4"],
+                 "flash-attn-stable")]
+        rows = []
+        for label, model, kernel in runs:
+            args = model + ["--target", "trn2", "--mode", "compile",
+                            "--kernels", kernel, "--steps", "2", "--runs", "1",
+                            "--explain-kernels"]
+            if self.smoke:
+                args += ["--layers", "1"]
+            r = self.seam_run("sites-" + kernel, args)
+            e = r.get("kernel_explanation")
+            if not e:
+                self.fail("%s %s: no kernel_explanation" % (label, kernel))
+                continue
+            for row in self.explain_rows(e):
+                rows.append([label] + row)
+        self.table("3c-kernel-sites",
+                   "Kernel sites of fnet-base, hyena and flux2-klein "
+                   "(flash-attn-stable), compile mode, trn2: where each "
+                   "kernel's delta goes", ["model"] + self.EXPLAIN_HEADER,
+                   rows, self.EXPLAIN_NOTES)
 
     # 4 -----------------------------------------------------------------------
     def conclusions(self):
@@ -948,7 +992,7 @@ def main():
                     help="seam-run model options (--layers, --seq, ...) of "
                     "the reduced model used for kernel-vs-vanilla correctness")
     ap.add_argument("--only", default="",
-                    help="comma list of sections (rope,eager,compile,correct,"
+                    help="comma list of sections (rope,eager,compile,sites,correct,"
                     "fnet,fnet-seed,fftconv,ablation,roofline,auto)")
     args = ap.parse_args()
     log("published figures: " + os.path.abspath(args.seed))
@@ -956,7 +1000,8 @@ def main():
     only = set(filter(None, args.only.split(",")))
     t0 = time.time()
     sections = [("rope", b.rope_applicability), ("eager", b.eager),
-                ("compile", b.compile_mode), ("correct", b.correctness),
+                ("compile", b.compile_mode), ("sites", b.kernel_sites),
+                ("correct", b.correctness),
                 ("fnet", b.fnet), ("fnet-seed", b.fnet_seed),
                 ("fftconv", b.fftconv),
                 ("ablation", b.ablation), ("roofline", b.roofline),

@@ -307,6 +307,8 @@ rt::Status Explainer::bodiesAlone(const Site &site, SiteClassExplanation &out) {
       // The compiler runs it on the host: its time there (measured here).
       body.deviceNs = last.fallbackNs;
       body.bound = "host fallback";
+      body.algorithmNs = 0;
+      body.algorithmEngine = "host fallback";
     }
   }
   return rt::Status::ok();
