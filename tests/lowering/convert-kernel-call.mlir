@@ -1,4 +1,13 @@
 // RUN: seam-opt %s --convert-seam-to-ncore | FileCheck %s
+// RUN: seam-opt %s --convert-seam-to-ncore | FileCheck %s --check-prefix=BARRIER
+// RUN: seam-opt %s --convert-seam-to-ncore=kernel-boundary=dependency | FileCheck %s --check-prefix=DEP
+// RUN: not seam-opt %s --convert-seam-to-ncore=kernel-boundary=none 2>&1 | FileCheck %s --check-prefix=BAD
+
+// The boundary semantics travel on each call (ncore-schedule decides what
+// they mean): none is the barrier.
+// BARRIER-NOT: ncore.boundary
+// DEP: ncore.call_kernel @kernel_qkv_{{[0-9a-f]+}}({{.*}}) {ncore.boundary = "dependency"}
+// BAD: convert-seam-to-ncore: unknown kernel-boundary 'none' (barrier or dependency)
 
 // A kernel call inside a program (compile mode): its operand, an
 // intermediate, goes through HBM (the opaque boundary's round trip): the

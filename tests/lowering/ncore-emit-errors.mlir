@@ -55,3 +55,21 @@ ncore.program @first_error_only(%x: !ncore.tile<hbm, 128x64xf32>) {
   }
   ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
 }
+
+// -----
+
+ncore.program @kernel_wait_without_call(%x: !ncore.tile<hbm, 128x64xf32>) {
+  %a = ncore.alloc offset 0 : !ncore.tile<sbuf, 128x64xf32>
+  // expected-error@+1 {{waits for kernel call 3, which no earlier dependency-boundary call is}}
+  ncore.kernel_wait 3 for [4] on dma
+  ncore.dma_copy %a, %x : !ncore.tile<sbuf, 128x64xf32>, !ncore.tile<hbm, 128x64xf32>
+}
+
+// -----
+
+ncore.program @dependency_unscheduled(%x: !ncore.tile<hbm, 128x64xf32>) {
+  // expected-error@+1 {{has the dependency boundary but no ncore.call_id / ncore.entry_waits pairs: run ncore-schedule before emission}}
+  ncore.inlined_call @k(%x) : !ncore.tile<hbm, 128x64xf32> attributes {ncore.boundary = "dependency"} {
+  ^bb0(%a: !ncore.tile<hbm, 128x64xf32>):
+  }
+}

@@ -63,6 +63,8 @@ ncore.program @mlp(%x: !ncore.tile<hbm, 512x768xbf16> {ncore.role = "input"},
   ncore.call_kernel @kernel_rmsnorm(%x0, %x1) : !ncore.tile<hbm, 128x768xbf16>, !ncore.tile<hbm, 128x768xbf16>
   // CHECK: ncore.sem_wait 4 ge 8
   ncore.sem_wait 4 ge 8
+  // CHECK: ncore.kernel_wait 0 for [0, 4] on vector
+  ncore.kernel_wait 0 for [0, 4] on vector
   // CHECK: ncore.inlined_call @kernel_rmsnorm(%{{.+}}, %{{.+}}) : !ncore.tile<hbm, 128x768xbf16>, !ncore.tile<hbm, 128x768xbf16> {
   // CHECK-NEXT: ^bb0(%[[A:.+]]: !ncore.tile<hbm, 128x768xbf16>, %{{.+}}: !ncore.tile<hbm, 128x768xbf16>):
   // CHECK-NEXT: ncore.alloc offset 0 : <sbuf, 128x768xbf16>
