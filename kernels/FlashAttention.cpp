@@ -69,6 +69,80 @@ static FailureOr<FlashProgram> createFlashProgram(OpBuilder &b, ModuleOp module,
 
 static int64_t ceilDivI(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+namespace {
+/// The per-head skeleton both kernels share. Per head, q, k and v arrive in
+/// one DMA each (row r of a head at partition r / nb, block r mod nb: any
+/// assignment of keys to blocks gives the same softmax as long as K^T's
+/// columns and V's rows agree), heads software-pipelined over two buffer
+/// sets (head h + 1's loads overlap head h); K^T and Q^T are made once per
+/// head, four blocks to a PSUM bank; the query blocks go `lanes` at a time
+/// through the kernel's own step, which writes their rows of the head's
+/// output tile; a head's output leaves in one DMA.
+struct HeadLoop {
+  static constexpr int64_t blk = 128, blocksPerBank = kMatmulMaxN / blk;
+  int64_t nqb, nkb, dd, heads;
+  Value qH, kH, vH, oH;             ///< [heads 128, blocks dd] views of HBM
+  Value qn[2], kn[2], vn[2], on[2]; ///< a head's tiles, two sets
+  Value qT, kT;                     ///< [dd, blocks, 128]
+
+  HeadLoop(KernelBuilder &kb, const FlashProgram &fp)
+      : nqb(fp.sq / blk), nkb(fp.sk / blk), dd(fp.dd), heads(fp.nb * fp.nh) {
+    qH = kb.reshape(kb.arg(0), {heads * blk, nqb * dd});
+    kH = kb.reshape(kb.arg(1), {heads * blk, nkb * dd});
+    vH = kb.reshape(kb.arg(2), {heads * blk, nkb * dd});
+    oH = kb.reshape(kb.arg(3), {heads * blk, nqb * dd});
+    for (unsigned i = 0; i < 2; ++i) {
+      qn[i] = kb.sbuf({blk, nqb, dd}, fp.dtype);
+      kn[i] = kb.sbuf({blk, nkb, dd}, fp.dtype);
+      vn[i] = kb.sbuf({blk, nkb, dd}, fp.dtype);
+      on[i] = kb.sbuf({blk, nqb, dd}, fp.dtype);
+    }
+    qT = kb.sbuf({dd, nqb, blk}, fp.dtype);
+    kT = kb.sbuf({dd, nkb, blk}, fp.dtype);
+  }
+
+  /// Runs the heads: `bank(t)` is the PSUM bank of the t-th group of four
+  /// transposes; `queryBlocks(qi0, used, buf)` the kernel's step for query
+  /// blocks qi0 .. qi0 + used - 1 of the head in buffer set `buf`.
+  void run(KernelBuilder &kb, unsigned lanes, function_ref<Value(int64_t)> bank,
+           function_ref<void(Index, unsigned, unsigned)> queryBlocks) {
+    // Transposes of the `count` [128, dd] blocks of `src` into dst [dd,
+    // count, 128], four to a PSUM bank.
+    auto transposeBlocks = [&](Value src, Value dst, int64_t count) {
+      for (int64_t j0 = 0, t = 0; j0 < count; j0 += blocksPerBank, ++t) {
+        int64_t c = std::min(blocksPerBank, count - j0);
+        Value b = bank(t);
+        for (int64_t j = 0; j < c; ++j)
+          kb.transpose(kb.view(b, {dd, blk}, {0, j * blk}),
+                       kb.view(src, {blk, 1, dd}, {0, j0 + j, 0}));
+        kb.copy(kb.view(dst, {dd, c, blk}, {0, j0, 0}),
+                kb.view(b, {dd, c * blk}, {0, 0}));
+      }
+    };
+    kb.forRangePipelined(
+        heads,
+        [&](Index h, unsigned buf) {
+          kb.dma(kb.reshape(qn[buf], {blk, nqb * dd}),
+                 kb.view(qH, {blk, nqb * dd}, {h * blk, 0}));
+          kb.dma(kb.reshape(kn[buf], {blk, nkb * dd}),
+                 kb.view(kH, {blk, nkb * dd}, {h * blk, 0}));
+          kb.dma(kb.reshape(vn[buf], {blk, nkb * dd}),
+                 kb.view(vH, {blk, nkb * dd}, {h * blk, 0}));
+        },
+        [&](Index h, unsigned buf) {
+          transposeBlocks(kn[buf], kT, nkb);
+          transposeBlocks(qn[buf], qT, nqb);
+          kb.forRange(nqb / lanes,
+                      [&](Index i) { queryBlocks(i * lanes, lanes, buf); });
+          if (int64_t rest = nqb % lanes)
+            queryBlocks(Index(nqb - rest), unsigned(rest), buf);
+          kb.dma(kb.view(oH, {blk, nqb * dd}, {h * blk, 0}),
+                 kb.reshape(on[buf], {blk, nqb * dd}));
+        });
+  }
+};
+} // namespace
+
 /// The source's kernel: its algorithm as the source wrote it (single pass,
 /// exp without a row max, the row sums from the exponentials, O
 /// accumulating in PSUM over the 128-key blocks, heads in sequence in one
@@ -87,26 +161,13 @@ static int64_t ceilDivI(int64_t a, int64_t b) { return (a + b - 1) / b; }
 ///    Vector engines exponentiate or copy another's;
 ///  - a head's output leaves in one DMA.
 static void buildFlashSource(KernelBuilder &kb, const FlashProgram &fp) {
-  int64_t nb = fp.nb, nh = fp.nh, sq = fp.sq, dd = fp.dd, sk = fp.sk;
   float scale = fp.scale;
   Type dtype = fp.dtype;
   Type f32 = kb.f32();
-  constexpr int64_t blk = 128, blocksPerBank = kMatmulMaxN / blk;
+  constexpr int64_t blk = HeadLoop::blk;
   constexpr unsigned kLanes = 3;
-  int64_t nqb = sq / blk, nkb = sk / blk, heads = nb * nh;
-  Value qH = kb.reshape(kb.arg(0), {heads * blk, nqb * dd});
-  Value kH = kb.reshape(kb.arg(1), {heads * blk, nkb * dd});
-  Value vH = kb.reshape(kb.arg(2), {heads * blk, nkb * dd});
-  Value oH = kb.reshape(kb.arg(3), {heads * blk, nqb * dd});
-  Value qn[2], kn[2], vn[2], on[2];
-  for (unsigned i = 0; i < 2; ++i) {
-    qn[i] = kb.sbuf({blk, nqb, dd}, dtype);
-    kn[i] = kb.sbuf({blk, nkb, dd}, dtype);
-    vn[i] = kb.sbuf({blk, nkb, dd}, dtype);
-    on[i] = kb.sbuf({blk, nqb, dd}, dtype);
-  }
-  Value qT = kb.sbuf({dd, nqb, blk}, dtype),
-        kT = kb.sbuf({dd, nkb, blk}, dtype);
+  HeadLoop heads(kb, fp);
+  int64_t dd = fp.dd, nkb = heads.nkb;
   struct Lane {
     Value s, tp, pv;        // PSUM: scores, P^T, O
     Value p, pT, rs, l, rl; // SBUF
@@ -121,19 +182,6 @@ static void buildFlashSource(KernelBuilder &kb, const FlashProgram &fp) {
     for (Value *v : {&ln.rs, &ln.l, &ln.rl})
       *v = kb.sbuf({blk, 1}, f32);
   }
-  // Transposes of the `count` [128, dd] blocks of `src` into dst [dd,
-  // count, 128], four to a PSUM bank (the lanes' score banks, in turn).
-  auto transposeBlocks = [&](Value src, Value dst, int64_t count) {
-    for (int64_t j0 = 0, t = 0; j0 < count; j0 += blocksPerBank, ++t) {
-      int64_t c = std::min(blocksPerBank, count - j0);
-      Value bank = lanes[t % kLanes].s;
-      for (int64_t j = 0; j < c; ++j)
-        kb.transpose(kb.view(bank, {dd, blk}, {0, j * blk}),
-                     kb.view(src, {blk, 1, dd}, {0, j0 + j, 0}));
-      kb.copy(kb.view(dst, {dd, c, blk}, {0, j0, 0}),
-              kb.view(bank, {dd, c * blk}, {0, 0}));
-    }
-  };
   // Query blocks qi0 .. qi0 + used - 1, one per lane, key block by key
   // block, stage by stage.
   auto queryBlocks = [&](Index qi0, unsigned used, unsigned buf) {
@@ -142,8 +190,8 @@ static void buildFlashSource(KernelBuilder &kb, const FlashProgram &fp) {
     kb.loop(nkb, [&](Index kj) {
       for (unsigned i = 0; i < used; ++i)
         kb.matmul(kb.view(lanes[i].s, {blk, blk}, {0, 0}),
-                  kb.view(qT, {dd, 1, blk}, {0, qi0 + int64_t(i), 0}),
-                  kb.view(kT, {dd, 1, blk}, {0, kj, 0}));
+                  kb.view(heads.qT, {dd, 1, blk}, {0, qi0 + int64_t(i), 0}),
+                  kb.view(heads.kT, {dd, 1, blk}, {0, kj, 0}));
       for (unsigned i = 0; i < used; ++i) {
         Lane &ln = lanes[i];
         kb.activation(ActFunc::Exp, ln.p, kb.view(ln.s, {blk, blk}, {0, 0}),
@@ -156,49 +204,35 @@ static void buildFlashSource(KernelBuilder &kb, const FlashProgram &fp) {
       }
       // The source: O accumulates in PSUM over the K blocks.
       for (unsigned i = 0; i < used; ++i)
-        kb.matmulAccumulateOver(lanes[i].pv, lanes[i].pT,
-                                kb.view(vn[buf], {blk, 1, dd}, {0, kj, 0}), kj);
+        kb.matmulAccumulateOver(
+            lanes[i].pv, lanes[i].pT,
+            kb.view(heads.vn[buf], {blk, 1, dd}, {0, kj, 0}), kj);
     });
     for (unsigned i = 0; i < used; ++i) {
       Lane &ln = lanes[i];
       kb.reciprocal(ln.rl, ln.l);
-      kb.tensorScalar(AluOp::Multiply,
-                      kb.view(on[buf], {blk, 1, dd}, {0, qi0 + int64_t(i), 0}),
-                      ln.pv, ln.rl);
+      kb.tensorScalar(
+          AluOp::Multiply,
+          kb.view(heads.on[buf], {blk, 1, dd}, {0, qi0 + int64_t(i), 0}), ln.pv,
+          ln.rl);
     }
   };
   // The source: heads looped sequentially inside one instance.
-  kb.forRangePipelined(
-      heads,
-      [&](Index h, unsigned buf) {
-        kb.dma(kb.reshape(qn[buf], {blk, nqb * dd}),
-               kb.view(qH, {blk, nqb * dd}, {h * blk, 0}));
-        kb.dma(kb.reshape(kn[buf], {blk, nkb * dd}),
-               kb.view(kH, {blk, nkb * dd}, {h * blk, 0}));
-        kb.dma(kb.reshape(vn[buf], {blk, nkb * dd}),
-               kb.view(vH, {blk, nkb * dd}, {h * blk, 0}));
-      },
-      [&](Index h, unsigned buf) {
-        transposeBlocks(kn[buf], kT, nkb);
-        transposeBlocks(qn[buf], qT, nqb);
-        kb.forRange(nqb / kLanes,
-                    [&](Index i) { queryBlocks(i * kLanes, kLanes, buf); });
-        if (int64_t rest = nqb % kLanes)
-          queryBlocks(Index(nqb - rest), unsigned(rest), buf);
-        kb.dma(kb.view(oH, {blk, nqb * dd}, {h * blk, 0}),
-               kb.reshape(on[buf], {blk, nqb * dd}));
-      });
+  heads.run(
+      kb, kLanes, [&](int64_t t) { return lanes[t % kLanes].s; }, queryBlocks);
 }
 
 /// The stable kernel (see the file comment).
 static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
-  int64_t nb = fp.nb, nh = fp.nh, sq = fp.sq, dd = fp.dd, sk = fp.sk;
   float scale = fp.scale;
   Type dtype = fp.dtype;
   Type f32 = kb.f32();
-  constexpr int64_t blk = 128, blocksPerBank = kMatmulMaxN / blk;
+  constexpr int64_t blk = HeadLoop::blk,
+                    blocksPerBank = HeadLoop::blocksPerBank;
   constexpr unsigned kLanes = 3;
-  int64_t nqb = sq / blk, nkb = sk / blk, heads = nb * nh;
+  HeadLoop heads(kb, fp);
+  int64_t dd = fp.dd, nkb = heads.nkb;
+  Value qT = heads.qT, kT = heads.kT;
   // Keys per softmax chunk: two PSUM banks of scores per lane. A row of
   // scores that fits is one exact pass (the row max over all keys); longer
   // rows go chunk by chunk with the online correction.
@@ -206,21 +240,6 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
   int64_t fullChunks = nkb / chunkBlocks, restBlocks = nkb % chunkBlocks;
   bool online = fullChunks + (restBlocks ? 1 : 0) > 1;
   int64_t banks = ceilDivI(chunkBlocks, blocksPerBank);
-  // Head h's rows [h S, (h + 1) S) of [B H S, D], row h S + p nb + j at
-  // partition p, block j.
-  Value qH = kb.reshape(kb.arg(0), {heads * blk, nqb * dd});
-  Value kH = kb.reshape(kb.arg(1), {heads * blk, nkb * dd});
-  Value vH = kb.reshape(kb.arg(2), {heads * blk, nkb * dd});
-  Value oH = kb.reshape(kb.arg(3), {heads * blk, nqb * dd});
-  Value qn[2], kn[2], vn[2], on[2];
-  for (unsigned i = 0; i < 2; ++i) {
-    qn[i] = kb.sbuf({blk, nqb, dd}, dtype);
-    kn[i] = kb.sbuf({blk, nkb, dd}, dtype);
-    vn[i] = kb.sbuf({blk, nkb, dd}, dtype);
-    on[i] = kb.sbuf({blk, nqb, dd}, dtype);
-  }
-  Value qT = kb.sbuf({dd, nqb, blk}, dtype),
-        kT = kb.sbuf({dd, nkb, blk}, dtype);
   struct Lane {
     SmallVector<Value, 2> s; // PSUM score banks (P^T transposes reuse them)
     Value pv;                // PSUM
@@ -243,19 +262,6 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
       *v = kb.sbuf({blk, 1}, f32);
   }
 
-  // Transposes of the `count` [128, dd] blocks of `src` into dst [dd,
-  // count, 128], four to a PSUM bank (lanes' score banks, in turn).
-  auto transposeBlocks = [&](Value src, Value dst, int64_t count) {
-    for (int64_t j0 = 0, t = 0; j0 < count; j0 += blocksPerBank, ++t) {
-      int64_t c = std::min(blocksPerBank, count - j0);
-      Value bank = lanes[t % kLanes].s[(t / kLanes) % banks];
-      for (int64_t j = 0; j < c; ++j)
-        kb.transpose(kb.view(bank, {dd, blk}, {0, j * blk}),
-                     kb.view(src, {blk, 1, dd}, {0, j0 + j, 0}));
-      kb.copy(kb.view(dst, {dd, c, blk}, {0, j0, 0}),
-              kb.view(bank, {dd, c * blk}, {0, 0}));
-    }
-  };
   // Blocks of chunk bank `bk` of a chunk of `cb` blocks.
   auto bankBlocks = [&](int64_t cb, int64_t bk) {
     return std::min(blocksPerBank, cb - bk * blocksPerBank);
@@ -346,7 +352,7 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
       for (unsigned i = 0; i < used; ++i)
         transposeP(lanes[i], cb);
       for (unsigned i = 0; i < used; ++i)
-        pv(lanes[i], vn[buf], c0, cb);
+        pv(lanes[i], heads.vn[buf], c0, cb);
     };
     kb.forRange(fullChunks,
                 [&](Index c) { chunk(c * chunkBlocks, chunkBlocks); });
@@ -355,31 +361,16 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
     for (unsigned i = 0; i < used; ++i) {
       Lane &ln = lanes[i];
       kb.reciprocal(ln.rl, ln.l);
-      kb.tensorScalar(AluOp::Multiply,
-                      kb.view(on[buf], {blk, 1, dd}, {0, qi0 + int64_t(i), 0}),
-                      online ? ln.acc : ln.pv, ln.rl);
+      kb.tensorScalar(
+          AluOp::Multiply,
+          kb.view(heads.on[buf], {blk, 1, dd}, {0, qi0 + int64_t(i), 0}),
+          online ? ln.acc : ln.pv, ln.rl);
     }
   };
-  kb.forRangePipelined(
-      heads,
-      [&](Index h, unsigned buf) {
-        kb.dma(kb.reshape(qn[buf], {blk, nqb * dd}),
-               kb.view(qH, {blk, nqb * dd}, {h * blk, 0}));
-        kb.dma(kb.reshape(kn[buf], {blk, nkb * dd}),
-               kb.view(kH, {blk, nkb * dd}, {h * blk, 0}));
-        kb.dma(kb.reshape(vn[buf], {blk, nkb * dd}),
-               kb.view(vH, {blk, nkb * dd}, {h * blk, 0}));
-      },
-      [&](Index h, unsigned buf) {
-        transposeBlocks(kn[buf], kT, nkb);
-        transposeBlocks(qn[buf], qT, nqb);
-        kb.forRange(nqb / kLanes,
-                    [&](Index i) { queryBlocks(i * kLanes, kLanes, buf); });
-        if (int64_t rest = nqb % kLanes)
-          queryBlocks(Index(nqb - rest), unsigned(rest), buf);
-        kb.dma(kb.view(oH, {blk, nqb * dd}, {h * blk, 0}),
-               kb.reshape(on[buf], {blk, nqb * dd}));
-      });
+  heads.run(
+      kb, kLanes,
+      [&](int64_t t) { return lanes[t % kLanes].s[(t / kLanes) % banks]; },
+      queryBlocks);
 }
 
 /// Creates the kernel's program and lets `body` fill it.
