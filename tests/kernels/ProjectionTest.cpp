@@ -65,6 +65,16 @@ TEST(QkvKernel, SmallShapesWithoutBias) {
   runQkv(384, 384, 1100, true, false);
 }
 
+TEST(QkvKernel, FirstSlabWhileXArrives) {
+  // Three blocks or more: each block is multiplied by the first slab as soon
+  // as it is transposed; with a tail (multiplied after the blocks), two
+  // slabs of 512 and a rest, fp32 and bf16.
+  runQkv(420, 256, 1100, false, true);
+  runQkv(420, 256, 1100, true, true);
+  // Exactly one slab (no pipeline of further slabs).
+  runQkv(640, 128, 512, false, false);
+}
+
 TEST(QkvKernel, RowGroupsWhenXDoesNotFit) {
   // x^T of 1100 rows x 2048 (fp32) exceeds the SBUF budget: rows go in
   // groups, W is read once per group.
