@@ -87,7 +87,10 @@ TEST(RopeKernel, PublishedLayout) {
     int64_t b, h, s, d;
     bool bf;
   };
-  for (Case c : {Case{1, 4, 256, 64, false}, Case{1, 2, 512, 128, true}}) {
+  // S a multiple of 128 (a head per DMA, buildWholeHeads), and not (128
+  // rows at a time, a partial last chunk), over two batches.
+  for (Case c : {Case{1, 4, 256, 64, false}, Case{1, 2, 512, 128, true},
+                 Case{2, 3, 200, 64, false}, Case{1, 2, 328, 128, true}}) {
     KernelEnv env;
     Type elt = c.bf ? env.bf16() : env.f32();
     mlir::seam::KernelSignature sig;
