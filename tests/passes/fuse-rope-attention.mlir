@@ -84,3 +84,20 @@ func.func @other_users(%q: tensor<1x2x256x64xf32>, %k: tensor<1x2x256x64xf32>, %
   %o = seam.attention %qr, %kr, %v {scale = 0.125 : f64} : (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>) -> tensor<1x2x256x64xf32>
   return %o, %qr : tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>
 }
+
+// -----
+
+// seam.no_fuse on the attention or on a rope (a kernel site's counterfactual
+// in seam-run --explain-kernels) keeps the rope out of the attention.
+// CHECK-LABEL: func.func @no_fuse
+// CHECK: seam.rope
+// CHECK: seam.attention %{{.+}}, %{{.+}}, %arg2 {scale = 1.250000e-01 : f64, seam.no_fuse}
+func.func @no_fuse(%q: tensor<1x2x256x64xf32>, %k: tensor<1x2x256x64xf32>, %v: tensor<1x2x256x64xf32>) -> tensor<1x2x256x64xf32> {
+  %c = seam.param "cos" init rope_cos(1.0e+04) seed 0 : tensor<256x64xf32>
+  %s = seam.param "sin" init rope_sin(1.0e+04) seed 0 : tensor<256x64xf32>
+  %qr = seam.rope %q, %c, %s : (tensor<1x2x256x64xf32>, tensor<256x64xf32>, tensor<256x64xf32>) -> tensor<1x2x256x64xf32>
+  %kr = seam.rope %k, %c, %s : (tensor<1x2x256x64xf32>, tensor<256x64xf32>, tensor<256x64xf32>) -> tensor<1x2x256x64xf32>
+  // expected-remark @+1 {{seam-fuse-rope-attention: not fused: an op is marked seam.no_fuse}}
+  %o = seam.attention %qr, %kr, %v {scale = 0.125 : f64, seam.no_fuse} : (tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>, tensor<1x2x256x64xf32>) -> tensor<1x2x256x64xf32>
+  return %o : tensor<1x2x256x64xf32>
+}
