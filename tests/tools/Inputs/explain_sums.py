@@ -20,5 +20,8 @@ for c in e["classes"]:
 print("classes", len(e["classes"]))
 print("sums ok" if ok else "sums WRONG")
 fa = [c for c in e["classes"] if c["kernel"] == "flash-attn"][0]
-print("flash-attn body slower than the compiler's alone:",
-      fa["kernel_body_alone"]["device_s"] > fa["compiler_body_alone"]["device_s"])
+# Issue 34's bar for the seed kernel: its body alone at most 1.25x the
+# compiler's attention alone.
+print("flash-attn body within 1.25x of the compiler's alone:",
+      fa["kernel_body_alone"]["device_s"] <=
+      1.25 * fa["compiler_body_alone"]["device_s"])
