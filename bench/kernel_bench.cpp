@@ -411,15 +411,13 @@ int main(int argc, char **argv) {
     // >= 60% of the DMA bandwidth used, or (where the algorithm caps the
     // kernel) within 10% of its algorithm bound: the largest per-engine
     // busy time of its own stream (DMA: its bytes at the DMA peak).
-    double dmaPeak = p.dmaEngineBytesPerNs * p.dmaEngines;
+    double dmaPeak = p.dmaBytesPerNs(1);
     double dmaBwPct = 100.0 * double(m.dmaBytes) / dmaPeak / m.deviceNs;
-    double algNs = double(m.dmaBytes) / dmaPeak;
+    double algNs = rt::algorithmBound(m.busyNs, double(m.dmaBytes), dmaPeak).ns;
     double computePct = 0;
     for (rt::Engine e : {rt::Engine::Tensor, rt::Engine::Vector,
-                         rt::Engine::Scalar, rt::Engine::GpSimd}) {
-      algNs = std::max(algNs, m.busyNs[unsigned(e)]);
+                         rt::Engine::Scalar, rt::Engine::GpSimd})
       computePct = std::max(computePct, pct(e));
-    }
     const char *bar = computePct >= 90            ? "yes (compute)"
                       : dmaBwPct >= 60            ? "yes (DMA)"
                       : m.deviceNs <= 1.1 * algNs ? "yes (alg. bound)"

@@ -237,8 +237,7 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
     // the slab have arrived, not after all of x^T (x's other blocks arrive
     // while it multiplies). With fewer, x^T is in about as soon as the slab
     // would be, and the slab between the blocks only delays the second
-    // (kernel_bench, trn2, K 3072, N 2304: M 768 166.0 -> 162.8 us, 512
-    // 112.7 -> 111.1 us; 256 62.5 -> 64.4 us had it been used there).
+    // (kernel_bench, trn2: 3% slower at M = 256 with it).
     bool early = slabs > 0 && blocks >= 3;
     kb.forRangePipelined(
         blocks,
@@ -258,18 +257,18 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
       kb.dma(st, kb.view(xH, {tail, kdim}, {full * kNumPartitions, 0}));
       transposeRows(st, tail, Index(tailCol));
     }
-    if (early) {
+    if (early)
       finishSlab(0, ns, Index(0));
-      // The other slabs, pipelined: slab s in buffer s mod 2.
-      kb.forRangePipelined(
-          slabs - 1,
-          [&](Index s, unsigned set) { kb.dma(slab[1 - set], slabOf(s + 1)); },
-          [&](Index s, unsigned set) { runSlab(1 - set, ns, (s + 1) * ns); });
-    } else {
-      kb.forRangePipelined(
-          slabs, [&](Index s, unsigned set) { kb.dma(slab[set], slabOf(s)); },
-          [&](Index s, unsigned set) { runSlab(set, ns, s * ns); });
-    }
+    // The (other) slabs, pipelined: slab s in buffer s mod 2.
+    unsigned first = early ? 1 : 0;
+    kb.forRangePipelined(
+        slabs - first,
+        [&](Index s, unsigned set) {
+          kb.dma(slab[set ^ first], slabOf(s + int64_t(first)));
+        },
+        [&](Index s, unsigned set) {
+          runSlab(set ^ first, ns, (s + int64_t(first)) * ns);
+        });
     if (restCols) {
       unsigned buf = slabs % 2;
       int64_t n0 = slabs * ns;

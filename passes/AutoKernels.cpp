@@ -30,13 +30,7 @@ Operation *mlir::seam::replaceWithKernelCall(Operation *site,
   return call;
 }
 
-namespace {
-
-std::string ms(double ns) { return llvm::formatv("{0:F3} ms", ns * 1e-6); }
-
-/// The op a site is decided in: its outermost enclosing seam.block, or the
-/// site itself outside blocks.
-Operation *windowRoot(Operation *site) {
+Operation *mlir::seam::windowRoot(Operation *site) {
   Operation *root = site;
   for (Operation *p = site->getParentOp(); p && !isa<func::FuncOp>(p);
        p = p->getParentOp())
@@ -45,7 +39,7 @@ Operation *windowRoot(Operation *site) {
   return root;
 }
 
-std::string windowLabel(Operation *root) {
+std::string mlir::seam::windowLabel(Operation *root) {
   if (auto b = dyn_cast<BlockOp>(root))
     return (b.getKind() + "." + std::to_string(int64_t(b.getIndex()))).str();
   std::string s;
@@ -53,6 +47,10 @@ std::string windowLabel(Operation *root) {
   os << root->getName() << " at " << root->getLoc();
   return s;
 }
+
+namespace {
+
+std::string ms(double ns) { return llvm::formatv("{0:F3} ms", ns * 1e-6); }
 
 /// Values the window uses from outside it, in order of first use.
 llvm::SmallVector<Value> externalValues(Operation *root) {

@@ -70,6 +70,12 @@ FailureOr<AutoPlan> decideKernels(func::FuncOp func,
                                   llvm::ArrayRef<const KernelInfo *> order,
                                   const CostQuery &query, std::string &error);
 
+/// The op a site is decided in: its outermost enclosing seam.block, or the
+/// site itself outside blocks (also --explain-kernels' class of a site).
+Operation *windowRoot(Operation *site);
+/// "double_stream.3" for a block, else the op's name and location.
+std::string windowLabel(Operation *root);
+
 /// Replaces `site` by a `seam.kernel_call` of `kernel` (constraints already
 /// checked). Returns the call.
 Operation *replaceWithKernelCall(Operation *site, const KernelInfo &kernel);

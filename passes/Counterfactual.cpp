@@ -28,39 +28,45 @@ llvm::StringRef mlir::seam::stringifySiteVariant(SiteVariant v) {
   return "";
 }
 
+func::FuncOp mlir::seam::outlineOp(Operation *op, StringRef name) {
+  OpBuilder b(op->getContext());
+  auto fn = func::FuncOp::create(
+      op->getLoc(), name,
+      b.getFunctionType(op->getOperandTypes(), op->getResultTypes()));
+  Block *entry = fn.addEntryBlock();
+  IRMapping map;
+  map.map(op->getOperands(), entry->getArguments());
+  b.setInsertionPointToEnd(entry);
+  Operation *copy = b.clone(*op, map);
+  copy->removeAttr(kNoFuseAttrName);
+  copy->removeAttr(kMaterializeAttrName);
+  b.create<func::ReturnOp>(op->getLoc(), copy->getResults());
+  return fn;
+}
+
 /// The private func holding a copy of `site` alone (its operands as
 /// arguments, its results returned), shared by identical sites.
 static func::FuncOp boundaryBody(Operation *site, const KernelInfo &kernel,
                                  ModuleOp module,
                                  llvm::StringMap<func::FuncOp> &bodies) {
-  std::string key;
-  llvm::raw_string_ostream os(key);
-  OpPrintingFlags flags;
-  flags.printGenericOpForm().useLocalScope().elideLargeElementsAttrs();
-  os << kernel.name << "|";
-  site->print(os, flags);
-  if (auto it = bodies.find(key); it != bodies.end())
-    return it->second;
-  OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToEnd(module.getBody());
+  // Identical sites: the same op, attributes and types.
+  OpBuilder b(site->getContext());
   auto type =
       b.getFunctionType(site->getOperandTypes(), site->getResultTypes());
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << kernel.name << "|" << site->getName() << "|"
+     << site->getAttrDictionary() << "|" << type;
+  if (auto it = bodies.find(key); it != bodies.end())
+    return it->second;
   std::string name = "boundary_";
   for (char c : kernel.name)
     name += llvm::isAlnum(c) ? c : '_';
-  auto fn = b.create<func::FuncOp>(site->getLoc(), name, type);
-  SymbolTable(module).insert(fn); // uniques the name
+  func::FuncOp fn = outlineOp(site, name);
+  SymbolTable(module).insert(fn); // at the end, under a unique name
   fn.setPrivate();
   fn->setAttr(kProgramAttrName, b.getUnitAttr());
   fn->setAttr(kBoundaryBodyAttrName, b.getUnitAttr());
-  Block *entry = fn.addEntryBlock();
-  IRMapping map;
-  map.map(site->getOperands(), entry->getArguments());
-  b.setInsertionPointToEnd(entry);
-  Operation *copy = b.clone(*site, map);
-  copy->removeAttr(kNoFuseAttrName);
-  copy->removeAttr(kMaterializeAttrName);
-  b.create<func::ReturnOp>(site->getLoc(), copy->getResults());
   bodies[key] = fn;
   return fn;
 }
@@ -87,8 +93,8 @@ Operation *mlir::seam::applySiteVariant(Operation *site,
     return site;
   case SiteVariant::Boundary: {
     func::FuncOp body = boundaryBody(site, kernel, module, bodies);
-    Operation *call = replaceWithKernelCall(site, kernel);
-    call->setAttr("callee", FlatSymbolRefAttr::get(body.getSymNameAttr()));
+    auto call = cast<KernelCallOp>(replaceWithKernelCall(site, kernel));
+    call.setCalleeAttr(FlatSymbolRefAttr::get(body.getSymNameAttr()));
     return call;
   }
   case SiteVariant::Kernel:

@@ -41,6 +41,11 @@ constexpr SiteVariant kSiteVariants[] = {
 
 llvm::StringRef stringifySiteVariant(SiteVariant v);
 
+/// A detached func `name` holding a copy of `op` alone: its operands are
+/// the arguments, its results returned (the counterfactual markers left
+/// out). A boundary body, and the one-op step a body is timed alone in.
+func::FuncOp outlineOp(Operation *op, StringRef name);
+
 /// Puts `variant` of a kernel site in place: `site` is an op `kernel`
 /// replaces (its constraints hold), in a module before
 /// seam-fuse-rope-attention. Boundary bodies are private funcs at the end

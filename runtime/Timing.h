@@ -41,6 +41,18 @@ double dmaDurationNs(uint64_t bytes, double bytesPerNs, const Profile &profile);
 double collectiveDurationNs(Opcode op, uint64_t bytesPerRank, unsigned ranks,
                             const Profile &profile);
 
+/// A program's algorithm bound: the largest per-engine busy time of its own
+/// instruction stream. The compute engines count by their busy time; DMA
+/// by the bytes it moves at `dmaBytesPerNs` (the DMA streams' busy time
+/// sums the transfers over the queues, so it is not a time the engine
+/// needs). `busyNs` per engine, for one core.
+struct AlgorithmBound {
+  double ns = 0;
+  std::string engine; ///< "TE", "VE", ... or "DMA"
+};
+AlgorithmBound algorithmBound(const std::array<double, kNumEngines> &busyNs,
+                              double dmaBytes, double dmaBytesPerNs);
+
 /// One executed instruction (one loop iteration) on the device timeline.
 struct TimelineEvent {
   uint16_t core = 0;

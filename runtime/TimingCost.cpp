@@ -194,4 +194,20 @@ std::string Fault::str() const {
   return os.str();
 }
 
+AlgorithmBound algorithmBound(const std::array<double, kNumEngines> &busyNs,
+                              double dmaBytes, double dmaBytesPerNs) {
+  AlgorithmBound b;
+  for (Engine e :
+       {Engine::Tensor, Engine::Vector, Engine::Scalar, Engine::GpSimd})
+    if (busyNs[unsigned(e)] > b.ns) {
+      b.ns = busyNs[unsigned(e)];
+      b.engine = std::string(name(e));
+    }
+  if (dmaBytesPerNs > 0 && dmaBytes / dmaBytesPerNs > b.ns) {
+    b.ns = dmaBytes / dmaBytesPerNs;
+    b.engine = "DMA";
+  }
+  return b;
+}
+
 } // namespace seam::rt

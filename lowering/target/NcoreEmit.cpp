@@ -312,8 +312,7 @@ LogicalResult ProgramEmitter::barrier(Operation *at) {
   appendWaits(*last, all, waits);
   for (unsigned e = 0; e < rt::kNumEngines; ++e)
     pendingBarrier[e] = waits;
-  for (int64_t &f : foldable)
-    f = -1;
+  foldable.fill(-1);
   return success();
 }
 
@@ -426,8 +425,7 @@ LogicalResult ProgramEmitter::emitInlinedCall(InlinedCallOp call) {
     entryWaits = *waits;
     for (unsigned e = 0; e < rt::kNumEngines; ++e)
       streamSizes[e] = prog.streams[e].size();
-    for (int64_t &f : foldable)
-      f = -1;
+    foldable.fill(-1);
   } else if (failed(barrier(call))) {
     return failure();
   }
@@ -475,8 +473,7 @@ LogicalResult ProgramEmitter::emitInlinedCall(InlinedCallOp call) {
   if (callExits.size() <= id)
     callExits.resize(id + 1);
   callExits[id] = std::move(*exit);
-  for (int64_t &f : foldable)
-    f = -1;
+  foldable.fill(-1);
   return success();
 }
 

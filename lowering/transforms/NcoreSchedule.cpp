@@ -124,6 +124,13 @@ int64_t tripProduct(ArrayRef<LoopOp> loops) {
   return p;
 }
 
+/// The root of placed on-chip footprints: the memory itself, so that tiles
+/// the allocator let share bytes meet.
+const void *memoryRoot(MemSpace space) {
+  return reinterpret_cast<const void *>(
+      static_cast<uintptr_t>(1 + static_cast<unsigned>(space)));
+}
+
 FailureOr<Footprint> footprint(Value tile, bool write) {
   FailureOr<TileAccess> a = resolveAccess(tile);
   if (failed(a))
@@ -139,8 +146,7 @@ FailureOr<Footprint> footprint(Value tile, bool write) {
   if (auto alloc = a->root.getDefiningOp<AllocOp>())
     if (rootType.isOnChip() && alloc.getOffset()) {
       // Placed: the memory itself is the buffer.
-      f.root = reinterpret_cast<const void *>(
-          static_cast<uintptr_t>(1 + static_cast<unsigned>(a->space)));
+      f.root = memoryRoot(a->space);
       base = static_cast<int64_t>(*alloc.getOffset());
     }
   int64_t lo = a->offset, hi = a->offset;
@@ -173,6 +179,29 @@ FailureOr<Footprint> footprint(Value tile, bool write) {
   f.lo = base + lo * eb;
   f.hi = base + (hi + 1) * eb;
   return f;
+}
+
+/// The footprints of `op`'s tile operands in operand order, each a write
+/// when the op's memory effects say it writes that operand.
+LogicalResult operandFootprints(Operation *op, std::vector<Footprint> &out) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  out.reserve(out.size() + op->getNumOperands());
+  for (Value v : op->getOperands()) {
+    if (!isa<TileType>(v.getType()))
+      continue;
+    bool write = false;
+    if (effects) {
+      SmallVector<MemoryEffects::EffectInstance> fx;
+      effects.getEffectsOnValue(v, fx);
+      for (auto &e : fx)
+        write |= isa<MemoryEffects::Write>(e.getEffect());
+    }
+    FailureOr<Footprint> f = footprint(v, write);
+    if (failed(f))
+      return failure();
+    out.push_back(*f);
+  }
+  return success();
 }
 
 /// Whether an instruction inside `loops` touches different bytes in every
@@ -361,10 +390,9 @@ struct BoundaryCall {
 /// moves by the call's base; nullopt for the callee's own HBM scratch.
 std::optional<Footprint> inCaller(Footprint f, ProgramOp callee,
                                   CallKernelOp call,
-                                  ArrayRef<std::optional<Footprint>> operands) {
+                                  ArrayRef<Footprint> operands) {
   if (f.onChip) {
-    bool sbuf = f.root == reinterpret_cast<const void *>(static_cast<uintptr_t>(
-                              1 + static_cast<unsigned>(MemSpace::Sbuf)));
+    bool sbuf = f.root == memoryRoot(MemSpace::Sbuf);
     auto base =
         call->getAttrOfType<IntegerAttr>(sbuf ? kSbufBaseAttr : kPsumBaseAttr);
     int64_t shift = base ? base.getInt() : 0;
@@ -373,15 +401,14 @@ std::optional<Footprint> inCaller(Footprint f, ProgramOp callee,
     return f;
   }
   for (auto [i, arg] : llvm::enumerate(callee.getBody().getArguments())) {
-    if (f.root != arg.getAsOpaquePointer() || i >= operands.size() ||
-        !operands[i])
+    if (f.root != arg.getAsOpaquePointer() || i >= operands.size())
       continue;
     // The operand is a contiguous window: the argument's byte b is the
     // window's byte lo + b.
-    f.root = operands[i]->root;
-    f.tile = operands[i]->tile;
-    f.lo += operands[i]->lo;
-    f.hi += operands[i]->lo;
+    f.root = operands[i].root;
+    f.tile = operands[i].tile;
+    f.lo += operands[i].lo;
+    f.hi += operands[i].lo;
     return f;
   }
   return std::nullopt;
@@ -399,7 +426,6 @@ FailureOr<BoundaryCall> boundaryCall(CallKernelOp call, size_t position,
   bc.call = call;
   bc.position = position;
   bc.epoch = epoch;
-  SmallVector<std::optional<Footprint>> operands;
   for (auto [i, v] : llvm::enumerate(call.getOperands())) {
     bool write =
         i < callee.getNumArguments() && callee.getArgRole(i) == "output";
@@ -407,7 +433,6 @@ FailureOr<BoundaryCall> boundaryCall(CallKernelOp call, size_t position,
     if (failed(f))
       return failure();
     bc.footprints.push_back(*f);
-    operands.push_back(*f);
   }
   for (auto [space, baseName, extentName] :
        {std::make_tuple(MemSpace::Sbuf, kSbufBaseAttr, kSbufExtentAttr),
@@ -417,10 +442,7 @@ FailureOr<BoundaryCall> boundaryCall(CallKernelOp call, size_t position,
       continue;
     auto base = call->getAttrOfType<IntegerAttr>(baseName);
     Footprint f;
-    // Placed on-chip bytes: the memory itself is the buffer (footprint()).
-    f.root = reinterpret_cast<const void *>(
-        static_cast<uintptr_t>(1 + static_cast<unsigned>(space)));
-    f.tile = f.root;
+    f.root = f.tile = memoryRoot(space);
     f.write = true;
     f.onChip = true;
     f.pLo = 0;
@@ -430,29 +452,22 @@ FailureOr<BoundaryCall> boundaryCall(CallKernelOp call, size_t position,
     f.extent = extent.getInt();
     bc.footprints.push_back(f);
   }
+  // The first footprints are the operands', one each.
+  ArrayRef<Footprint> operands =
+      ArrayRef<Footprint>(bc.footprints).take_front(call.getNumOperands());
   unsigned ordinal = 0;
   bool bad = false;
   callee.walk<WalkOrder::PreOrder>([&](InstructionOpInterface inst) {
     unsigned engine = static_cast<unsigned>(inst.getExecutionEngine());
     bc.engines |= uint8_t(1u << engine);
-    BoundaryCall::BodyInst bi{ordinal++, engine, {}};
-    auto effects = dyn_cast<MemoryEffectOpInterface>(inst.getOperation());
-    for (Value v : inst->getOperands()) {
-      if (!isa<TileType>(v.getType()))
-        continue;
-      bool write = false;
-      if (effects) {
-        SmallVector<MemoryEffects::EffectInstance> fx;
-        effects.getEffectsOnValue(v, fx);
-        for (auto &e : fx)
-          write |= isa<MemoryEffects::Write>(e.getEffect());
-      }
-      FailureOr<Footprint> f = footprint(v, write);
-      if (failed(f)) {
-        bad = true;
-        return;
-      }
-      std::optional<Footprint> c = inCaller(*f, callee, call, operands);
+    BoundaryCall::BodyInst bi{ordinal++, engine, {}, {}};
+    std::vector<Footprint> own;
+    if (failed(operandFootprints(inst, own))) {
+      bad = true;
+      return;
+    }
+    for (const Footprint &f : own) {
+      std::optional<Footprint> c = inCaller(f, callee, call, operands);
       if (!c)
         continue;
       bi.footprints.push_back(*c);
@@ -854,29 +869,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     for (auto l = op->getParentOfType<LoopOp>(); l;
          l = l->getParentOfType<LoopOp>())
       inst.loops.insert(inst.loops.begin(), l);
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    inst.footprints.reserve(op->getNumOperands());
-    for (OpOperand &use : op->getOpOperands()) {
-      if (!isa<TileType>(use.get().getType()))
-        continue;
-      bool write = false, read = false;
-      if (effects) {
-        SmallVector<MemoryEffects::EffectInstance> fx;
-        effects.getEffectsOnValue(use.get(), fx);
-        for (auto &e : fx) {
-          write |= isa<MemoryEffects::Write>(e.getEffect());
-          read |= isa<MemoryEffects::Read>(e.getEffect());
-        }
-      }
-      if (!write && !read)
-        read = true;
-      FailureOr<Footprint> f = footprint(use.get(), write);
-      if (failed(f)) {
-        badFootprint = true;
-        return;
-      }
-      inst.footprints.push_back(*f);
-    }
+    if (failed(operandFootprints(op, inst.footprints)))
+      badFootprint = true;
   });
   if (badFootprint)
     return failure();

@@ -3,7 +3,6 @@
 #include "dialect/seam/SeamOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/AutoKernels.h"
@@ -38,15 +37,6 @@ std::vector<Operation *> preorder(ModuleOp m) {
   std::vector<Operation *> ops;
   m.walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
   return ops;
-}
-
-/// The outermost seam.block around `op` (null outside blocks).
-mlir::seam::BlockOp windowOf(Operation *op) {
-  mlir::seam::BlockOp w;
-  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
-    if (auto b = dyn_cast<mlir::seam::BlockOp>(p))
-      w = b;
-  return w;
 }
 
 /// A kernel site of the run: its position in the pre-order walk of the
@@ -142,7 +132,7 @@ rt::Status Explainer::findSites() {
       return rt::Status::failure("--explain-kernels: unknown kernel '" +
                                  call.getKernel().str() + "'");
     Operation *site = ops0[i];
-    mlir::seam::BlockOp window = windowOf(site);
+    auto window = dyn_cast<mlir::seam::BlockOp>(mlir::seam::windowRoot(site));
     std::string kind = window ? window.getKind().str() : "";
     std::string key;
     llvm::raw_string_ostream os(key);
@@ -160,8 +150,7 @@ rt::Status Explainer::findSites() {
       if (auto t = dyn_cast<RankedTensorType>(site->getResultTypes().front()))
         llvm::interleave(t.getShape(), ss, "x");
       c.window = (kind.empty() ? "(no block)" : kind) + " " + shape;
-      c.firstSite =
-          window ? kind + "." + std::to_string(window.getIndex()) : c.replaces;
+      c.firstSite = window ? mlir::seam::windowLabel(window) : c.replaces;
       classes.push_back(std::move(c));
     }
     ++classes[it->second].sites;
@@ -194,10 +183,8 @@ rt::Expected<SessionResult> Explainer::time(ModuleOp m,
   llvm::raw_string_ostream os(text);
   m->print(os, OpPrintingFlags().assumeVerified());
   ++simulations;
-  // The sites are in place: no kernel is inserted again.
-  SessionOptions base = opts;
-  base.kernels.clear();
-  return timeOneStep(base, std::move(text), mode, opts.target,
+  // The sites are in place: timeOneStep inserts no kernel.
+  return timeOneStep(opts, std::move(text), mode, opts.target,
                      opts.programSharing, cacheDir);
 }
 
@@ -258,22 +245,14 @@ rt::Status Explainer::bodiesAlone(const Site &site, SiteClassExplanation &out) {
   std::vector<Operation *> ops = preorder(*before);
   Operation *op = ops[site.index];
   for (bool kernel : {false, true}) {
-    OpBuilder b(&ctx);
     OwningOpRef<ModuleOp> m = ModuleOp::create(op->getLoc());
     for (NamedAttribute a : (*before)->getAttrs())
       if (a.getName() != SymbolTable::getSymbolAttrName() &&
           a.getName() != SymbolTable::getVisibilityAttrName())
         (*m)->setAttr(a.getName(), a.getValue());
-    b.setInsertionPointToEnd(m->getBody());
-    auto fn = b.create<func::FuncOp>(
-        op->getLoc(), "forward",
-        b.getFunctionType(op->getOperandTypes(), op->getResultTypes()));
-    Block *entry = fn.addEntryBlock();
-    IRMapping map;
-    map.map(op->getOperands(), entry->getArguments());
-    b.setInsertionPointToEnd(entry);
-    Operation *copy = b.clone(*op, map);
-    b.create<func::ReturnOp>(op->getLoc(), copy->getResults());
+    func::FuncOp fn = mlir::seam::outlineOp(op, "forward");
+    m->push_back(fn);
+    Operation *copy = &fn.getBody().front().front();
     if (kernel)
       mlir::seam::replaceWithKernelCall(copy, *site.kernel);
     auto r = time(*m, "compile");
@@ -287,22 +266,17 @@ rt::Status Explainer::bodiesAlone(const Site &site, SiteClassExplanation &out) {
     body.deviceNs = last.deviceNs;
     body.floorNs = r->roofline.floorNs;
     body.bound = r->roofline.bound;
+    // Per rank, DMA at the roofline's peak (the floor's).
     double ranks = std::max(1, r->options.tp);
-    // Compute engines by their busy time; the DMA streams' busy time is
-    // their transfers' summed over the queues, so DMA counts by its bytes.
-    for (auto &[engine, ns] : r->engineBusyNs)
-      if (engine != "DMA" && engine != "SYNC" &&
-          ns / ranks > body.algorithmNs) {
-        body.algorithmNs = ns / ranks;
-        body.algorithmEngine = engine;
-      }
-    if (r->roofline.peakDmaBytesPerNs > 0) {
-      double dma = r->dmaBytesPerRank() / r->roofline.peakDmaBytesPerNs;
-      if (dma > body.algorithmNs) {
-        body.algorithmNs = dma;
-        body.algorithmEngine = "DMA";
-      }
+    std::array<double, rt::kNumEngines> busy{};
+    for (unsigned e = 0; e < rt::kNumEngines; ++e) {
+      auto it = r->engineBusyNs.find(std::string(rt::name(rt::Engine(e))));
+      busy[e] = it == r->engineBusyNs.end() ? 0 : it->second / ranks;
     }
+    rt::AlgorithmBound a = rt::algorithmBound(busy, r->dmaBytesPerRank(),
+                                              r->roofline.peakDmaBytesPerNs);
+    body.algorithmNs = a.ns;
+    body.algorithmEngine = a.engine;
     if (r->hostOps > 0) {
       // The compiler runs it on the host: its time there (measured here).
       body.deviceNs = last.fallbackNs;

@@ -62,7 +62,7 @@ seamimport::ImportOptions importOptions(const SessionOptions &o) {
 /// How diagnostics name the model text: the file, or the import.
 std::string sourceName(const SessionOptions &o) {
   if (!o.irText.empty())
-    return "<kernels=auto window>";
+    return "<kernels=auto window or --explain-kernels variant>";
   if (!o.input.empty())
     return o.input;
   return o.model.empty() ? o.config : "<model " + o.model + ">";
