@@ -56,6 +56,9 @@ struct DeviceOptions {
   unsigned cores = 0;        ///< 0: the profile's cores per chip.
   bool verifyOnLoad = true;  ///< Check access patterns against capacities.
   bool collectEvents = true; ///< Keep per-instruction events for traces.
+  /// Run the hazard checker (HazardChecker.h) in every launch; a hazard
+  /// fails the launch. Unset: on in functional mode, off in timing-only.
+  std::optional<bool> checkHazards;
   HostCosts costs;
 };
 
@@ -105,6 +108,9 @@ struct LaunchResult {
   /// instruction (Fault::str() formats it); execution went on.
   std::optional<Fault> firstNonFinite;
   std::map<std::string, uint64_t> nonFiniteOutputs; ///< Per output binding.
+  /// Hazards found (with the checker on; the first fails the launch).
+  uint64_t hazardCount = 0;
+  std::vector<Hazard> hazards; ///< the first ones, with their text
   bool ok() const { return !fault; }
 };
 

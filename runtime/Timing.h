@@ -12,6 +12,7 @@
 #define SEAM_RUNTIME_TIMING_H
 
 #include "runtime/Expected.h"
+#include "runtime/HazardChecker.h"
 #include "runtime/Profile.h"
 #include "runtime/Program.h"
 
@@ -129,6 +130,10 @@ public:
 
 struct SimulationOptions {
   bool collectEvents = true;
+  /// Run the hazard checker (HazardChecker.h) beside the walk; a hazard
+  /// fails the launch (SimulationResult::fault) once the walk is done.
+  bool checkHazards = false;
+  unsigned maxHazardReports = 16; ///< hazards kept with their text
 };
 
 struct SimulationResult {
@@ -137,6 +142,9 @@ struct SimulationResult {
   /// The first instruction that stored NaN/Inf (execution goes on: this is a
   /// report, not a fault); its message says how many values it stored.
   std::optional<Fault> firstNonFinite;
+  /// With checkHazards: every hazard counted, the first ones kept.
+  uint64_t hazardCount = 0;
+  std::vector<Hazard> hazards;
 };
 
 /// Runs `programs[r]` on core r (cores [k*coresPerChip, (k+1)*coresPerChip)

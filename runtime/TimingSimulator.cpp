@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <queue>
 #include <sstream>
 
@@ -35,6 +36,9 @@ struct EngineState {
   std::array<LoopFrame, kMaxLoopDepth> loops{};
   unsigned depth = 0;
   double freeAt = 0;
+  /// When every instruction this engine issued so far has completed (its
+  /// pipeline retires in order: a signal after them fires no earlier).
+  double retiredAt = 0;
   bool done = false;
   bool arrived = false; ///< Collective engine waiting for the other ranks.
 };
@@ -84,6 +88,9 @@ public:
     }
     chipTransfers.resize(programs.size() / perChip + 1);
     result.timeline.cores.resize(programs.size());
+    if (options.checkHazards)
+      checker =
+          std::make_unique<HazardChecker>(programs, options.maxHazardReports);
   }
 
   SimulationResult run() {
@@ -124,6 +131,8 @@ public:
         t.cores[c].endNs = std::max(t.cores[c].endNs, s.freeAt);
       t.totalNs = std::max(t.totalNs, t.cores[c].endNs);
     }
+    if (checker)
+      reportHazards();
     return std::move(result);
   }
 
@@ -139,6 +148,31 @@ private:
   uint64_t seq = 0;
   double now = 0;
   SimulationResult result;
+  std::unique_ptr<HazardChecker> checker;
+
+  /// Hands the checker one issued instruction of core `c`'s stream `e`.
+  void checkAccesses(unsigned c, unsigned e, uint32_t index,
+                     const Instruction &inst, double readEnd, double writeEnd) {
+    const EngineState &s = cores[c].engines[e];
+    auto it = iterations(s);
+    checker->issue(c, static_cast<Engine>(e), index, inst, it.data(), s.depth,
+                   now, readEnd, writeEnd);
+  }
+
+  /// A hazard fails the launch: its numbers came from an order the device
+  /// does not keep.
+  void reportHazards() {
+    result.hazardCount = checker->count();
+    result.hazards = checker->reports();
+    if (result.fault || result.hazards.empty())
+      return;
+    const Hazard &h = result.hazards.front();
+    result.fault = makeFault(
+        h.core, static_cast<unsigned>(h.later.engine), h.later.pc,
+        std::to_string(result.hazardCount) +
+            " hazard(s): the program does not order these accesses; first: " +
+            h.str());
+  }
 
   bool allDone() const {
     for (const CoreState &core : cores)
@@ -280,7 +314,7 @@ private:
       ++s.pc;
       ++result.timeline.cores[c].instructions[e];
       ++result.timeline.instructionsIssued;
-      complete(c, inst, now);
+      complete(c, inst, std::max(now, s.retiredAt));
       return true;
     case Opcode::AllReduce:
     case Opcode::AllGather:
@@ -294,6 +328,10 @@ private:
       if (!execute(c, e, inst, index))
         return false;
       s.freeAt = now + cost.busyNs;
+      s.retiredAt = std::max(s.retiredAt, now + cost.latencyNs);
+      if (checker)
+        checkAccesses(c, e, index, inst, now + cost.busyNs,
+                      now + cost.latencyNs);
       record(c, static_cast<Engine>(e), -1, inst, index, now, now + cost.busyNs,
              0);
       complete(c, inst, now + cost.latencyNs);
@@ -365,6 +403,8 @@ private:
     st.dmaBytes += bytes;
     ++st.dmaTransfers;
     st.dmaQueueBusyNs += duration;
+    if (checker)
+      checkAccesses(c, e, index, inst, end, end);
     record(c, static_cast<Engine>(e), static_cast<int>(q), inst, index, start,
            end, bytes);
     double &retired = core.dmaRetiredAt[e];
@@ -407,6 +447,8 @@ private:
       EngineState &s = cores[c].engines[cc];
       s.arrived = false;
       s.freeAt = now + duration;
+      if (checker)
+        checkAccesses(c, cc, s.pc, *insts[c], now + duration, now + duration);
       record(c, Engine::Collective, -1, *insts[c], s.pc, now, now + duration,
              bytes);
       complete(c, *insts[c], now + duration);
