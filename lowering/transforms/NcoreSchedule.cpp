@@ -282,6 +282,21 @@ bool disjointShifted(const Footprint &a, const Footprint &b) {
   return mixedRadix(strides, a.elementBytes);
 }
 
+/// Makes `f` stand for every byte of [lo, hi) on its partitions: a hull
+/// (the bytes of all of a tile's accesses, a kernel body's whole range)
+/// rather than one window. disjointShifted reads a footprint's shape from
+/// its lattice, extent and steps; a hull that kept those of the access it
+/// was built from would look like that one window at its low end, apart
+/// from every access of the same shape at another offset inside it.
+void makeDense(Footprint &f) {
+  f.elementBytes = 1;
+  f.extent = f.hi - f.lo;
+  f.steps.clear();
+  f.lattice.clear();
+  if (f.extent > 1)
+    f.lattice.push_back({1, f.extent});
+}
+
 bool conflicts(const Footprint &a, const Footprint &b) {
   return a.root == b.root && (a.write || b.write) && a.pLo < b.pHi &&
          b.pLo < a.pHi && a.lo < b.hi && b.lo < a.hi && !disjointShifted(a, b);
@@ -449,7 +464,7 @@ FailureOr<BoundaryCall> boundaryCall(CallKernelOp call, size_t position,
     f.pHi = kNumPartitions;
     f.lo = base ? base.getInt() : 0;
     f.hi = f.lo + extent.getInt();
-    f.extent = extent.getInt();
+    makeDense(f);
     bc.footprints.push_back(f);
   }
   // The first footprints are the operands', one each.
@@ -1037,6 +1052,10 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       region.lo = std::min(region.lo, f.lo);
       region.hi = std::max(region.hi, f.hi);
     }
+    // Every byte of the hull: with the first access's shape it would look
+    // apart from a same-shaped access at another offset (a spill store
+    // reading the tile that had the bytes before).
+    makeDense(region);
     unsigned first = list.front().first;
     unsigned epoch = insts[first].epoch;
     auto [b0, b1] = bucketsOf(region);
