@@ -517,23 +517,9 @@ FailureOr<ProgramOp> seam::buildFftconvKernel(OpBuilder &b, ModuleOp module,
     return module.emitError()
            << "fftconv kernel: fft_size " << o.n << " / filter length "
            << o.filterLen << " not built";
-  // Optional operands after (u, k, d): [B, H, L] ones are v then q (a lone
-  // one is q when the config has gelu_q, else v); a [B, H] one is the
-  // dropout mask.
-  int vIdx = -1, qIdx = -1, maskIdx = -1;
-  SmallVector<int> seq;
-  for (int i = 3, e = sig.args.size(); i < e; ++i) {
-    if (sig.args[i].getRank() == 2)
-      maskIdx = i;
-    else
-      seq.push_back(i);
-  }
-  if (seq.size() == 2) {
-    vIdx = seq[0];
-    qIdx = seq[1];
-  } else if (seq.size() == 1) {
-    (has("gelu_q") ? qIdx : vIdx) = seq[0];
-  }
+  // Optional operands after (u, k, d) (fftconvOperands).
+  FftconvOperands roles = fftconvOperands(sig);
+  int vIdx = roles.v, qIdx = roles.q, maskIdx = roles.mask;
 
   OpBuilder::InsertionGuard g(b);
   ProgramOp prog = createKernelProgram(b, module, name, sig);

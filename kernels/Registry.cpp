@@ -327,9 +327,32 @@ std::string seam::knownKernelNames() {
 KernelSignature seam::signatureOfRoot(Operation *root) {
   NamedAttrList attrs(root->getAttrDictionary());
   attrs.erase("operandSegmentSizes");
+  // Without the segment sizes a lone [B, H, L] operand of fftconv reads as
+  // v: say when it is q (fftconvOperands).
+  if (auto c = dyn_cast<FftConvOp>(root); c && c.getQ() && !c.getV())
+    attrs.set("with_q", UnitAttr::get(root->getContext()));
   return {tensorTypes(root->getOperandTypes()),
           tensorTypes(root->getResultTypes()),
           attrs.getDictionary(root->getContext())};
+}
+
+FftconvOperands seam::fftconvOperands(const KernelSignature &sig) {
+  FftconvOperands o;
+  SmallVector<int> seq;
+  for (int i = 3, e = int(sig.args.size()); i < e; ++i) {
+    if (sig.args[i].getRank() == 2)
+      o.mask = i;
+    else
+      seq.push_back(i);
+  }
+  bool q = sig.config && (sig.config.get("with_q") || sig.config.get("gelu_q"));
+  if (seq.size() >= 2) {
+    o.v = seq[0];
+    o.q = seq[1];
+  } else if (seq.size() == 1) {
+    (q ? o.q : o.v) = seq[0];
+  }
+  return o;
 }
 
 KernelSignature seam::signatureOfCall(Operation *call) {

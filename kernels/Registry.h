@@ -75,6 +75,16 @@ KernelSignature signatureOfRoot(Operation *root);
 /// The signature of an existing call (seam.kernel_call).
 KernelSignature signatureOfCall(Operation *call);
 
+/// fftconv's optional operands in a kernel signature (after u, k and d):
+/// their positions in `args`, -1 when absent. [B, H, L] ones are v then q; a
+/// [B, H] one is the dropout mask. A lone [B, H, L] one is q when the config
+/// has `with_q` (signatureOfRoot puts it there for an fftconv with q and no
+/// v) or `gelu_q`, else v.
+struct FftconvOperands {
+  int v = -1, q = -1, mask = -1;
+};
+FftconvOperands fftconvOperands(const KernelSignature &sig);
+
 /// The symbol of the `ncore.program` implementing kernel `kernel` for
 /// `sig` in `module`, building it on first use: programs are shared by every
 /// call with the same signature (kernel name, types and config). Fails with

@@ -253,19 +253,9 @@ void fftconvWork(WorkBuilder &b, const KernelSignature &sig) {
   double batch = u.getDimSize(0), heads = u.getDimSize(1);
   double len = u.getDimSize(2), klen = k.getDimSize(1);
   double seqElems = elements(u), freqs = static_cast<double>(n / 2 + 1);
-  // Optional operands as the kernel reads them: [B, H, L] ones are v then q
-  // (a lone one is q with gelu_q, else v); a [B, H] one is the dropout mask.
-  int seqExtras = 0;
-  bool mask = false;
-  for (size_t i = 3; i < sig.args.size(); ++i) {
-    if (sig.args[i].getRank() == 2)
-      mask = true;
-    else
-      ++seqExtras;
-  }
-  bool geluQ = hasAttr(sig.config, "gelu_q");
-  bool hasV = seqExtras == 2 || (seqExtras == 1 && !geluQ);
-  bool hasQ = seqExtras == 2 || (seqExtras == 1 && geluQ);
+  // Optional operands as the kernel reads them (fftconvOperands).
+  FftconvOperands roles = fftconvOperands(sig);
+  bool mask = roles.mask >= 0, hasV = roles.v >= 0, hasQ = roles.q >= 0;
   if (hasV)
     b.passes(1, seqElems, kVEorGP, u); // u * v
   if (hasAttr(sig.config, "gelu_inp"))
