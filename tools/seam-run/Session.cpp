@@ -624,6 +624,8 @@ rt::Status Session::runOnce(int index, const std::string &text,
   if (functional() && !opts.outputDir.empty() && r.last)
     if (rt::Status s = writeOutputs(r); !s)
       return s;
+  if (functional() && r.last)
+    recordStepValues(r);
   if (r.traced)
     if (rt::Status s = r.device->writeTrace(opts.traceFile, r.trace); !s)
       return s;
@@ -927,6 +929,16 @@ void Session::recordDeviceTotals(const std::string &unit,
       u.deviceNs += res.deviceNs / std::max(1, u.launchesPerStep);
 }
 
+void Session::recordStepValues(Run &r) {
+  result.stepInputs.clear();
+  result.stepOutputs.clear();
+  for (Value arg : r.cm.step.getArguments())
+    result.stepInputs.push_back(r.values[arg]);
+  auto ret = cast<func::ReturnOp>(r.cm.step.getBody().front().getTerminator());
+  for (Value v : ret.getOperands())
+    result.stepOutputs.push_back(r.values[v]);
+}
+
 rt::Status Session::writeOutputs(Run &r) {
   llvm::sys::fs::create_directories(opts.outputDir);
   auto ret = cast<func::ReturnOp>(r.cm.step.getBody().front().getTerminator());
@@ -1132,6 +1144,8 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
   printRoofline(r, os);
   if (r.explanation)
     printExplanation(*r.explanation, os);
+  if (r.reference)
+    printReference(*r.reference, os);
   if (r.nonFinite)
     os << "  WARNING: " << r.nonFinite << " non-finite values (NaN/Inf) "
        << "written by the device\n";
@@ -1312,6 +1326,8 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
       {"kernel_decisions", std::move(decisions)},
       {"kernel_explanation", r.explanation ? explanationJson(*r.explanation)
                                            : llvm::json::Value(nullptr)},
+      {"reference", r.reference ? referenceJson(*r.reference)
+                                : llvm::json::Value(nullptr)},
       {"warnings", Array(r.warnings)},
       {"runs", std::move(runs)}};
   std::error_code ec;

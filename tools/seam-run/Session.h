@@ -6,6 +6,7 @@
 #include "runtime/Expected.h"
 #include "runtime/Host.h"
 #include "runtime/HostCache.h"
+#include "tools/seam-run/Reference.h"
 #include "llvm/Support/raw_ostream.h"
 #include <functional>
 #include <map>
@@ -219,6 +220,12 @@ struct SessionResult {
   std::vector<std::string> warnings;
   /// --explain-kernels (set by the driver after the run).
   std::optional<KernelExplanation> explanation;
+  /// Functional runs: the last run's step inputs (one per argument of the
+  /// step, as bound: --input or synthetic) and its outputs (one per result),
+  /// as the host holds them (f32; complex interleaved).
+  std::vector<seam::rt::HostTensor> stepInputs, stepOutputs;
+  /// --reference (set by the driver after the run).
+  std::optional<ReferenceReport> reference;
 
   /// The steady-state step: the mean over the steps that pay no compile
   /// (every step but the first of each run). With one step per run, the
@@ -284,6 +291,8 @@ private:
                           const seam::rt::LaunchResult &res);
   /// --output-dir: output<i>.npy for each result of the step.
   seam::rt::Status writeOutputs(Run &r);
+  /// Functional runs: the step's inputs and outputs into `result`.
+  void recordStepValues(Run &r);
 
   // Helpers.
   bool functional() const { return opts.exec == "functional"; }

@@ -149,6 +149,12 @@ static cl::opt<bool> explain(
              "into body, HBM round trip, lost fusion, lost overlap and "
              "launch + host, by counterfactual compiles (also in --json)"),
     cl::cat(cat));
+static cl::opt<bool> reference(
+    "reference",
+    cl::desc("With --functional: evaluate the model in float64 on the run's "
+             "inputs and compare every output (rel-L2 <= 1e-5, or 1e-2 with "
+             "bf16 on its path); a mismatch fails the run (also in --json)"),
+    cl::cat(cat));
 static cl::list<std::string> setFigures(
     "set", cl::desc("Override a profile figure: name=value"), cl::cat(cat));
 static cl::opt<bool> quiet("quiet", cl::desc("Only the summary table"),
@@ -215,6 +221,11 @@ int main(int argc, char **argv) {
                     "kernels whose sites it explains)\n";
     return 1;
   }
+  if (reference && o.exec != "functional") {
+    llvm::errs() << "seam-run: --reference needs --functional (a timing-only "
+                    "run computes no values to compare)\n";
+    return 1;
+  }
   Session session(o);
   auto result = session.run();
   if (!result) {
@@ -229,6 +240,21 @@ int main(int argc, char **argv) {
     }
     result->explanation = std::move(*e);
   }
+  if (reference) {
+    auto text = modelText(o, [](const std::string &) {});
+    if (!text) {
+      llvm::errs() << "seam-run: " << text.error() << "\n";
+      return 1;
+    }
+    auto checked = checkAgainstReference(*text, result->stepInputs,
+                                         result->stepOutputs,
+                                         result->options.tp);
+    if (!checked) {
+      llvm::errs() << "seam-run: --reference: " << checked.error() << "\n";
+      return 1;
+    }
+    result->reference = std::move(*checked);
+  }
   printReport(*result, llvm::outs(), quiet);
   if (!jsonFile.empty()) {
     seam::rt::Status written = writeJson(*result, jsonFile);
@@ -237,5 +263,7 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
+  if (result->reference && !result->reference->pass())
+    return 1;
   return 0;
 }
