@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
+#include <unordered_map>
 
 namespace seam::rt {
 
@@ -22,6 +23,11 @@ std::string_view name(HazardKind kind) {
     return "PSUM group interleaved";
   }
   return "?";
+}
+
+bool writesSlot(const Instruction &inst, Instruction::Slot slot) {
+  return slot == Instruction::Dst ||
+         (slot == Instruction::Aux && inst.op == Opcode::Activation);
 }
 
 namespace {
@@ -84,8 +90,7 @@ Extent extentOf(const Program &program, const AccessPattern &ap,
     }
   unsigned k = 0;
   for (unsigned i = 0; i < m; ++i) {
-    if (k > 0 &&
-        stride[k - 1] == static_cast<int64_t>(size[i]) * stride[i]) {
+    if (k > 0 && stride[k - 1] == static_cast<int64_t>(size[i]) * stride[i]) {
       size[k - 1] *= size[i];
       stride[k - 1] = stride[i];
       continue;
@@ -182,11 +187,22 @@ Overlap overlapOf(const Extent &a, const Extent &b,
   return o;
 }
 
-struct Access {
+using Clock = std::array<uint32_t, kNumEngines>;
+
+void join(Clock &into, const Clock &c) {
+  for (unsigned i = 0; i < kNumEngines; ++i)
+    into[i] = std::max(into[i], c[i]);
+}
+
+/// An access kept until nothing can race with it any more.
+struct Record {
   Extent ext;
   bool write = false;
-  bool ordered = false; ///< its stream orders it (compute, collective)
-  double endNs = 0;
+  bool dma = false;   ///< a transfer: its stream does not order it
+  uint8_t stream = 0; ///< the engine stream that issued it
+  uint32_t seq = 0;   ///< its instance number in that stream
+  bool dead = false;
+  uint32_t stamp = 0; ///< last lookup that met it (one check per access)
   HazardSite site;
 };
 
@@ -211,6 +227,17 @@ HazardSite siteOf(Engine engine, uint32_t pc, const Instruction &inst,
   return s;
 }
 
+/// Bucket keys of an access: 4 KiB windows of a partition's bytes (SBUF,
+/// PSUM), or its binding (HBM: a strided slab's hull spans the binding).
+constexpr int64_t kBucketBytes = 4096;
+/// Live records a bucket keeps before it forgets its oldest (each one
+/// forgotten is counted: a race with it would go unseen).
+constexpr size_t kBucketCap = 2048;
+/// Semaphore increments kept per semaphore (older ones are merged).
+constexpr size_t kSemWindow = 8192;
+
+using SmallKeys = std::vector<int64_t>;
+
 unsigned spaceIndex(MemSpace space) {
   switch (space) {
   case MemSpace::Sbuf:
@@ -221,30 +248,115 @@ unsigned spaceIndex(MemSpace space) {
     return 2;
   }
 }
+
+struct SemHistory {
+  std::vector<uint64_t> cumulative; ///< count after each increment
+  std::vector<Clock> prefix;        ///< join of the clocks up to it
+  uint64_t count = 0;
+  Clock merged{}; ///< join of the increments dropped from the window
+};
 } // namespace
 
 struct HazardChecker::Impl {
   struct Core {
     const Program *program = nullptr;
-    std::array<std::vector<Access>, 3> inFlight; ///< SBUF, PSUM, HBM
+    std::array<Clock, kNumEngines> clock{};
+    std::array<uint32_t, kNumEngines> seq{};
+    std::array<bool, kNumEngines> used{};
+    std::vector<Record> records;
+    std::vector<uint32_t> freeRecords;
+    /// Per space (SBUF, PSUM, HBM): bucket key -> record ids.
+    std::array<std::unordered_map<int64_t, std::vector<uint32_t>>, 3> buckets;
+    std::vector<SemHistory> sems;
     std::vector<PsumGroup> groups;
+    uint64_t sinceCollect = 0;
   };
   std::vector<Core> cores;
+  std::vector<Clock> published; ///< by token
+  std::vector<uint32_t> freeTokens;
+  uint32_t stamp = 0;
+  uint64_t forgotten = 0;
   std::vector<std::pair<int64_t, int64_t>> ra, rb; ///< scratch
-  std::vector<Access> pending;                     ///< scratch
+
+  uint32_t publish(const Clock &c) {
+    if (!freeTokens.empty()) {
+      uint32_t t = freeTokens.back();
+      freeTokens.pop_back();
+      published[t] = c;
+      return t;
+    }
+    published.push_back(c);
+    return static_cast<uint32_t>(published.size() - 1);
+  }
+
+  static void keysOf(const Extent &x, uint32_t binding, SmallKeys &keys) {
+    keys.clear();
+    if (x.space == MemSpace::Hbm) {
+      keys.push_back(binding);
+      return;
+    }
+    for (int64_t k = x.lo / kBucketBytes; k <= (x.hi - 1) / kBucketBytes; ++k)
+      keys.push_back(k);
+  }
+
+  /// Forgets the records every stream in use is ordered after.
+  void collect(Core &cs) {
+    Clock known;
+    known.fill(std::numeric_limits<uint32_t>::max());
+    for (unsigned t = 0; t < kNumEngines; ++t)
+      if (cs.used[t])
+        for (unsigned u = 0; u < kNumEngines; ++u)
+          known[u] = std::min(known[u], cs.clock[t][u]);
+    for (uint32_t id = 0; id < cs.records.size(); ++id) {
+      Record &r = cs.records[id];
+      if (!r.dead && r.seq <= known[r.stream])
+        r.dead = true;
+    }
+    for (auto &space : cs.buckets)
+      for (auto it = space.begin(); it != space.end();) {
+        auto &list = it->second;
+        list.erase(
+            std::remove_if(list.begin(), list.end(),
+                           [&](uint32_t id) { return cs.records[id].dead; }),
+            list.end());
+        if (list.empty())
+          it = space.erase(it);
+        else
+          ++it;
+      }
+    // Ids of dead records no bucket names any more are free again.
+    std::vector<char> named(cs.records.size(), 0);
+    for (auto &space : cs.buckets)
+      for (auto &kv : space)
+        for (uint32_t id : kv.second)
+          named[id] = 1;
+    cs.freeRecords.clear();
+    for (uint32_t id = 0; id < cs.records.size(); ++id)
+      if (!named[id]) {
+        cs.records[id].dead = true;
+        cs.freeRecords.push_back(id);
+      }
+  }
 };
 
 HazardChecker::HazardChecker(const std::vector<const Program *> &programs,
                              unsigned maxReports)
     : impl(std::make_unique<Impl>()) {
   impl->cores.resize(programs.size());
-  for (size_t c = 0; c < programs.size(); ++c)
-    impl->cores[c].program = programs[c];
+  for (size_t c = 0; c < programs.size(); ++c) {
+    Impl::Core &cs = impl->cores[c];
+    cs.program = programs[c];
+    cs.sems.resize(kNumSemaphores);
+    for (unsigned e = 0; e < kNumEngines; ++e)
+      cs.used[e] = !programs[c]->streams[e].empty();
+  }
   kept.reserve(std::min(maxReports, 64u));
   maxKept = maxReports;
 }
 
 HazardChecker::~HazardChecker() = default;
+
+uint64_t HazardChecker::forgotten() const { return impl->forgotten; }
 
 void HazardChecker::report(Hazard h) {
   ++total;
@@ -252,67 +364,145 @@ void HazardChecker::report(Hazard h) {
     kept.push_back(std::move(h));
 }
 
-void HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
-                          const Instruction &inst, const uint32_t *iters,
-                          unsigned depth, double issueNs, double readEndNs,
-                          double writeEndNs) {
+void HazardChecker::acquire(unsigned core, Engine engine, uint16_t sem,
+                            int64_t need) {
+  if (need <= 0 || sem >= kNumSemaphores)
+    return;
   Impl::Core &cs = impl->cores[core];
+  SemHistory &h = cs.sems[sem];
+  Clock &mine = cs.clock[static_cast<unsigned>(engine)];
+  auto it = std::lower_bound(h.cumulative.begin(), h.cumulative.end(),
+                             static_cast<uint64_t>(need));
+  if (it == h.cumulative.end()) {
+    // More than the walk applied: cannot happen for a wait that holds.
+    join(mine, h.merged);
+    if (!h.prefix.empty())
+      join(mine, h.prefix.back());
+    return;
+  }
+  if (it == h.cumulative.begin())
+    join(mine, h.merged);
+  join(mine, h.prefix[it - h.cumulative.begin()]);
+}
+
+uint32_t HazardChecker::clockOf(unsigned core, Engine engine) {
+  return impl->publish(impl->cores[core].clock[static_cast<unsigned>(engine)]);
+}
+
+void HazardChecker::signal(unsigned core, uint16_t sem, uint32_t count,
+                           uint32_t token) {
+  Impl::Core &cs = impl->cores[core];
+  const Clock c = impl->published[token];
+  impl->freeTokens.push_back(token);
+  if (sem >= kNumSemaphores)
+    return;
+  SemHistory &h = cs.sems[sem];
+  h.count += count;
+  Clock p = h.prefix.empty() ? h.merged : h.prefix.back();
+  join(p, c);
+  h.cumulative.push_back(h.count);
+  h.prefix.push_back(p);
+  if (h.cumulative.size() > kSemWindow) {
+    size_t drop = kSemWindow / 2;
+    join(h.merged, h.prefix[drop - 1]);
+    h.cumulative.erase(h.cumulative.begin(), h.cumulative.begin() + drop);
+    h.prefix.erase(h.prefix.begin(), h.prefix.begin() + drop);
+  }
+}
+
+uint32_t HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
+                              const Instruction &inst, const uint32_t *iters,
+                              unsigned depth, double issueNs, double readEndNs,
+                              double writeEndNs) {
+  Impl &im = *impl;
+  Impl::Core &cs = im.cores[core];
   const Program &program = *cs.program;
-  bool ordered = inst.op != Opcode::DmaCopy;
-  auto &pending = impl->pending;
-  pending.clear();
-  for (unsigned s = 0; s < Instruction::NumSlots; ++s) {
-    auto slot = static_cast<Instruction::Slot>(s);
+  unsigned s = static_cast<unsigned>(engine);
+  bool dma = inst.op == Opcode::DmaCopy;
+  uint32_t mySeq = ++cs.seq[s];
+  if (!dma)
+    cs.clock[s][s] = mySeq; // an in-order engine knows its own past
+  const Clock clock = cs.clock[s];
+
+  struct Pending {
+    Extent ext;
+    uint32_t binding;
+    bool write;
+    double endNs;
+  };
+  std::vector<Pending> pending;
+  pending.reserve(Instruction::NumSlots);
+  for (unsigned k = 0; k < Instruction::NumSlots; ++k) {
+    auto slot = static_cast<Instruction::Slot>(k);
     if (!inst.has(slot))
       continue;
-    Access a;
-    a.write = slot == Instruction::Dst ||
-              (slot == Instruction::Aux && inst.op == Opcode::Activation);
-    a.ordered = ordered;
-    a.endNs = a.write ? writeEndNs : readEndNs;
-    a.ext = extentOf(program, inst.ap(slot), iters, depth);
-    a.site = siteOf(engine, pc, inst, iters, depth, issueNs, a.endNs);
-    pending.push_back(a);
+    bool write = writesSlot(inst, slot);
+    pending.push_back({extentOf(program, inst.ap(slot), iters, depth),
+                       inst.ap(slot).binding, write,
+                       write ? writeEndNs : readEndNs});
   }
 
-  for (const Access &a : pending) {
-    auto &list = cs.inFlight[spaceIndex(a.ext.space)];
-    size_t keep = 0;
-    for (size_t i = 0; i < list.size(); ++i) {
-      const Access &b = list[i];
-      if (b.endNs <= issueNs)
-        continue; // completed: drop it
-      list[keep++] = list[i];
-      if (!a.write && !b.write)
+  SmallKeys keys;
+  for (const Pending &a : pending) {
+    unsigned sp = spaceIndex(a.ext.space);
+    auto &space = cs.buckets[sp];
+    Impl::keysOf(a.ext, a.binding, keys);
+    uint32_t stamp = ++im.stamp;
+    bool covers = a.write && a.ext.nd == 0;
+    for (int64_t key : keys) {
+      auto found = space.find(key);
+      if (found == space.end())
         continue;
-      if (a.ordered && b.ordered && a.site.engine == b.site.engine)
-        continue;
-      Overlap o = overlapOf(b.ext, a.ext, impl->ra, impl->rb);
-      if (!o.any)
-        continue;
-      Hazard h;
-      h.kind = !a.write ? HazardKind::Raw
-               : b.write ? HazardKind::Waw
-                         : HazardKind::War;
-      h.program = program.name;
-      h.core = core;
-      h.space = a.ext.space;
-      h.p0 = o.p0;
-      h.p1 = o.p1;
-      h.lo = o.lo;
-      h.hi = o.hi;
-      h.earlier = b.site;
-      h.later = a.site;
-      report(std::move(h));
+      auto &list = found->second;
+      size_t keep = 0;
+      for (size_t i = 0; i < list.size(); ++i) {
+        uint32_t id = list[i];
+        Record &b = cs.records[id];
+        if (b.dead)
+          continue;
+        list[keep++] = id;
+        if (b.stamp == stamp)
+          continue;
+        b.stamp = stamp;
+        if (!a.write && !b.write)
+          continue;
+        bool ordered = clock[b.stream] >= b.seq;
+        if (ordered) {
+          // A dense write that covers an ordered access replaces it.
+          if (covers && a.ext.p0 <= b.ext.p0 && a.ext.p1 >= b.ext.p1 &&
+              a.ext.lo <= b.ext.lo && a.ext.hi >= b.ext.hi)
+            b.dead = true;
+          continue;
+        }
+        Overlap o = overlapOf(b.ext, a.ext, im.ra, im.rb);
+        if (!o.any)
+          continue;
+        Hazard h;
+        h.kind = !a.write  ? HazardKind::Raw
+                 : b.write ? HazardKind::Waw
+                           : HazardKind::War;
+        h.program = program.name;
+        h.core = core;
+        h.space = a.ext.space;
+        h.p0 = o.p0;
+        h.p1 = o.p1;
+        h.lo = o.lo;
+        h.hi = o.hi;
+        h.earlier = b.site;
+        h.later = siteOf(engine, pc, inst, iters, depth, issueNs, a.endNs);
+        h.inFlight = b.site.endNs > issueNs;
+        report(std::move(h));
+      }
+      list.resize(keep);
     }
-    list.resize(keep);
   }
 
   // PSUM accumulation groups (only the TE writes PSUM).
   bool teWrite = inst.op == Opcode::Matmul || inst.op == Opcode::Transpose;
-  for (const Access &a : pending) {
+  for (const Pending &a : pending) {
     if (a.ext.space != MemSpace::Psum)
       continue;
+    HazardSite site = siteOf(engine, pc, inst, iters, depth, issueNs, a.endNs);
     if (teWrite && a.write) {
       bool accumulate = inst.accumulate;
       if (accumulate && inst.startLevel >= 0 &&
@@ -322,20 +512,19 @@ void HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
       if (!accumulate) {
         // A new group starts: it replaces every group it overlaps.
         auto &groups = cs.groups;
-        groups.erase(std::remove_if(groups.begin(), groups.end(),
-                                    [&](const PsumGroup &g) {
-                                      return overlapOf(g.ext, a.ext, impl->ra,
-                                                       impl->rb)
-                                          .any;
-                                    }),
-                     groups.end());
+        groups.erase(
+            std::remove_if(groups.begin(), groups.end(),
+                           [&](const PsumGroup &g) {
+                             return overlapOf(g.ext, a.ext, im.ra, im.rb).any;
+                           }),
+            groups.end());
         groups.push_back({a.ext, false, {}});
         continue;
       }
       for (PsumGroup &g : cs.groups) {
         if (!g.touched)
           continue;
-        Overlap o = overlapOf(g.ext, a.ext, impl->ra, impl->rb);
+        Overlap o = overlapOf(g.ext, a.ext, im.ra, im.rb);
         if (!o.any)
           continue;
         Hazard h;
@@ -348,7 +537,7 @@ void HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
         h.lo = o.lo;
         h.hi = o.hi;
         h.earlier = g.toucher;
-        h.later = a.site;
+        h.later = site;
         report(std::move(h));
         g.touched = false; // once per interleaving
       }
@@ -357,14 +546,56 @@ void HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
     if (engine == Engine::Tensor)
       continue;
     for (PsumGroup &g : cs.groups)
-      if (!g.touched && overlapOf(g.ext, a.ext, impl->ra, impl->rb).any) {
+      if (!g.touched && overlapOf(g.ext, a.ext, im.ra, im.rb).any) {
         g.touched = true;
-        g.toucher = a.site;
+        g.toucher = site;
       }
   }
 
-  for (Access &a : pending)
-    cs.inFlight[spaceIndex(a.ext.space)].push_back(std::move(a));
+  // Keep this instruction's accesses.
+  for (const Pending &a : pending) {
+    uint32_t id;
+    if (!cs.freeRecords.empty()) {
+      id = cs.freeRecords.back();
+      cs.freeRecords.pop_back();
+    } else {
+      id = static_cast<uint32_t>(cs.records.size());
+      cs.records.emplace_back();
+    }
+    Record &r = cs.records[id];
+    r.ext = a.ext;
+    r.write = a.write;
+    r.dma = dma;
+    r.stream = static_cast<uint8_t>(s);
+    r.seq = mySeq;
+    r.dead = false;
+    r.stamp = 0;
+    r.site = siteOf(engine, pc, inst, iters, depth, issueNs, a.endNs);
+    auto &space = cs.buckets[spaceIndex(a.ext.space)];
+    Impl::keysOf(a.ext, a.binding, keys);
+    for (int64_t key : keys) {
+      auto &list = space[key];
+      list.push_back(id);
+      if (list.size() > kBucketCap) {
+        // Forget the oldest live record of the bucket.
+        cs.records[list.front()].dead = true;
+        list.erase(list.begin());
+        ++im.forgotten;
+      }
+    }
+  }
+  if (++cs.sinceCollect >= 4096) {
+    cs.sinceCollect = 0;
+    im.collect(cs);
+  }
+
+  // The clock this instruction publishes when it signals: a transfer's
+  // signal retires in its stream's order, so it vouches for every earlier
+  // transfer of the stream too.
+  Clock out = clock;
+  if (dma)
+    out[s] = std::max(out[s], mySeq);
+  return im.publish(out);
 }
 
 namespace {
@@ -396,29 +627,23 @@ std::string Hazard::str() const {
     os << " partitions [" << p0 << "," << p1 << ")";
   os << " bytes [" << lo << "," << hi << "): ";
   printSite(os, later);
-  switch (kind) {
-  case HazardKind::Raw:
-    os << " reads at " << us(later.issueNs) << " before ";
-    printSite(os, earlier);
-    os << " completes its write at " << us(earlier.endNs);
-    break;
-  case HazardKind::War:
-    os << " writes at " << us(later.issueNs) << " before ";
-    printSite(os, earlier);
-    os << " completes its read at " << us(earlier.endNs);
-    break;
-  case HazardKind::Waw:
-    os << " writes at " << us(later.issueNs) << " before ";
-    printSite(os, earlier);
-    os << " completes its write at " << us(earlier.endNs);
-    break;
-  case HazardKind::PsumInterleave:
-    os << " accumulates at " << us(later.issueNs)
-       << " onto a group that ";
+  if (kind == HazardKind::PsumInterleave) {
+    os << " accumulates at " << us(later.issueNs) << " onto a group that ";
     printSite(os, earlier);
     os << " accessed at " << us(earlier.issueNs) << " before the group ended";
-    break;
+    return os.str();
   }
+  bool laterWrites = kind != HazardKind::Raw;
+  bool earlierWrites = kind != HazardKind::War;
+  os << (laterWrites ? " writes at " : " reads at ") << us(later.issueNs)
+     << ", not ordered after ";
+  printSite(os, earlier);
+  os << (earlierWrites ? "'s write" : "'s read");
+  if (inFlight)
+    os << " (in flight until " << us(earlier.endNs) << ")";
+  else
+    os << " (complete at " << us(earlier.endNs)
+       << ": ordered by this run's timing alone)";
   return os.str();
 }
 

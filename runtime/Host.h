@@ -59,6 +59,8 @@ struct DeviceOptions {
   /// Run the hazard checker (HazardChecker.h) in every launch; a hazard
   /// fails the launch. Unset: on in functional mode, off in timing-only.
   std::optional<bool> checkHazards;
+  /// Every launch appends its operand accesses here (SimulationOptions).
+  std::vector<AccessRecord> *accessLog = nullptr;
   HostCosts costs;
 };
 
@@ -110,7 +112,8 @@ struct LaunchResult {
   std::map<std::string, uint64_t> nonFiniteOutputs; ///< Per output binding.
   /// Hazards found (with the checker on; the first fails the launch).
   uint64_t hazardCount = 0;
-  std::vector<Hazard> hazards; ///< the first ones, with their text
+  std::vector<Hazard> hazards;  ///< the first ones, with their text
+  uint64_t hazardForgotten = 0; ///< SimulationResult::hazardForgotten
   bool ok() const { return !fault; }
 };
 

@@ -224,12 +224,14 @@ Expected<LaunchResult> Device::launch(ProgramId id,
   simOpts.collectEvents = keepEvents;
   simOpts.checkHazards =
       opts.checkHazards.value_or(opts.mode == ExecMode::Functional);
+  simOpts.accessLog = opts.accessLog;
   SimulationResult sim = simulate(progs, prof, machine.get(), simOpts);
   res.timeline = std::move(sim.timeline);
   res.fault = sim.fault;
   res.firstNonFinite = sim.firstNonFinite;
   res.hazardCount = sim.hazardCount;
   res.hazards = std::move(sim.hazards);
+  res.hazardForgotten = sim.hazardForgotten;
   res.deviceStartNs = std::max(hostClock, deviceFree);
   res.deviceNs = res.timeline.totalNs;
   deviceFree = res.deviceStartNs + res.deviceNs;

@@ -134,6 +134,9 @@ struct SimulationOptions {
   /// fails the launch (SimulationResult::fault) once the walk is done.
   bool checkHazards = false;
   unsigned maxHazardReports = 16; ///< hazards kept with their text
+  /// When set: every operand access of every instruction run, appended in
+  /// issue order (tools that check the checker; costly).
+  std::vector<AccessRecord> *accessLog = nullptr;
 };
 
 struct SimulationResult {
@@ -145,6 +148,8 @@ struct SimulationResult {
   /// With checkHazards: every hazard counted, the first ones kept.
   uint64_t hazardCount = 0;
   std::vector<Hazard> hazards;
+  /// Accesses the checker forgot for want of room (races with them unseen).
+  uint64_t hazardForgotten = 0;
 };
 
 /// Runs `programs[r]` on core r (cores [k*coresPerChip, (k+1)*coresPerChip)

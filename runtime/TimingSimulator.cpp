@@ -54,12 +54,16 @@ struct CoreState {
   unsigned chip = 0;
 };
 
+/// No clock for the hazard checker (it is off).
+constexpr uint32_t kNoToken = ~0u;
+
 struct Completion {
   double time;
   uint64_t seq;
   uint16_t core;
   uint16_t sem;
   uint32_t count;
+  uint32_t token; ///< the hazard checker's clock the signal publishes
   bool operator>(const Completion &o) const {
     return time != o.time ? time > o.time : seq > o.seq;
   }
@@ -150,19 +154,43 @@ private:
   SimulationResult result;
   std::unique_ptr<HazardChecker> checker;
 
-  /// Hands the checker one issued instruction of core `c`'s stream `e`.
-  void checkAccesses(unsigned c, unsigned e, uint32_t index,
-                     const Instruction &inst, double readEnd, double writeEnd) {
+  /// Hands the checker one issued instruction of core `c`'s stream `e`;
+  /// returns the token its signal publishes (kNoToken: checker off).
+  uint32_t checkAccesses(unsigned c, unsigned e, uint32_t index,
+                         const Instruction &inst, double readEnd,
+                         double writeEnd) {
     const EngineState &s = cores[c].engines[e];
     auto it = iterations(s);
-    checker->issue(c, static_cast<Engine>(e), index, inst, it.data(), s.depth,
-                   now, readEnd, writeEnd);
+    uint32_t token = kNoToken;
+    if (checker)
+      token = checker->issue(c, static_cast<Engine>(e), index, inst, it.data(),
+                             s.depth, now, readEnd, writeEnd);
+    if (options.accessLog)
+      for (unsigned k = 0; k < Instruction::NumSlots; ++k) {
+        auto slot = static_cast<Instruction::Slot>(k);
+        if (!inst.has(slot))
+          continue;
+        AccessRecord r;
+        r.core = static_cast<uint16_t>(c);
+        r.engine = static_cast<Engine>(e);
+        r.pc = index;
+        r.slot = slot;
+        r.write = writesSlot(inst, slot);
+        r.iters = it;
+        r.depth = static_cast<uint8_t>(s.depth);
+        r.issueNs = now;
+        r.endNs = r.write ? writeEnd : readEnd;
+        r.ap = inst.ap(slot);
+        options.accessLog->push_back(r);
+      }
+    return token;
   }
 
   /// A hazard fails the launch: its numbers came from an order the device
   /// does not keep.
   void reportHazards() {
     result.hazardCount = checker->count();
+    result.hazardForgotten = checker->forgotten();
     result.hazards = checker->reports();
     if (result.fault || result.hazards.empty())
       return;
@@ -187,23 +215,32 @@ private:
     while (!heap.empty() && heap.top().time <= now) {
       const Completion &c = heap.top();
       cores[c.core].sems[c.sem] += c.count;
+      if (c.token != kNoToken)
+        checker->signal(c.core, c.sem, c.count, c.token);
       heap.pop();
       any = true;
     }
     return any;
   }
 
-  void complete(unsigned core, const Instruction &inst, double end) {
+  void complete(unsigned core, const Instruction &inst, double end,
+                uint32_t token = kNoToken) {
     CoreTimingStats &st = result.timeline.cores[core];
     st.endNs = std::max(st.endNs, end);
-    if (inst.signalSem < 0)
+    if (inst.signalSem < 0) {
+      if (token != kNoToken)
+        checker->signal(core, kNumSemaphores, 0, token); // frees it
       return;
+    }
     if (end <= now) {
       cores[core].sems[inst.signalSem] += inst.signalCount;
+      if (token != kNoToken)
+        checker->signal(core, static_cast<uint16_t>(inst.signalSem),
+                        inst.signalCount, token);
       return;
     }
     heap.push({end, seq++, static_cast<uint16_t>(core),
-               static_cast<uint16_t>(inst.signalSem), inst.signalCount});
+               static_cast<uint16_t>(inst.signalSem), inst.signalCount, token});
   }
 
   void record(unsigned core, Engine engine, int queue, const Instruction &inst,
@@ -293,6 +330,10 @@ private:
     const Instruction &inst = stream[s.pc];
     if (!waitsHold(core, s, inst))
       return false;
+    if (checker)
+      for (const SemWaitSpec &w : inst.waits)
+        if (std::optional<int64_t> need = needed(s, w))
+          checker->acquire(c, static_cast<Engine>(e), w.sem, *need);
     uint32_t index = s.pc;
     switch (inst.op) {
     case Opcode::LoopBegin:
@@ -314,7 +355,10 @@ private:
       ++s.pc;
       ++result.timeline.cores[c].instructions[e];
       ++result.timeline.instructionsIssued;
-      complete(c, inst, std::max(now, s.retiredAt));
+      complete(c, inst, std::max(now, s.retiredAt),
+               checker && inst.signalSem >= 0
+                   ? checker->clockOf(c, static_cast<Engine>(e))
+                   : kNoToken);
       return true;
     case Opcode::AllReduce:
     case Opcode::AllGather:
@@ -329,12 +373,13 @@ private:
         return false;
       s.freeAt = now + cost.busyNs;
       s.retiredAt = std::max(s.retiredAt, now + cost.latencyNs);
-      if (checker)
-        checkAccesses(c, e, index, inst, now + cost.busyNs,
-                      now + cost.latencyNs);
+      uint32_t token = kNoToken;
+      if (checker || options.accessLog)
+        token = checkAccesses(c, e, index, inst, now + cost.busyNs,
+                              now + cost.latencyNs);
       record(c, static_cast<Engine>(e), -1, inst, index, now, now + cost.busyNs,
              0);
-      complete(c, inst, now + cost.latencyNs);
+      complete(c, inst, now + cost.latencyNs, token);
       break;
     }
     }
@@ -403,13 +448,14 @@ private:
     st.dmaBytes += bytes;
     ++st.dmaTransfers;
     st.dmaQueueBusyNs += duration;
-    if (checker)
-      checkAccesses(c, e, index, inst, end, end);
+    uint32_t token = kNoToken;
+    if (checker || options.accessLog)
+      token = checkAccesses(c, e, index, inst, end, end);
     record(c, static_cast<Engine>(e), static_cast<int>(q), inst, index, start,
            end, bytes);
     double &retired = core.dmaRetiredAt[e];
     retired = std::max(retired, end);
-    complete(c, inst, retired);
+    complete(c, inst, retired, token);
   }
 
   /// Starts a collective once every rank's collective engine reached it.
@@ -447,11 +493,13 @@ private:
       EngineState &s = cores[c].engines[cc];
       s.arrived = false;
       s.freeAt = now + duration;
-      if (checker)
-        checkAccesses(c, cc, s.pc, *insts[c], now + duration, now + duration);
+      uint32_t token = kNoToken;
+      if (checker || options.accessLog)
+        token = checkAccesses(c, cc, s.pc, *insts[c], now + duration,
+                              now + duration);
       record(c, Engine::Collective, -1, *insts[c], s.pc, now, now + duration,
              bytes);
-      complete(c, *insts[c], now + duration);
+      complete(c, *insts[c], now + duration, token);
       ++s.pc;
     }
     return true;

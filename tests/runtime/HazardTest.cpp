@@ -22,8 +22,8 @@ struct Outcome {
 };
 
 Outcome run(ProgramBuilder &b, const TensorMap &inputs,
-        ExecMode mode = ExecMode::Functional,
-        std::optional<bool> check = std::nullopt) {
+            ExecMode mode = ExecMode::Functional,
+            std::optional<bool> check = std::nullopt) {
   Program p = b.take();
   DeviceOptions opts;
   opts.mode = mode;
@@ -80,9 +80,11 @@ TEST(Hazard, ReadBeforeTheLoadCompletesIsRaw) {
   ASSERT_TRUE(r.result.fault);
   EXPECT_EQ(r.result.hazardCount, 1u);
   EXPECT_HAS(r.result.fault->message, "1 hazard(s)");
-  EXPECT_HAS(r.first, "RAW in program 'race' core 0 SBUF partitions [0,128) "
-                      "bytes [0,2048): VE pc 1 (tensor_copy) reads at 0.067 us");
-  EXPECT_HAS(r.first, "before DMA pc 0 (dma_copy) completes its write at");
+  EXPECT_HAS(r.first,
+             "RAW in program 'race' core 0 SBUF partitions [0,128) "
+             "bytes [0,2048): VE pc 1 (tensor_copy) reads at 0.067 us, "
+             "not ordered after DMA pc 0 (dma_copy)'s write (in "
+             "flight until 11.998 us)");
 }
 
 TEST(Hazard, WaitingForTheLoadIsNotAHazard) {
@@ -109,7 +111,8 @@ TEST(Hazard, OverwritingAStoreSourceInFlightIsWar) {
   ASSERT_TRUE(r.result.fault);
   EXPECT_HAS(r.first, "WAR in program 'race' core 0 SBUF partitions [0,128) "
                       "bytes [1024,1056): VE pc 1 (memset) writes at");
-  EXPECT_HAS(r.first, "before DMA pc 1 (dma_copy) completes its read at");
+  EXPECT_HAS(r.first, "not ordered after DMA pc 1 (dma_copy)'s read (in "
+                      "flight until");
 }
 
 TEST(Hazard, TwoLoadsIntoOneTileAreWaw) {
@@ -129,10 +132,9 @@ TEST(Hazard, LoadsOfDisjointElementsOfOneTileAreNot) {
   Loaded l;
   AccessPattern even = sbuf(DType::F32, 0, 128, 0, {{256, 2}});
   AccessPattern odd = sbuf(DType::F32, 0, 128, 4, {{256, 2}});
-  l.b.emit(isa::dmaCopy(even, l.b.hbm(l.x, 0, 128, 512, {{256, 1}}))
-               .signal(0));
-  l.b.emit(isa::dmaCopy(odd, l.b.hbm(l.x, 256, 128, 512, {{256, 1}}))
-               .signal(0));
+  l.b.emit(isa::dmaCopy(even, l.b.hbm(l.x, 0, 128, 512, {{256, 1}})).signal(0));
+  l.b.emit(
+      isa::dmaCopy(odd, l.b.hbm(l.x, 256, 128, 512, {{256, 1}})).signal(0));
   l.b.emit(isa::dmaCopy(l.b.hbm(l.y, 0, 128, 512, {{256, 1}}),
                         sbuf(DType::F32, 0, 128, 0, {{256, 1}}))
                .waitFor(0, 2));
@@ -188,9 +190,45 @@ TEST(Hazard, LoopIterationsAreNamedAndEveryHazardCounted) {
   Outcome r = run(l.b, l.inputs);
   ASSERT_TRUE(r.result.fault);
   EXPECT_GE(r.result.hazardCount, 7u);
-  EXPECT_HAS(r.first, "DMA pc 1 (dma_copy) iter [1] writes at");
-  EXPECT_HAS(r.first, "before DMA pc 1 (dma_copy) iter [0] completes its "
-                      "write at");
+  EXPECT_HAS(r.first, "DMA pc 1 (dma_copy) iter [1] writes at 0.000 us, not "
+                      "ordered after DMA pc 1 (dma_copy) iter [0]'s write");
+}
+
+TEST(Hazard, AnUnorderedPairIsARaceEvenWhenTimingKeptItApart) {
+  // Ordered through a chain of waits: no race. Unordered, but kept apart by
+  // a long instruction before the read: this timeline reads the loaded
+  // tile, a faster one would not. Happens-before sees it, a window would
+  // not.
+  Loaded l;
+  l.b.emit(isa::dmaCopy(l.tile, l.hbmX()).signal(0));
+  l.b.emit(isa::memset(sbufTile(DType::F32, 0, 128, 16384, 64), 0.0f)
+               .onEngine(Engine::GpSimd)
+               .waitFor(0, 1)
+               .signal(2));
+  // The memset waited for the load and the copy waits for the memset: a
+  // chain of semaphores orders the copy after the load.
+  AccessPattern out = sbufTile(DType::F32, 0, 128, 8192, 512);
+  l.b.emit(isa::tensorCopy(out, l.tile).waitFor(2, 1).signal(1));
+  l.b.emit(isa::dmaCopy(l.hbmY(), out).waitFor(1, 1));
+  Outcome ordered = run(l.b, l.inputs);
+  EXPECT_FALSE(ordered.result.fault) << ordered.first;
+
+  Loaded m;
+  m.b.emit(isa::dmaCopy(m.tile, m.hbmX()).signal(0));
+  // A long Scalar-engine instruction that waits for nothing: the copy that
+  // waits for it starts after the load has landed, by timing alone.
+  AccessPattern big = sbufTile(DType::F32, 0, 128, 16384, 24576);
+  m.b.emit(isa::activation(big, big, ActFunc::Exp).signal(2));
+  m.b.emit(isa::tensorCopy(out, m.tile).waitFor(2, 1).signal(1));
+  m.b.emit(isa::dmaCopy(m.hbmY(), out).waitFor(1, 1));
+  Outcome lucky = run(m.b, m.inputs);
+  ASSERT_TRUE(lucky.result.fault);
+  EXPECT_HAS(lucky.first, "RAW in program 'race' core 0 SBUF partitions "
+                          "[0,128) bytes [0,2048): VE pc 0 (tensor_copy) "
+                          "reads at");
+  EXPECT_HAS(lucky.first, "not ordered after DMA pc 0 (dma_copy)'s write "
+                          "(complete at 11.998 us: ordered by this run's "
+                          "timing alone)");
 }
 
 TEST(Hazard, OffInTimingOnlyRunsUnlessAsked) {
@@ -199,7 +237,7 @@ TEST(Hazard, OffInTimingOnlyRunsUnlessAsked) {
     l.b.emit(isa::dmaCopy(l.tile, l.hbmX()));
     l.b.emit(isa::tensorCopy(sbufTile(DType::F32, 0, 128, 8192, 512), l.tile));
     Outcome r = run(l.b, l.inputs, ExecMode::TimingOnly,
-                asked ? std::optional<bool>(true) : std::nullopt);
+                    asked ? std::optional<bool>(true) : std::nullopt);
     EXPECT_EQ(bool(r.result.fault), asked);
     EXPECT_EQ(r.result.hazardCount, asked ? 1u : 0u);
   }

@@ -33,6 +33,9 @@ namespace rt = ::seam::rt;
 
 namespace {
 
+/// Hazard lines a launch adds to the faults beyond the first (its fault).
+constexpr size_t kHazardLinesPerLaunch = 8;
+
 double nowNs() {
   return std::chrono::duration<double, std::nano>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -633,6 +636,33 @@ rt::Status Session::runOnce(int index, const std::string &text,
   return rt::Status::ok();
 }
 
+/// --dump-programs: each unit's instruction listing (DIR/UNIT.txt, pcs per
+/// engine as hazard reports name them) and the scheduled ncore IR of what
+/// this run compiled (DIR/ncore.mlir).
+static rt::Status dumpPrograms(const CompiledModel &cm,
+                               const std::string &dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return rt::Status::failure("--dump-programs: cannot create '" + dir +
+                               "': " + ec.message());
+  for (const auto &[name, unit] : cm.units) {
+    std::string path = dir + "/" + name + ".txt";
+    std::ofstream os(path);
+    if (!os)
+      return rt::Status::failure("--dump-programs: cannot write '" + path +
+                                 "'");
+    rt::dumpProgram(unit.program, os);
+  }
+  if (cm.lowered) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(dir + "/ncore.mlir", ec);
+    if (ec)
+      return rt::Status::failure("--dump-programs: cannot write '" + dir +
+                                 "/ncore.mlir': " + ec.message());
+    cm.lowered.get()->print(os);
+  }
+  return rt::Status::ok();
+}
+
 rt::Status Session::compile(Run &r, const std::string &text,
                             rt::CompileCache &cache) {
   double compileStart = nowNs();
@@ -651,6 +681,9 @@ rt::Status Session::compile(Run &r, const std::string &text,
                          compiled->cacheHits));
   r.stats.compileNs = nowNs() - compileStart;
   r.cm = std::move(*compiled);
+  if (!opts.dumpDir.empty())
+    if (rt::Status s = dumpPrograms(r.cm, opts.dumpDir); !s)
+      return s;
   r.stats.compiled = r.cm.compiledUnits;
   r.stats.cacheHits = r.cm.cacheHits;
   r.stats.cacheCorrupt = r.cm.cacheCorrupt;
@@ -667,6 +700,8 @@ void Session::createDevice(Run &r) {
   dopts.cores = std::max<unsigned>(tp, profile.coresPerChip);
   dopts.collectEvents = false; // the traced steps turn it on
   dopts.costs = opts.costs;
+  dopts.checkHazards = opts.checkHazards.value_or(functional());
+  result.checkedHazards = *dopts.checkHazards;
   r.device.emplace(profile, dopts);
 }
 
@@ -902,6 +937,10 @@ rt::Status Session::launch(Run &r, const PlanItem &item, int step,
   result.nonFinite += res->nonFiniteWrites;
   if (res->fault)
     result.faults.push_back(res->fault->message);
+  result.hazards += res->hazardCount;
+  // The fault names the first hazard; a few more, one line each.
+  for (size_t i = 1; i < res->hazards.size() && i < kHazardLinesPerLaunch; ++i)
+    result.faults.push_back("hazard: " + res->hazards[i].str());
   if (functional() && !res->outputs.empty())
     for (auto [i, v] : llvm::enumerate(item.op->getResults())) {
       // A complex<f32> tensor is f32 [..., 2] on the device (re, im
@@ -1323,6 +1362,9 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
       {"dma_bytes", int64_t(r.dmaBytes)},
       {"roofline", rooflineJson(r)},
       {"non_finite", int64_t(r.nonFinite)},
+      {"check_hazards", r.checkedHazards},
+      {"hazards", int64_t(r.hazards)},
+      {"faults", Array(r.faults)},
       {"kernel_decisions", std::move(decisions)},
       {"kernel_explanation", r.explanation ? explanationJson(*r.explanation)
                                            : llvm::json::Value(nullptr)},

@@ -37,6 +37,8 @@ struct SessionOptions {
   int steps = 3, runs = 2;
   std::string exec = "timing";
   std::string cacheDir, traceFile, jsonFile, outputDir;
+  /// Where to write each compiled program's listing and the ncore IR.
+  std::string dumpDir;
   /// What --trace shows (the last run's steps): launch | engine |
   /// instruction detail, these ranks (empty: all), every instruction of this
   /// program only, "last" | "all" | a 1-based step.
@@ -52,6 +54,9 @@ struct SessionOptions {
   /// drains before and after the body) or "dependency"
   /// (ncore::kBoundaryAttrName).
   std::string kernelBoundary = "barrier";
+  /// The hazard checker (runtime/HazardChecker.h) in every launch; unset:
+  /// on in functional runs, off in timing-only ones.
+  std::optional<bool> checkHazards;
   std::vector<std::string> figureOverrides; ///< "name=value"
   std::string toolPath;                     ///< argv[0]
 };
@@ -214,6 +219,10 @@ struct SessionResult {
   uint64_t nonFinite = 0;
   RooflineReport roofline; ///< of the last step
   std::vector<std::string> faults;
+  /// Hazards the checker found over every launch (each also fails its
+  /// launch: a fault); whether it ran.
+  uint64_t hazards = 0;
+  bool checkedHazards = false;
   /// kernels=auto: the decisions, in program order (seam.kernel_decisions).
   std::vector<mlir::seam::AutoDecision> kernelDecisions;
   /// Warnings of the compile (a kernel that replaced nothing, ...).

@@ -71,6 +71,18 @@ static cl::opt<int> runs("runs", cl::desc("Runs (1 cold, then warm)"),
 static cl::opt<bool> functional(
     "functional", cl::desc("Execute on real data (default: timing-only)"),
     cl::cat(cat));
+static cl::opt<bool> checkHazards(
+    "check-hazards",
+    cl::desc("Check every launch for accesses the program does not order "
+             "(RAW/WAR/WAW, interleaved PSUM groups); a hazard fails the "
+             "run (default: on with --functional, off in timing-only runs)"),
+    cl::cat(cat));
+static cl::opt<std::string> dumpPrograms(
+    "dump-programs",
+    cl::desc("Write each compiled program's instruction listing (per engine, "
+             "by pc: what fault and hazard reports name) and the scheduled "
+             "ncore IR into this directory"),
+    cl::value_desc("dir"), cl::cat(cat));
 static cl::opt<bool> timingOnly(
     "timing-only", cl::desc("Simulate time only, no data (the default)"),
     cl::cat(cat));
@@ -192,6 +204,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   o.exec = functional ? "functional" : "timing";
+  if (checkHazards.getNumOccurrences())
+    o.checkHazards = bool(checkHazards);
   o.cacheDir = cacheDir;
   o.traceFile = traceFile;
   o.jsonFile = jsonFile;
@@ -201,6 +215,7 @@ int main(int argc, char **argv) {
   o.traceSteps = traceSteps;
   o.inputs.assign(inputs.begin(), inputs.end());
   o.outputDir = outputDir;
+  o.dumpDir = dumpPrograms;
   o.costs.launchOverhead = !noLaunch;
   o.costs.firstRun = !noFirstRun;
   o.costs.transfers = !noTransfers;
@@ -265,5 +280,7 @@ int main(int argc, char **argv) {
   }
   if (result->reference && !result->reference->pass())
     return 1;
-  return 0;
+  // A fault or hazard means the step's numbers are not those of a correct
+  // run: the report says which, the exit status says it failed.
+  return result->faults.empty() ? 0 : 1;
 }
