@@ -121,10 +121,25 @@ RefTensor fromComplex(const std::vector<cplx> &c, Shape shape,
   return t;
 }
 
-/// ReferenceRounding::Nearest evaluates in the device's arithmetic: every
-/// product and partial sum of a reduction in f32 (as PSUM and the engines
-/// accumulate), results rounded to their dtype. Set by the interpreter.
+/// The arithmetic being modelled (ReferenceRounding), set by
+/// evaluateReference for one evaluation: in f32 (Nearest: every product and
+/// partial sum of a reduction rounded to f32, as PSUM and the engines
+/// accumulate), or with perturbed terms (Perturbed: each of a reduction's n
+/// terms times 1 + r u sqrt(n), u = 2^-24, r in [-1, 1) from a fixed
+/// sequence, about the error of summing them in f32, cancellation
+/// included).
 thread_local bool f32Arithmetic = false;
+thread_local bool perturbedTerms = false;
+thread_local uint64_t perturbation = 0; ///< position in the fixed sequence
+
+/// The next r in [-1, 1) (splitmix64 of the position).
+double nextPerturbation() {
+  uint64_t z = (++perturbation) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return double(z >> 11) * 0x1p-52 - 1.0;
+}
 
 /// `v` in the arithmetic being modelled.
 double f32(double v) { return f32Arithmetic ? double(float(v)) : v; }
@@ -133,12 +148,43 @@ std::complex<double> f32(std::complex<double> v) {
                        : v;
 }
 
-double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+/// One of `n` terms of a sum, in the arithmetic being modelled.
+double term(double v, int64_t n) {
+  if (perturbedTerms)
+    return v * (1.0 + nextPerturbation() * 0x1p-24 * std::sqrt(double(n)));
+  return f32(v);
+}
+std::complex<double> term(std::complex<double> v, int64_t n) {
+  if (perturbedTerms)
+    return {term(v.real(), n), term(v.imag(), n)};
+  return f32(v);
+}
+
+// The activations, in the arithmetic being modelled: in f32 each step of
+// the formula rounds (1 + tanh(...) of a negative argument cancels: gelu_tanh
+// is off by ~1e-5 of itself there in f32).
+double gelu(double x) {
+  if (f32Arithmetic) {
+    float xf = float(x);
+    return 0.5f * xf * (1.0f + std::erf(xf * float(M_SQRT1_2)));
+  }
+  return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2));
+}
 double geluTanh(double x) {
+  if (f32Arithmetic) {
+    float xf = float(x), k = float(std::sqrt(2.0 / M_PI));
+    return 0.5f * xf * (1.0f + std::tanh(k * (xf + 0.044715f * xf * xf * xf)));
+  }
   const double k = std::sqrt(2.0 / M_PI);
   return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
 }
-double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double silu(double x) {
+  if (f32Arithmetic) {
+    float xf = float(x);
+    return xf / (1.0f + std::exp(-xf));
+  }
+  return x / (1.0 + std::exp(-x));
+}
 
 /// The activation named as seam.linear spells it.
 double activate(llvm::StringRef name, double x) {
@@ -168,7 +214,7 @@ RefTensor linear(const RefTensor &x, const RefTensor &w, const RefTensor *b,
       double a = x.data[i * k + kk];
       const double *wr = &w.data[kk * n];
       for (int64_t j = 0; j < n; ++j)
-        row[j] = f32(row[j] + f32(a * wr[j]));
+        row[j] = f32(row[j] + term(a * wr[j], k));
     }
     for (int64_t j = 0; j < n; ++j) {
       double v = row[j] + (b ? b->data[j] : 0.0);
@@ -189,11 +235,11 @@ RefTensor layerNorm(const RefTensor &x, const RefTensor *scale,
     const double *in = &x.data[r * d];
     double mean = 0;
     for (int64_t i = 0; i < d; ++i)
-      mean = f32(mean + in[i]);
+      mean = f32(mean + term(in[i], d));
     mean /= double(d);
     double var = 0;
     for (int64_t i = 0; i < d; ++i)
-      var = f32(var + f32(f32(in[i] - mean) * f32(in[i] - mean)));
+      var = f32(var + term(f32(in[i] - mean) * f32(in[i] - mean), d));
     var /= double(d);
     double inv = 1.0 / std::sqrt(var + eps);
     for (int64_t i = 0; i < d; ++i) {
@@ -215,7 +261,7 @@ RefTensor rmsNorm(const RefTensor &x, const RefTensor *scale, double eps) {
     const double *in = &x.data[r * d];
     double ms = 0;
     for (int64_t i = 0; i < d; ++i)
-      ms = f32(ms + f32(in[i] * in[i]));
+      ms = f32(ms + term(in[i] * in[i], d));
     double inv = 1.0 / std::sqrt(ms / double(d) + eps);
     for (int64_t i = 0; i < d; ++i)
       y.data[r * d + i] = in[i] * inv * (scale ? scale->data[i] : 1.0);
@@ -361,19 +407,19 @@ RefTensor attention(const RefTensor &q, const RefTensor &k, const RefTensor &v,
         for (int64_t j = 0; j < keys; ++j) {
           double s = 0;
           for (int64_t c = 0; c < d; ++c)
-            s = f32(s + f32(qb[i * d + c] * kb[j * d + c]));
+            s = f32(s + term(qb[i * d + c] * kb[j * d + c], d));
           p[j] = s * scale;
           mx = std::max(mx, p[j]);
         }
         double sum = 0;
         for (int64_t j = 0; j < keys; ++j) {
           p[j] = f32(std::exp(f32(p[j] - mx)));
-          sum = f32(sum + p[j]);
+          sum = f32(sum + term(p[j], keys));
         }
         for (int64_t c = 0; c < dv; ++c) {
           double acc = 0;
           for (int64_t j = 0; j < keys; ++j)
-            acc = f32(acc + f32(p[j] * vb[j * dv + c]));
+            acc = f32(acc + term(p[j] * vb[j * dv + c], keys));
           yb[i * dv + c] = acc / sum;
         }
       }
@@ -409,7 +455,7 @@ void dftAxis(std::vector<cplx> &data, const Shape &shape, int64_t axis,
       for (int64_t kk = 0; kk < n; ++kk) {
         cplx acc = 0;
         for (int64_t t = 0; t < n; ++t)
-          acc = f32(acc + f32(line[t] * tw[(kk * t) % p]));
+          acc = f32(acc + term(line[t] * tw[(kk * t) % p], n));
         out[kk] = inverse ? acc / double(n) : acc;
       }
       for (int64_t t = 0; t < n; ++t)
@@ -453,7 +499,7 @@ RefTensor fftconv(const RefTensor &u, const RefTensor &k, const RefTensor &d,
       for (int64_t t = 0; t < l; ++t) {
         double acc = 0;
         for (int64_t j = 0; j <= t && j < lk; ++j)
-          acc = f32(acc + f32(k.data[hi * lk + j] * up[t - j]));
+          acc = f32(acc + term(k.data[hi * lk + j] * up[t - j], lk));
         double val = acc + up[t] * d.data[hi];
         if (geluOut)
           val = gelu(val);
@@ -485,8 +531,8 @@ RefTensor fromHost(const rt::HostTensor &h, Shape shape, bool complex,
 /// naming its op) and every step after it stops.
 class Interpreter {
 public:
-  Interpreter(int ranks, ReferenceRounding rounding, uint64_t sequence = 0)
-      : ranks(ranks), rounding(rounding), perturbations(sequence << 40) {}
+  Interpreter(int ranks, ReferenceRounding rounding)
+      : ranks(ranks), rounding(rounding) {}
 
   std::string error;
 
@@ -521,7 +567,6 @@ public:
 private:
   int ranks;
   ReferenceRounding rounding;
-  uint64_t perturbations; ///< the fixed sequence's position
   int depth = 0;
   llvm::DenseMap<Value, RefTensor> values;
   /// Uses left for each value.
@@ -600,56 +645,10 @@ private:
     if (isa<sm::ReshapeOp, sm::TransposeOp, sm::SliceOp, sm::ConcatOp,
             sm::AllGatherOp>(op))
       return;
-    // A reduction over n terms is typically off by sqrt(n) roundings.
-    double u = (bf16 ? 0x1p-8 : 0x1p-24) * std::sqrt(double(terms(op)));
-    for (double &v : t.data) {
-      // splitmix64 of the position: r uniform in [-1, 1).
-      uint64_t z = (perturbations++ + 1) * 0x9e3779b97f4a7c15ull;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      z ^= z >> 31;
-      double r = double(z >> 11) * 0x1p-52 - 1.0;
-      v *= 1.0 + r * u;
-    }
-  }
-
-  /// How many terms an element of `op`'s result sums (1 for elementwise
-  /// ops): a linear's K, an attention's head dim or keys, a norm's row, a
-  /// DFT's points.
-  static int64_t terms(Operation *op) {
-    auto dim = [](Value v, int64_t d) {
-      auto t = cast<RankedTensorType>(v.getType());
-      return t.getDimSize(d < 0 ? t.getRank() + d : d);
-    };
-    if (auto l = dyn_cast<sm::LinearOp>(op))
-      return dim(l.getInput(), -1);
-    if (auto a = dyn_cast<sm::AttentionOp>(op))
-      return std::max(dim(a.getQ(), 3), dim(a.getK(), 2));
-    if (isa<sm::LayerNormOp, sm::RmsNormOp>(op))
-      return dim(op->getOperand(0), -1);
-    if (auto f = dyn_cast<sm::FftOp>(op))
-      return f.getPadTo() ? int64_t(*f.getPadTo())
-                          : dim(f.getInput(), int64_t(f.getAxis()));
-    if (auto f = dyn_cast<sm::IfftOp>(op))
-      return dim(f.getInput(), int64_t(f.getAxis()));
-    if (auto m = dyn_cast<sm::FourierMixOp>(op)) {
-      int64_t n = 1;
-      for (int64_t d : m.getDims())
-        n *= dim(m.getInput(), d);
-      return n;
-    }
-    if (auto c = dyn_cast<sm::FftConvOp>(op))
-      return int64_t(c.getFftSize());
-    if (auto r = dyn_cast<sm::AllReduceOp>(op))
-      return int64_t(r.getRanks());
-    if (isa<sm::KernelCallOp>(op)) {
-      int64_t n = 1;
-      for (Value v : op->getOperands())
-        for (int64_t d : cast<RankedTensorType>(v.getType()).getShape())
-          n = std::max(n, d);
-      return n;
-    }
-    return 1;
+    // Each result is stored in its dtype (its sums' error is in the terms).
+    double u = bf16 ? 0x1p-8 : 0x1p-24;
+    for (double &v : t.data)
+      v *= 1.0 + nextPerturbation() * u;
   }
 
   bool setAll(Operation *op, std::vector<RefTensor> out) {
@@ -944,11 +943,13 @@ seamrun::evaluateReference(func::FuncOp step,
     args.push_back(
         fromHost(inputs[i], shape, complex, isBf16Type(arg.getType())));
   }
-  Interpreter interp(ranks, rounding, sequence);
+  Interpreter interp(ranks, rounding);
   std::vector<RefTensor> results;
   f32Arithmetic = rounding == ReferenceRounding::Nearest;
+  perturbedTerms = rounding == ReferenceRounding::Perturbed;
+  perturbation = sequence << 40;
   bool ok = interp.callFunction(step, std::move(args), results);
-  f32Arithmetic = false;
+  f32Arithmetic = perturbedTerms = false;
   if (!ok)
     return Result::failure("reference: " + interp.error);
   return Result(std::move(results));

@@ -53,8 +53,9 @@ struct RefTensor {
 /// cancels, a norm over two elements, a softmax of large scores),
 /// kReferenceNoiseFactor times the error that the device's arithmetic makes
 /// on the same ops (the largest of three models: f32 accumulation with
-/// results rounded to their dtype, and two fixed pseudo-random perturbations
-/// of each result by the rounding error of its sums).
+/// results rounded to their dtype, and two fixed pseudo-random
+/// perturbations of the terms of every sum and of every result by their
+/// rounding errors).
 constexpr double kReferenceToleranceF32 = 1e-5;
 constexpr double kReferenceToleranceBf16 = 1e-2;
 constexpr double kReferenceNoiseFactor = 4;
@@ -66,10 +67,10 @@ enum class ReferenceRounding {
   /// and partial sum rounded), results rounded to their element type (bf16,
   /// f32) to nearest.
   Nearest,
-  /// Multiplied by (1 + r u sqrt(n)): u the element type's unit roundoff,
-  /// n the terms an element sums (a linear's K, a DFT's points; 1 for
-  /// elementwise ops), r in [-1, 1] from fixed sequence `sequence` (data
-  /// movement is exact).
+  /// Each of a reduction's n terms multiplied by (1 + r u sqrt(n)), u =
+  /// 2^-24 (f32 accumulation), and each result by (1 + r u'), u' its
+  /// dtype's unit roundoff; r in [-1, 1) from fixed sequence `sequence`
+  /// (data movement is exact).
   Perturbed,
 };
 
