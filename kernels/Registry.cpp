@@ -176,6 +176,13 @@ std::optional<std::string> flashCheck(const KernelSignature &sig) {
                               k.getDimSize(2), kFlashBlock));
   if (q.getDimSize(1) != k.getDimSize(1))
     return fail("grouped-query attention is not supported by the kernel");
+  if (sig.args[2].getRank() != 4 ||
+      sig.args[2].getDimSize(3) != q.getDimSize(3))
+    return fail(llvm::formatv(
+        "v head_dim {0} differs from q's {1}: the "
+        "kernel's V and output tiles have q's",
+        sig.args[2].getRank() == 4 ? sig.args[2].getDimSize(3) : int64_t(-1),
+        q.getDimSize(3)));
   if (hasConfig(sig, "causal"))
     return fail("causal: the kernel has no mask (as the source's)");
   return std::nullopt;

@@ -1,8 +1,9 @@
 //===- ConvertAttention.cpp - the compiler's own attention ----------------===//
 //
 // softmax(scale * Q K^T [+ causal mask]) V per (batch, head), q [B, H, Sq, D],
-// k/v [B, Hkv, Sk, D], D <= 128. Loops: (b, kv head) x (query group g) x
-// (query tile of 128 rows) x (key blocks):
+// k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] (the output's head dim), D and Dv <=
+// 128. Loops: (b, kv head) x (query group g) x (query tile of 128 rows) x
+// (key blocks):
 //  * K^T [D, Sk] of the kv head is built once: k tiles (roped when fused)
 //    transposed on the Tensor engine, D on partitions.
 //  * Q tile (roped) transposed to Q^T [D, p]; S = Q^T' K^T blocks of 512 keys
@@ -42,13 +43,15 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     return op.emitOpError() << "convert-seam-to-ncore: attention operands "
                                "must be [B, H, S, D]";
   int64_t batch = q->shape[0], heads = q->shape[1], sq = q->shape[2],
-          d = q->shape[3], kvHeads = k->shape[1], sk = k->shape[2];
+          d = q->shape[3], kvHeads = k->shape[1], sk = k->shape[2],
+          dv = v->shape[3]; // V's head dim: the output's
   Type et = q->elementType;
   if (k->elementType != et || v->elementType != et)
     return op.emitOpError() << "convert-seam-to-ncore: q, k and v must have "
                                "one dtype";
-  if (d > 128)
-    return op.emitOpError() << "convert-seam-to-ncore: head dim " << d
+  if (d > 128 || dv > 128)
+    return op.emitOpError() << "convert-seam-to-ncore: head dim "
+                            << std::max(d, dv)
                             << " exceeds 128 (the contraction of Q K^T runs "
                                "over partitions)";
   if (kvHeads == 0 || heads % kvHeads)
@@ -106,7 +109,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   int64_t kTiles = sk / 128;
   bool vResident = !va.inSbuf() && sk % 128 == 0 && kTiles > 1 &&
                    va.isContiguous() && va.rowOffset == 0 &&
-                   bytes + kTiles * d * eb <= pl.target().workingBytes;
+                   bytes + kTiles * dv * eb <= pl.target().workingBytes;
 
   // Rope tables in HBM are read into SBUF once ([S, D] rows as row tiles)
   // rather than per query and key tile: each tile's rope then waits for no
@@ -178,7 +181,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     s.sum = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
     s.rcp = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
     s.probs = pl.alloc(MemSpace::Sbuf, {p, sk}, et);
-    s.ops = pl.alloc(MemSpace::Psum, {p, d}, f32);
+    s.ops = pl.alloc(MemSpace::Psum, {p, dv}, f32);
     int64_t kb = std::min<int64_t>(sk, 128);
     s.pt = pl.alloc(MemSpace::Sbuf, {kb, p}, et);
     if (sk % 128 == 0) {
@@ -209,7 +212,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   // Per partition: `bytes` with its one K^T replaced by every head's Q^T,
   // K^T (and V), plus the second slot's score and probability rows.
   int64_t residentBytes =
-      nHeads * (sq * eb + sk * eb + (vResident ? kTiles * d * eb : 0));
+      nHeads * (sq * eb + sk * eb + (vResident ? kTiles * dv * eb : 0));
   int64_t secondSlotBytes = sk * 4 + sk * eb;
   auto fitsResident = [&](int64_t extraSlots) {
     return bytes - sk * eb + residentBytes + extraSlots * secondSlotBytes <=
@@ -253,7 +256,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   int64_t kvCopies = allHeads ? nHeads : 1;
   Value kt = pl.alloc(MemSpace::Sbuf, {dp, kvCopies * sk}, et), qtAll, vAll;
   if (vResident)
-    vAll = pl.alloc(MemSpace::Sbuf, {128, kvCopies * kTiles * d}, et);
+    vAll = pl.alloc(MemSpace::Sbuf, {128, kvCopies * kTiles * dv}, et);
   if (allHeads) {
     qtAll = pl.alloc(MemSpace::Sbuf, {dp, nHeads * sq}, et);
     tpsum[1] = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
@@ -277,10 +280,10 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   // K^T and (resident) V of kv head bk into copy `c` of the buffers.
   auto prepareKv = [&](Index bk, Index c) {
     if (vResident) {
-      Value rows = pl.view(va.root, {sk, d}, {bk * sk, zero});
-      Value all = pl.reshape(vAll, {128, kvCopies * kTiles, d});
-      pl.dma(pl.view(all, {128, kTiles, d}, {zero, c * kTiles, zero}),
-             pl.reshape(rows, {128, kTiles, d}));
+      Value rows = pl.view(va.root, {sk, dv}, {bk * sk, zero});
+      Value all = pl.reshape(vAll, {128, kvCopies * kTiles, dv});
+      pl.dma(pl.view(all, {128, kTiles, dv}, {zero, c * kTiles, zero}),
+             pl.reshape(rows, {128, kTiles, dv}));
     }
     buildTransposed(ka, bk * sk, sk, kt, c * sk);
   };
@@ -342,9 +345,9 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
   auto pvMatmul = [&](Slot &s, Index bk, Index kvc, Index k0, int64_t nk,
                       Value ptv, bool first) {
     Value vt = vResident
-                   ? pl.view(vAll, {nk, d},
-                             {zero, (kvc * kTiles + k0.floorDiv(128)) * d})
-                   : pl.load(va, bk * sk + k0, nk, zero, d);
+                   ? pl.view(vAll, {nk, dv},
+                             {zero, (kvc * kTiles + k0.floorDiv(128)) * dv})
+                   : pl.load(va, bk * sk + k0, nk, zero, dv);
     pl.matmul(s.ops, ptv, vt, /*accumulate=*/!first);
   };
   // The transposes and the copy of the group of keys [g0, g0 + n) into
@@ -413,9 +416,9 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
           /*peelFirst=*/true);
     }
     Index qrow = head * sq + q0;
-    Value out = pl.outTile(ya, qrow, p, zero, d);
+    Value out = pl.outTile(ya, qrow, p, zero, dv);
     pl.tensorScalar(ncore::AluOp::Multiply, out, s.ops, s.rcp);
-    pl.storeOut(ya, qrow, p, zero, d, out);
+    pl.storeOut(ya, qrow, p, zero, dv, out);
   };
   auto outputPhase = [&](Slot &s, Index head, Index bk, Index q0, Index kvc) {
     outputStart(s);
