@@ -6,7 +6,8 @@
 // Scalar-engine pass reading PSUM, in place of the copy it makes anyway),
 // instead of a separate pass over the whole result. Legal when the
 // activation is the linear's only user (else the pre-activation value would
-// still be needed).
+// still be needed) and the linear has no `scale` (its activation applies
+// before the scale).
 //
 //===----------------------------------------------------------------------===//
 #include "mlir/IR/Builders.h"
@@ -58,6 +59,11 @@ struct FuseLinearActivationPass
       return reject(Twine("an op is marked ") + kNoFuseAttrName);
     if (lin.getActivation())
       return reject("the linear already applies " + *lin.getActivation());
+    // The linear is act(x W + b) * scale: act(linear) would need the
+    // activation after the scale, the evacuation applies it before.
+    if (lin.getScale())
+      return reject("the linear scales its result, and its activation "
+                    "would apply before the scale");
     if (!lin->hasOneUse())
       return reject("the linear's result has other users");
     std::string why;

@@ -61,3 +61,17 @@ func.func @no_fuse(%x: tensor<1x256x64xf32>, %w: tensor<64x96xf32>) -> tensor<1x
   %g = seam.gelu %y : tensor<1x256x96xf32>
   return %g : tensor<1x256x96xf32>
 }
+
+// -----
+
+// A linear that scales its result: gelu(x W * s) is not gelu(x W) * s, so
+// nothing moves (found by seam-smith).
+// CHECK-LABEL: func.func @scaled
+// CHECK: %[[Y:.+]] = seam.linear %arg0, %arg1 scale %arg2 :
+// CHECK: seam.gelu %[[Y]]
+func.func @scaled(%x: tensor<1x4x8xf32>, %w: tensor<8x16xf32>, %s: tensor<16xf32>) -> tensor<1x4x16xf32> {
+  %y = seam.linear %x, %w scale %s : (tensor<1x4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<1x4x16xf32>
+  // expected-remark @+1 {{seam-fuse-linear-activation: gelu not folded into its linear: the linear scales its result, and its activation would apply before the scale}}
+  %g = seam.gelu %y : tensor<1x4x16xf32>
+  return %g : tensor<1x4x16xf32>
+}
