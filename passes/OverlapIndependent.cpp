@@ -172,7 +172,9 @@ struct OverlapIndependentPass
       Operation *prevHost = nullptr;
       for (Operation *op : ops) {
         auto attn = dyn_cast<AttentionOp>(op);
-        if (!attn)
+        // An argument-only attention (one query row) moves itself: it
+        // cannot hold a place for another.
+        if (!attn || argOnly.contains(op))
           continue;
         bool taken = false;
         for (Operation *p = attn->getPrevNode(); p && p != prevHost;
@@ -209,10 +211,14 @@ struct OverlapIndependentPass
       // Moves `op` just before `host` when its operands are defined there.
       auto hostedBy = [&](Operation *host, PassCounter &counter,
                           llvm::StringRef what, llvm::StringRef why) {
+        // Operands defined before the host, and the host (where it is now)
+        // before the first use.
         if (!host || !llvm::all_of(op->getOperands(), [&](Value v) {
               Operation *d = v.getDefiningOp();
               return !d || d->isBeforeInBlock(host);
             }))
+          return false;
+        if (use < int64_t(ops.size()) && !host->isBeforeInBlock(ops[use]))
           return false;
         op->moveBefore(host);
         hostOf[op] = host;
