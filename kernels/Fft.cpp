@@ -444,6 +444,8 @@ static void buildBatchedFourStep(KernelBuilder &kb, const FftParams &p,
   cfg.scale = p.inverse ? 1.0 / double(n) : 1.0;
   cfg.dtype = p.dtype;
   cfg.complexInput = p.complexInput;
+  // Chunks and tiles are whole groups but for the batch's last one.
+  cfg.partialGroups = p.batch % (kNumPartitions / fftFactors(n)->second) != 0;
   BatchedDft dft(kb, cfg);
   int64_t n1 = dft.n1, n2 = dft.n2, g = dft.seqsPerGroup;
   int64_t m = dft.groupRows, tileSeqs = dft.seqsPerTile();

@@ -79,6 +79,10 @@ BatchedDft::BatchedDft(KernelBuilder &kb, const Config &config)
   ci = kb.sbuf({kNumPartitions, kMatmulMaxN}, dt);
   for (int i = 0; i < 4; ++i)
     tmp.push_back(kb.sbuf({kNumPartitions, kMatmulMaxN}, f32));
+  if (cfg.partialGroups) {
+    zeros = kb.sbuf({1, kMatmulMaxN}, dt);
+    kb.memset(zeros, 0.0f);
+  }
   if (!cfg.convolution)
     return;
   assert(dt == f32 && "the convolution stages are fp32");
@@ -152,6 +156,23 @@ void BatchedDft::stage1(const Lane &l, Value a, int64_t rows) {
       kb.matmul(pi, im, cv, /*accumulate=*/true);
     } else {
       kb.matmul(pi, re, sv);
+    }
+    if (m < groupRows) {
+      // The absent sequences' rows: zeros (Config::partialGroups), as a
+      // rank-1 product of zeros (only the Tensor engine writes PSUM), in
+      // pieces of at most 64 partitions (a tile of more must start at
+      // partition 0).
+      assert(zeros && "Config::partialGroups for a partial group");
+      Value zm = kb.view(zeros, {1, w}, {0, 0});
+      for (int64_t r0 = m; r0 < groupRows;) {
+        int64_t r1 = r0 < kMaxOffsetPartitions
+                         ? std::min(groupRows, kMaxOffsetPartitions)
+                         : groupRows;
+        Value zs = kb.view(zeros, {1, r1 - r0}, {0, 0});
+        kb.matmul(kb.view(br, {r1 - r0, w}, {r0, col}), zs, zm);
+        kb.matmul(kb.view(bi, {r1 - r0, w}, {r0, col}), zs, zm);
+        r0 = r1;
+      }
     }
   }
 }

@@ -84,6 +84,11 @@ public:
     /// A's layout, scaled by 1/N); fp32 only.
     bool convolution = false;
     int64_t outRows = 0;
+    /// Some lane's last group has fewer than G sequences (the caller's
+    /// count is not a multiple of G). Stage 1 then zeroes the PSUM rows of
+    /// the absent sequences: the block-diagonal stages contract over all M
+    /// rows, and 0 x a NaN left there by an earlier program is NaN.
+    bool partialGroups = false;
   };
   /// Up to two groups of sequences; `index` selects the half of the work
   /// tiles (and of the PSUM banks) the lane uses.
@@ -147,6 +152,7 @@ private:
   // Work tiles ([128, 512], one half per lane).
   Value br, bi, dr, di, y; ///< PSUM (E reuses B)
   Value cr, ci;            ///< SBUF in dtype (E' reuses them: fp32)
+  Value zeros;             ///< [1, 512] zeros in dtype (partialGroups)
   SmallVector<Value, 4> tmp;
 
   int64_t widthB(const Lane &l) const { return l.groups * f1Cols; }

@@ -91,6 +91,8 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
   int64_t ru = ceilDiv(o.len, n2), rk = ceilDiv(o.filterLen, n2);
   cfg.inRows = ru;
   cfg.outRows = ru;
+  // Chunks and tiles are whole groups but for the channels' last one.
+  cfg.partialGroups = o.channels % (kNumPartitions / n2) != 0;
   BatchedDft dft(kb, cfg);
   int64_t g = dft.seqsPerGroup, m = dft.groupRows;
   // A tile is two lanes of two groups, or fewer groups when the channels
