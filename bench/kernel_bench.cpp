@@ -298,6 +298,9 @@ Measured measure(const Case &c, rt::Target target, const std::string &tracePath,
   dopts.mode = rt::ExecMode::TimingOnly;
   dopts.cores = 1;
   dopts.collectEvents = !tracePath.empty();
+  // Kernels synchronise by hand: a race (runtime/HazardChecker.h) fails
+  // the case rather than timing a program the device would run wrong.
+  dopts.checkHazards = true;
   rt::Device device(profile, dopts);
   auto id = device.loadProgram(*compiled);
   if (!id) {
