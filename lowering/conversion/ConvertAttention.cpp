@@ -50,10 +50,10 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     return op.emitOpError() << "convert-seam-to-ncore: q, k and v must have "
                                "one dtype";
   if (d > 128 || dv > 128)
-    return op.emitOpError() << "convert-seam-to-ncore: head dim "
-                            << std::max(d, dv)
-                            << " exceeds 128 (the contraction of Q K^T runs "
-                               "over partitions)";
+    return op.emitOpError()
+           << "convert-seam-to-ncore: head dim " << std::max(d, dv)
+           << " exceeds 128 (the contraction of Q K^T runs "
+              "over partitions)";
   if (kvHeads == 0 || heads % kvHeads)
     return op.emitOpError()
            << "convert-seam-to-ncore: " << heads
@@ -376,8 +376,7 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     if (sk % 128 == 0)
       groupTranspose(s, zero, firstKeys, 0);
   };
-  auto outputFinish = [&](Slot &s, Index head, Index bk, Index q0,
-                          Index kvc) {
+  auto outputFinish = [&](Slot &s, Index head, Index bk, Index q0, Index kvc) {
     int64_t p = s.p;
     if (sk % 128 == 0) {
       // Groups after the first: `full` of gk keys, then `tail` keys.
