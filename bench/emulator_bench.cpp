@@ -4,6 +4,13 @@
 //
 //   TimingOnly/matmul_loop   timing-only mode: simulated instructions per
 //                            wall second (target >= 5 M/s).
+//   HazardChecker/<shape>    functional launches with the hazard checker
+//                            (runtime/HazardChecker.h, on by default in
+//                            functional mode) against the same launches
+//                            without it, interleaved in one run: ratio =
+//                            with / without (target <= 2); and the same for
+//                            the timing-only matmul loop (no target: a
+//                            timing-only run checks only when asked).
 //   Functional/<shape>       functional mode: the effective FLOP rate of a
 //                            GEMM program (DMA in, K-tiled bf16 matmuls into
 //                            fp32 PSUM, ScalarE evacuation, DMA out) against
@@ -156,6 +163,42 @@ void Functional(benchmark::State &state, GemmShape shape, std::string group) {
   g = {emu / n, eig / n, shape.flops()};
 }
 
+/// Launches of `p` with the checker off and on, alternated; the ratio of
+/// their wall times.
+void checkerCost(benchmark::State &state, const Program &p, const TensorMap &in,
+                 ExecMode mode, std::string figure) {
+  DeviceOptions off = oneCore(mode), on = oneCore(mode);
+  off.checkHazards = false;
+  on.checkHazards = true;
+  Device a(Profile::builtin(p.target), off), b(Profile::builtin(p.target), on);
+  auto ia = load(a, p, state), ib = load(b, p, state);
+  if (!ia || !ib)
+    return;
+  double without = 0, with = 0;
+  for (auto _ : state) {
+    double t0 = nowS();
+    auto r0 = a.launch(*ia, in);
+    double t1 = nowS();
+    auto r1 = b.launch(*ib, in);
+    double t2 = nowS();
+    if (!r0 || !r1 || !r0->ok() || !r1->ok()) {
+      state.SkipWithError("launch failed (or a hazard: see HazardTest)");
+      return;
+    }
+    state.SetIterationTime(t2 - t0);
+    without += t1 - t0;
+    with += t2 - t1;
+  }
+  double ratio = with / without;
+  state.counters["with_over_without"] = ratio;
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "%s: %.2fx the launch time without the checker%s",
+                figure.c_str(), ratio,
+                mode == ExecMode::Functional ? " (target <= 2x)" : "");
+  figures()[figure] = {ratio, text};
+}
+
 void summary() {
   std::printf("\n== emulator speed (issue 5), figures of this run ==\n");
   for (auto &[k, f] : figures())
@@ -192,6 +235,24 @@ int main(int argc, char **argv) {
     args.insert(args.begin() + 1, minTime.data());
   int n = int(args.size());
   benchmark::RegisterBenchmark("TimingOnly/matmul_loop", TimingOnly)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  const GemmCase &first = benchmarkGemms().front();
+  benchmark::RegisterBenchmark(
+      ("HazardChecker/functional " + first.shape.name).c_str(),
+      [first](benchmark::State &st) {
+        checkerCost(st, gemmProgram(first.shape), gemmInputs(first.shape),
+                    ExecMode::Functional,
+                    "hazard checker, functional " + first.shape.name);
+      })
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(
+      "HazardChecker/timing-only matmul_loop",
+      [](benchmark::State &st) {
+        checkerCost(st, matmulLoop(2000, kLoopK), {}, ExecMode::TimingOnly,
+                    "hazard checker, timing-only matmul_loop");
+      })
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   for (const GemmCase &c : benchmarkGemms())

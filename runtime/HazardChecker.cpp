@@ -230,13 +230,23 @@ HazardSite siteOf(Engine engine, uint32_t pc, const Instruction &inst,
 /// Bucket keys of an access: 4 KiB windows of a partition's bytes (SBUF,
 /// PSUM), or its binding (HBM: a strided slab's hull spans the binding).
 constexpr int64_t kBucketBytes = 4096;
-/// Live records a bucket keeps before it forgets its oldest (each one
-/// forgotten is counted: a race with it would go unseen).
+/// Live records a bucket keeps (per kind) before it forgets its oldest (each
+/// one forgotten is counted: a race with it would go unseen).
 constexpr size_t kBucketCap = 2048;
 /// Semaphore increments kept per semaphore (older ones are merged).
 constexpr size_t kSemWindow = 8192;
 
 using SmallKeys = std::vector<int64_t>;
+
+/// The same bytes in each partition (same pattern, same base).
+bool sameBytes(const Extent &a, const Extent &b) {
+  if (a.base != b.base || a.nd != b.nd || a.runBytes != b.runBytes)
+    return false;
+  for (unsigned i = 0; i < a.nd; ++i)
+    if (a.size[i] != b.size[i] || a.stride[i] != b.stride[i])
+      return false;
+  return true;
+}
 
 unsigned spaceIndex(MemSpace space) {
   switch (space) {
@@ -270,7 +280,20 @@ struct HazardChecker::Impl {
     std::vector<SemHistory> sems;
     std::vector<PsumGroup> groups;
     uint64_t sinceCollect = 0;
+    /// Per stream, the instances every stream in use is ordered after
+    /// (refreshed every 256 issues; what is at or below it cannot race).
+    Clock known{};
   };
+
+  static void refreshKnown(Core &cs) {
+    Clock known;
+    known.fill(std::numeric_limits<uint32_t>::max());
+    for (unsigned t = 0; t < kNumEngines; ++t)
+      if (cs.used[t])
+        for (unsigned u = 0; u < kNumEngines; ++u)
+          known[u] = std::min(known[u], cs.clock[t][u]);
+    cs.known = known;
+  }
   std::vector<Core> cores;
   std::vector<Clock> published; ///< by token
   std::vector<uint32_t> freeTokens;
@@ -301,12 +324,8 @@ struct HazardChecker::Impl {
 
   /// Forgets the records every stream in use is ordered after.
   void collect(Core &cs) {
-    Clock known;
-    known.fill(std::numeric_limits<uint32_t>::max());
-    for (unsigned t = 0; t < kNumEngines; ++t)
-      if (cs.used[t])
-        for (unsigned u = 0; u < kNumEngines; ++u)
-          known[u] = std::min(known[u], cs.clock[t][u]);
+    refreshKnown(cs);
+    const Clock &known = cs.known;
     for (uint32_t id = 0; id < cs.records.size(); ++id) {
       Record &r = cs.records[id];
       if (!r.dead && r.seq <= known[r.stream])
@@ -449,7 +468,15 @@ uint32_t HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
     Impl::keysOf(a.ext, a.binding, keys);
     uint32_t stamp = ++im.stamp;
     bool covers = a.write && a.ext.nd == 0;
+    // Reads and writes keep separate lists (key * 2 + write): a read only
+    // looks at the writes (a weight read by a thousand slab loads).
+    SmallKeys lookup;
     for (int64_t key : keys) {
+      lookup.push_back(key * 2 + 1);
+      if (a.write)
+        lookup.push_back(key * 2);
+    }
+    for (int64_t key : lookup) {
       auto found = space.find(key);
       if (found == space.end())
         continue;
@@ -458,6 +485,8 @@ uint32_t HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
       for (size_t i = 0; i < list.size(); ++i) {
         uint32_t id = list[i];
         Record &b = cs.records[id];
+        if (!b.dead && b.seq <= cs.known[b.stream])
+          b.dead = true; // every stream is ordered after it
         if (b.dead)
           continue;
         list[keep++] = id;
@@ -574,7 +603,20 @@ uint32_t HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
     auto &space = cs.buckets[spaceIndex(a.ext.space)];
     Impl::keysOf(a.ext, a.binding, keys);
     for (int64_t key : keys) {
-      auto &list = space[key];
+      auto &list = space[key * 2 + (a.write ? 1 : 0)];
+      // One compute stream's access that covers an earlier one of the same
+      // kind stands for it: whatever is ordered after the new one is after
+      // the old one, and whatever is not ordered after the old one is not
+      // after the new one either. (The latest few entries: a loop's
+      // repeated access.)
+      if (!dma)
+        for (size_t i = list.size(), n = 0; i > 0 && n < 16; --i, ++n) {
+          Record &o = cs.records[list[i - 1]];
+          if (!o.dead && !o.dma && o.stream == s && o.write == a.write &&
+              a.ext.p0 <= o.ext.p0 && a.ext.p1 >= o.ext.p1 &&
+              sameBytes(a.ext, o.ext))
+            o.dead = true;
+        }
       list.push_back(id);
       if (list.size() > kBucketCap) {
         // Forget the oldest live record of the bucket.
@@ -584,7 +626,9 @@ uint32_t HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
       }
     }
   }
-  if (++cs.sinceCollect >= 4096) {
+  if (++cs.sinceCollect % 256 == 0)
+    Impl::refreshKnown(cs);
+  if (cs.sinceCollect >= 16384) {
     cs.sinceCollect = 0;
     im.collect(cs);
   }
