@@ -384,10 +384,12 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
     InFlightDiagnostic diag =
         it.op()->emitOpError()
         << memName << " over-subscribed: " << (it.call ? "" : "tile ")
-        << it.describe() << " (" << it.size
-        << " bytes per partition) does not fit next to " << liveTiles
-        << " live tiles (" << liveHere << " bytes live here; peak " << peak
-        << " of " << capacity
+        << it.describe()
+        // A call's description already has its size.
+        << (it.call ? ""
+                    : " (" + std::to_string(it.size) + " bytes per partition)")
+        << " does not fit next to " << liveTiles << " live tiles (" << liveHere
+        << " bytes live here; peak " << peak << " of " << capacity
         << " bytes per partition): spill to HBM before allocation";
     // Where the peak is reached, when that is elsewhere: the last tile to
     // become live there, and the tiles live with it, largest first.
