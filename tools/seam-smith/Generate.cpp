@@ -549,6 +549,12 @@ private:
       return false;
     int rank = int(node(x).shape.size());
     Node n = unaryNode(Op::FourierMix, x);
+    // FNet's mixing of [B, S, D] over dims [1, 2]: what the fourier-mix
+    // kernel serves.
+    if (rank == 3 && (friendly || rng.chance(0.3))) {
+      n.perm = {1, 2};
+      return addPooled(n) >= 0;
+    }
     for (int d = 0; d < rank; ++d)
       if (rng.chance(0.5))
         n.perm.push_back(d);
