@@ -8,6 +8,7 @@
 #include "passes/Roofline.h"
 #include "passes/KernelSelection.h"
 #include "runtime/HostCache.h"
+#include "runtime/Numerics.h"
 #include "runtime/ProgramFile.h"
 #include "tools/seam-import/Import.h"
 #include "tools/seam-run/Compiler.h"
@@ -69,6 +70,15 @@ std::string sourceName(const SessionOptions &o) {
   if (!o.input.empty())
     return o.input;
   return o.model.empty() ? o.config : "<model " + o.model + ">";
+}
+
+/// A bf16 tensor's host values as the device holds them (rounded to bf16):
+/// host fallback ops read parameters, inputs and each other's results from
+/// the host, and would otherwise see more precision than the model has.
+void holdAs(Type type, HostTensor &t) {
+  if (cast<RankedTensorType>(type).getElementType().isBF16())
+    for (float &v : t.data)
+      v = rt::roundToBf16(v);
 }
 
 bool isHostOp(Operation *op) {
@@ -786,6 +796,7 @@ rt::Status Session::bindParameters(Run &r) {
     auto t = evalLoadTime(&op, in);
     if (failed(t))
       return rt::Status::failure("cannot evaluate a parameter on the host");
+    holdAs(op.getResult(0).getType(), *t);
     r.values[op.getResult(0)] = std::move(*t);
   }
   r.device->chargeTransfer("load weights", paramBytes);
@@ -805,6 +816,7 @@ rt::Status Session::bindInputs(Run &r) {
     auto it = given.find(name);
     if (it == given.end()) {
       r.values[arg] = syntheticInput(ty.getShape(), 1000 + i, complex);
+      holdAs(ty, r.values[arg]);
       continue;
     }
     bool fileComplex = false;
@@ -820,6 +832,7 @@ rt::Status Session::bindInputs(Run &r) {
                                  describe(t->shape) + ", the model's input '" +
                                  name + "' is " + mlir::seam::describeType(ty));
     given.erase(it);
+    holdAs(ty, *t);
     r.values[arg] = std::move(*t);
   }
   if (!given.empty())
@@ -904,8 +917,10 @@ rt::Status Session::runHostOp(Run &r, const PlanItem &item) {
     return rt::Status::failure("host fallback op failed");
   device.chargeTransfer("h2d after host op",
                         bytesOfValues(item.op->getResults()));
-  if (functional())
+  if (functional()) {
+    holdAs(item.op->getResult(0).getType(), *out);
     r.values[item.op->getResult(0)] = std::move(*out);
+  }
   return rt::Status::ok();
 }
 
