@@ -98,6 +98,7 @@ struct ReferenceOutput {
   bool complex = false;
   bool bf16 = false; ///< a bf16 value on its path: the looser tolerance
   double relL2 = 0, maxAbs = 0, refNorm = 0;
+  double diffNorm = 0, noiseNorm = 0; ///< absolute L2 norms
   /// The rel-L2 error rounding alone makes (ReferenceRounding; worked out
   /// only for an output beyond its dtype's tolerance, else 0), and the
   /// tolerance: the dtype's, or kReferenceNoiseFactor x noise if larger.
