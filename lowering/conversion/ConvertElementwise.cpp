@@ -52,11 +52,12 @@ static Broadcast classify(ArrayRef<int64_t> operand, ArrayRef<int64_t> result) {
     return Broadcast::None;
   auto [rows, cols] = matrixOf(operand);
   auto [rrows, rcols] = matrixOf(result);
-  if (rows == 1 && cols == rcols)
-    return Broadcast::Rows;
-  // Leading unit dims only (e.g. [S, D] against [1, S, D]).
+  // Leading unit dims only (e.g. [S, D] against [1, S, D], or [D] against a
+  // result of one row): the same matrix, not a broadcast.
   if (rows == rrows && cols == rcols)
     return Broadcast::None;
+  if (rows == 1 && cols == rcols)
+    return Broadcast::Rows;
   return Broadcast::Unsupported;
 }
 
@@ -114,8 +115,25 @@ static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
   else if (br == Broadcast::None)
     *rhs = pl.stagedInSbuf(*rhs, budget);
   if (br == Broadcast::Rows) {
-    // Replicate the vector once; [128, cols] stays live for the op.
     int64_t p = std::min<int64_t>(y.rows, 128);
+    int64_t eb = y.elementType.isBF16() ? 2 : 4;
+    if (cols * eb > pl.workingBudget() / 2) {
+      // A row longer than the working space: replicated a column chunk at
+      // a time, the row loop inside.
+      int64_t chunk = std::min(chunkFor({*lhs, y}), kStageChunk);
+      pl.forEachChunk(cols, chunk, [&](Index c0, int64_t n, bool) {
+        Value vec = pl.broadcastRow(*rhs, c0, n, p);
+        pl.forEachRowTile(y.rows, [&](Index r0, int64_t pp) {
+          Value a = pl.load(*lhs, r0, pp, c0, n);
+          Value v = pl.view(vec, {pp, n}, {0, 0});
+          Value out = pl.outTile(y, r0, pp, c0, n);
+          pl.tensorTensor(Alu, out, a, v);
+          pl.storeOut(y, r0, pp, c0, n, out);
+        });
+      });
+      return success();
+    }
+    // Replicate the vector once; [128, cols] stays live for the op.
     Value vec = pl.broadcastRow(*rhs, 0, cols, p);
     int64_t chunk = chunkFor({*lhs, y});
     pl.forEachRowTile(y.rows, [&](Index r0, int64_t pp) {
