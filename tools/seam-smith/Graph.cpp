@@ -168,6 +168,10 @@ std::string Graph::infer(bool checkOutputs) {
         return bad("N < 1");
       if (s.back() * n.size > kMaxElements)
         return bad("weight too large");
+      // Lowering (ConvertLinear.cpp): the transposed token tile of K
+      // elements fits half the working SBUF.
+      if (s.back() > 4096)
+        return bad("K = " + std::to_string(s.back()) + " is not lowered");
       n.shape.back() = n.size;
       break;
     case Op::LayerNorm:
