@@ -799,6 +799,25 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     consumerOf[&op] = first;
   }
 
+  // A guest is emitted inside its host and a row producer inside its
+  // consumer: their operands are read there, so they live until then (a
+  // guest's operand whose last reader in program order comes before the
+  // host would otherwise be released, and its bytes reused, before the
+  // guest reads it).
+  auto emittedAt = [&](Operation *op, Operation *at) {
+    for (Value o : op->getOperands()) {
+      Value cls = classOf.lookup(o) ? classOf[o] : o;
+      lastUse[cls] = std::max(lastUse.lookup(cls), position[at]);
+    }
+  };
+  for (auto [host, guest] : guestOf)
+    emittedAt(guest, host);
+  for (auto [consumer, producer] : producerOf)
+    emittedAt(producer, consumer);
+  dying.clear();
+  for (auto &[cls, last] : lastUse)
+    dying[last].push_back(cls);
+
   // Column consumption pairs (see ColumnConsumer): an all_reduce of a
   // linear's result that nothing else reads.
   DenseMap<Operation *, AllReduceOp> collectiveOf;
