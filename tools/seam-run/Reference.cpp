@@ -125,11 +125,14 @@ RefTensor fromComplex(const std::vector<cplx> &c, Shape shape,
 /// evaluateReference for one evaluation: in f32 (Nearest: every product and
 /// partial sum of a reduction rounded to f32, as PSUM and the engines
 /// accumulate), or with perturbed terms (Perturbed: each of a reduction's n
-/// terms times 1 + r u sqrt(n), u = 2^-24, r in [-1, 1) from a fixed
-/// sequence, about the error of summing them in f32, cancellation
-/// included).
+/// terms times 1 + r (u' + u sqrt(n)), u = 2^-24, r in [-1, 1) from a fixed
+/// sequence: about the error of summing them in f32, cancellation included,
+/// and, in an op of a bf16 result (u' = 2^-8), of operands the device holds
+/// in bf16 that the reference has exact: DFT matrices, softmax
+/// probabilities).
 thread_local bool f32Arithmetic = false;
 thread_local bool perturbedTerms = false;
+thread_local double operandUnit = 0;    ///< u' of the op being evaluated
 thread_local uint64_t perturbation = 0; ///< position in the fixed sequence
 
 /// The next r in [-1, 1) (splitmix64 of the position).
@@ -151,7 +154,8 @@ std::complex<double> f32(std::complex<double> v) {
 /// One of `n` terms of a sum, in the arithmetic being modelled.
 double term(double v, int64_t n) {
   if (perturbedTerms)
-    return v * (1.0 + nextPerturbation() * 0x1p-24 * std::sqrt(double(n)));
+    return v * (1.0 + nextPerturbation() *
+                          (operandUnit + 0x1p-24 * std::sqrt(double(n))));
   return f32(v);
 }
 std::complex<double> term(std::complex<double> v, int64_t n) {
@@ -662,6 +666,9 @@ private:
 
   bool evalOp(Operation *op) {
     size_t before = error.size();
+    operandUnit = op->getNumResults() && isBf16Type(op->getResult(0).getType())
+                      ? 0x1p-8
+                      : 0.0;
     bool ok = dispatch(op);
     if (!ok && before == 0 && !error.empty() && !located) {
       // The innermost op that failed names itself.
