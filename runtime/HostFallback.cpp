@@ -21,6 +21,10 @@ void fftAlongAxis(std::vector<std::complex<float>> &data,
   if (n <= 0)
     return;
   int64_t len = std::max(n, padTo);
+  // A one-point DFT (and its inverse) is the identity; Eigen's FFT does not
+  // take a length of 1.
+  if (len == 1)
+    return;
   Eigen::FFT<float> fft;
   std::vector<std::complex<float>> line(len), result(len);
   for (int64_t o = 0; o < outer; ++o)

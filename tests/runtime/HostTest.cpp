@@ -447,3 +447,13 @@ TEST(Host, TraceDetailCoresAndWindow) {
   EXPECT_EQ(parseTraceDetail("engine"), TraceDetail::Engine);
   EXPECT_FALSE(parseTraceDetail("everything"));
 }
+
+TEST(HostFallback, OnePointAxisIsTheIdentity) {
+  // seam-smith found Eigen's FFT crashing on a length-1 axis.
+  std::vector<std::complex<float>> data = {{1, 2}, {3, 4}, {5, 6}};
+  std::vector<std::complex<float>> before = data;
+  fftAlongAxis(data, {3, 1}, 1, /*inverse=*/false, 0);
+  EXPECT_EQ(data, before);
+  fftAlongAxis(data, {3, 1}, 1, /*inverse=*/true, 0);
+  EXPECT_EQ(data, before);
+}
