@@ -259,6 +259,14 @@ unsigned spaceIndex(MemSpace space) {
   }
 }
 
+/// One operand access of the instruction being issued.
+struct Pending {
+  Extent ext;
+  uint32_t binding;
+  bool write;
+  double endNs;
+};
+
 struct SemHistory {
   std::vector<uint64_t> cumulative; ///< count after each increment
   std::vector<Clock> prefix;        ///< join of the clocks up to it
@@ -299,7 +307,10 @@ struct HazardChecker::Impl {
   std::vector<uint32_t> freeTokens;
   uint32_t stamp = 0;
   uint64_t forgotten = 0;
-  std::vector<std::pair<int64_t, int64_t>> ra, rb; ///< scratch
+  // Scratch, kept across issue() calls (it runs once per instruction).
+  std::vector<std::pair<int64_t, int64_t>> ra, rb;
+  std::vector<Pending> pending;
+  SmallKeys keys, lookup;
 
   uint32_t publish(const Clock &c) {
     if (!freeTokens.empty()) {
@@ -443,14 +454,8 @@ uint32_t HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
     cs.clock[s][s] = mySeq; // an in-order engine knows its own past
   const Clock clock = cs.clock[s];
 
-  struct Pending {
-    Extent ext;
-    uint32_t binding;
-    bool write;
-    double endNs;
-  };
-  std::vector<Pending> pending;
-  pending.reserve(Instruction::NumSlots);
+  std::vector<Pending> &pending = im.pending;
+  pending.clear();
   for (unsigned k = 0; k < Instruction::NumSlots; ++k) {
     auto slot = static_cast<Instruction::Slot>(k);
     if (!inst.has(slot))
@@ -461,7 +466,7 @@ uint32_t HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
                        write ? writeEndNs : readEndNs});
   }
 
-  SmallKeys keys;
+  SmallKeys &keys = im.keys;
   for (const Pending &a : pending) {
     unsigned sp = spaceIndex(a.ext.space);
     auto &space = cs.buckets[sp];
@@ -470,7 +475,8 @@ uint32_t HazardChecker::issue(unsigned core, Engine engine, uint32_t pc,
     bool covers = a.write && a.ext.nd == 0;
     // Reads and writes keep separate lists (key * 2 + write): a read only
     // looks at the writes (a weight read by a thousand slab loads).
-    SmallKeys lookup;
+    SmallKeys &lookup = im.lookup;
+    lookup.clear();
     for (int64_t key : keys) {
       lookup.push_back(key * 2 + 1);
       if (a.write)

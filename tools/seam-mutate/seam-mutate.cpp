@@ -122,8 +122,7 @@ rt::TensorMap inputsOf(const rt::Program &p) {
 }
 
 struct RunOut {
-  bool ok = false;
-  std::string error;
+  std::string error; ///< a load error or a (non-hazard) fault
   rt::TensorMap outputs;
   uint64_t hazards = 0;
   std::string firstHazard;
@@ -131,57 +130,49 @@ struct RunOut {
   bool deadlock = false;
 };
 
+/// One launch of `p` on a fresh one-core device.
+rt::Expected<rt::LaunchResult> launchOnce(const rt::Program &p,
+                                          const rt::TensorMap &inputs,
+                                          rt::ExecMode mode, bool check,
+                                          std::vector<rt::AccessRecord> *log) {
+  rt::DeviceOptions o;
+  o.mode = mode;
+  o.cores = 1;
+  o.collectEvents = false;
+  o.checkHazards = check;
+  o.accessLog = log;
+  rt::Device d(rt::Profile::builtin(p.target), o);
+  auto id = d.loadProgram(p);
+  if (!id)
+    return rt::Expected<rt::LaunchResult>::failure(id.error());
+  return d.launch(*id, inputs);
+}
+
 /// A functional run without the checker (the outputs), then a timing-only
 /// run with the checker and the access log (the same timeline: the
 /// functional model never changes time).
 RunOut runProgram(const rt::Program &p, const rt::TensorMap &inputs) {
   RunOut out;
-  rt::Profile profile = rt::Profile::builtin(p.target);
-  {
-    rt::DeviceOptions o;
-    o.mode = rt::ExecMode::Functional;
-    o.cores = 1;
-    o.collectEvents = false;
-    o.checkHazards = false;
-    rt::Device d(profile, o);
-    auto id = d.loadProgram(p);
-    if (!id) {
-      out.error = id.error();
-      return out;
-    }
-    auto r = d.launch(*id, inputs);
-    if (!r) {
-      out.error = r.error();
-      return out;
-    }
-    if (r->fault) {
-      out.deadlock = r->fault->message.find("deadlock") != std::string::npos;
-      out.error = r->fault->str();
-    } else if (!r->outputs.empty()) {
-      out.outputs = r->outputs[0];
-    }
-  }
-  rt::DeviceOptions o;
-  o.mode = rt::ExecMode::TimingOnly;
-  o.cores = 1;
-  o.collectEvents = false;
-  o.checkHazards = true;
-  o.accessLog = &out.log;
-  rt::Device d(profile, o);
-  auto id = d.loadProgram(p);
-  if (!id) {
-    out.error = id.error();
+  auto f = launchOnce(p, inputs, rt::ExecMode::Functional, false, nullptr);
+  if (!f) {
+    out.error = f.error();
     return out;
   }
-  auto r = d.launch(*id, inputs);
-  if (!r) {
-    out.error = r.error();
+  if (f->fault) {
+    out.deadlock = f->fault->message.find("deadlock") != std::string::npos;
+    out.error = f->fault->str();
     return out;
   }
-  out.hazards = r->hazardCount;
-  if (!r->hazards.empty())
-    out.firstHazard = r->hazards.front().str();
-  out.ok = out.error.empty();
+  if (!f->outputs.empty())
+    out.outputs = f->outputs[0];
+  auto t = launchOnce(p, inputs, rt::ExecMode::TimingOnly, true, &out.log);
+  if (!t) {
+    out.error = t.error();
+    return out;
+  }
+  out.hazards = t->hazardCount;
+  if (!t->hazards.empty())
+    out.firstHazard = t->hazards.front().str();
   return out;
 }
 
@@ -383,9 +374,9 @@ int main(int argc, char **argv) {
     errs() << "seam-mutate: " << name << " (" << p.instructionCount()
            << " instructions)\n";
     RunOut base = runProgram(p, t.inputs);
-    if (!base.ok || base.hazards) {
+    if (!base.error.empty() || base.hazards) {
       outs() << "ORIGINAL " << name << ": "
-             << (base.ok ? base.firstHazard : base.error) << "\n";
+             << (base.error.empty() ? base.firstHazard : base.error) << "\n";
       originalHazard = true;
       continue;
     }
@@ -429,7 +420,7 @@ int main(int argc, char **argv) {
         --inst.waits[m.wait].value;
       RunOut r = runProgram(mutant, t.inputs);
       ++ran;
-      if (!r.error.empty() && r.error.find("hazard") == std::string::npos) {
+      if (!r.error.empty()) {
         (r.deadlock ? deadlocks : errors)++;
         if (verbose)
           outs() << "  " << t.name << ": " << describe(*t.program, m) << ": "
