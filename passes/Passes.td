@@ -226,4 +226,43 @@ def SeamReport : Pass<"seam-report", "ModuleOp"> {
   ];
 }
 
+
+def SeamRecognize : Pass<"seam-recognize", "func::FuncOp"> {
+  let summary = "Recover fused ops (linear, norms, activations, attention) "
+                "from an imported primitive graph";
+  let description = [{
+    An exported graph (ONNX) arrives as primitives. This pass rewrites the
+    patterns they form into seam's fused ops: matmul (+ add) with a
+    parameter weight into linear (a packed in_proj read by three equal
+    column slices is marked as fused QKV); the erf and tanh forms of GELU
+    into gelu and gelu_tanh, x * sigmoid(x) into silu; rotate-half RoPE into
+    rope; the expanded layer norm and RMS norm (with
+    their scale and bias) into layer_norm and rms_norm; softmax(q k^T * s) v
+    over [B, H, S, D] into attention. Constants are checked exactly and
+    intermediates must have no other users; a near miss keeps its
+    primitives and gets a remark saying what did not hold.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
+  ];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
+def SeamPlaceOnHost : Pass<"seam-place-on-host", "func::FuncOp"> {
+  let summary = "Run on the host what the device lowering does not take";
+  let description = [{
+    Marks `seam.on_host` each op whose types the ncore lowering does not
+    handle (dialect/seam/DeviceSupport.h: a transpose that moves the last
+    dimension, a broadcast other than over all rows, a scalar), so that
+    seam-form-regions splits programs at it and seam-run runs it on the
+    host; remarks name each such op and each primitive left unrecognised.
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
+  ];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
 #endif // SEAM_PASSES_TD

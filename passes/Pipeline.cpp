@@ -16,6 +16,10 @@ void seam::buildSeamPipeline(OpPassManager &pm, const PipelineOptions &opts) {
   // fused projection. Kernels are inserted before rope is folded into
   // attention, so a rope or attention kernel sees its own op; sites a kernel
   // rejects keep the compiler's fusion.
+  // An imported primitive graph first gets its fused ops back.
+  SeamRecognizeOptions rco;
+  rco.remarks = opts.remarks;
+  pm.addNestedPass<func::FuncOp>(createSeamRecognize(rco));
   SeamFuseQkvOptions qo;
   qo.remarks = opts.remarks;
   pm.addNestedPass<func::FuncOp>(createSeamFuseQkv(qo));
@@ -38,6 +42,9 @@ void seam::buildSeamPipeline(OpPassManager &pm, const PipelineOptions &opts) {
   SeamFuseLinearScaleOptions so;
   so.remarks = opts.remarks;
   pm.addNestedPass<func::FuncOp>(createSeamFuseLinearScale(so));
+  SeamPlaceOnHostOptions ho;
+  ho.remarks = opts.remarks;
+  pm.addNestedPass<func::FuncOp>(createSeamPlaceOnHost(ho));
   SeamFormRegionsOptions ro;
   ro.mode = opts.mode;
   ro.remarks = opts.remarks;
@@ -57,8 +64,9 @@ void seam::registerSeamPassesAndPipelines() {
   registerSeamPasses();
   PassPipelineRegistration<PipelineOptions>(
       "seam-pipeline",
-      "fuse-qkv, insert-kernels, fuse-rope-attention, fuse-norm-modulation, "
-      "fuse-linear-activation, fuse-linear-scale, form-regions, "
+      "recognize, fuse-qkv, insert-kernels, fuse-rope-attention, "
+      "fuse-norm-modulation, fuse-linear-activation, fuse-linear-scale, "
+      "place-on-host, form-regions, "
       "outline-regions, cse, overlap-independent",
       buildSeamPipeline);
 }

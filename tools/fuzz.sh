@@ -4,7 +4,7 @@
 #   tools/fuzz.sh [--build DIR] [--only NAME] [--jobs N] [SECONDS]
 #
 # SECONDS (default 60) is the total, split evenly over the targets
-# (program-loader, import-config, mlir-pipeline); with --only NAME one target
+# (program-loader, import-config, import-onnx, mlir-pipeline); with --only NAME one target
 # gets all of it. clang-19 and libclang-rt-19-dev (libFuzzer) are installed
 # from Debian if missing. The build (default build-fuzz, the `fuzz` preset:
 # clang-19, ASan+UBSan+libFuzzer) is configured and built first if needed.
@@ -29,7 +29,7 @@ while [ $# -gt 0 ]; do
     *) seconds="$1"; shift ;;
   esac
 done
-targets=(program-loader import-config mlir-pipeline)
+targets=(program-loader import-config import-onnx mlir-pipeline)
 [ -n "$only" ] && targets=("$only")
 
 # The fuzz preset's compiler and libFuzzer runtime come from Debian; they are

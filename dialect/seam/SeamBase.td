@@ -50,7 +50,16 @@ def Seam_ParamInit : I32EnumAttr<"ParamInit",
       I32EnumAttrCase<"normal", 2>,
       I32EnumAttrCase<"uniform", 3>,
       I32EnumAttrCase<"rope_cos", 4>,
-      I32EnumAttrCase<"rope_sin", 5>
+      I32EnumAttrCase<"rope_sin", 5>,
+      I32EnumAttrCase<"data", 6>
+    ]> {
+  let cppNamespace = "::mlir::seam";
+}
+
+def Seam_ReduceKind : I32EnumAttr<"ReduceKind", "a reduction of seam.reduce", [
+      I32EnumAttrCase<"sum", 0>,
+      I32EnumAttrCase<"mean", 1>,
+      I32EnumAttrCase<"max", 2>
     ]> {
   let cppNamespace = "::mlir::seam";
 }
@@ -74,10 +83,13 @@ def Seam_FusionClassInterface : OpInterface<"FusionClassInterface"> {
       "::mlir::seam::FusionClass", "getFusionClass", (ins), "",
       [{ return ::mlir::seam::detail::fusionClassOf<ConcreteOp>(); }]>,
     InterfaceMethod<[{True when, without a kernel, the op runs on the host
-      (device has no complex dtype): it splits program regions.}],
+      (device has no complex dtype; a primitive; or seam-place-on-host found
+      the device lowering does not take it: `seam.on_host`): it splits
+      program regions.}],
       "bool", "needsHostFallback", (ins), "",
       [{ return ConcreteOp::template hasTrait<
-           ::mlir::OpTrait::seam::HostFallback>(); }]>
+           ::mlir::OpTrait::seam::HostFallback>() ||
+           $_op->hasAttr("seam.on_host"); }]>
   ];
 }
 

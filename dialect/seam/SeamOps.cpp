@@ -59,6 +59,18 @@ LogicalResult ParamOp::verify() {
   if (int64_t(getSeed()) < 0)
     return emitOpError() << "seed must be >= 0, got " << int64_t(getSeed());
   auto t = getType();
+  if ((getInit() == ParamInit::data) != bool(getValueAttr()))
+    return emitOpError() << (getValueAttr()
+                                 ? "a value attribute needs init data"
+                                 : "init data needs a value attribute");
+  if (auto v = getValueAttr()) {
+    auto vt = dyn_cast<RankedTensorType>(v.getType());
+    if (!vt || vt.getShape() != t.getShape() ||
+        !vt.getElementType().isF32())
+      return emitOpError() << "value must hold f32 elements of shape "
+                           << describeShape(t.getShape()) << ", got "
+                           << describeType(v.getType());
+  }
   if (getInit() == ParamInit::rope_cos || getInit() == ParamInit::rope_sin) {
     if (t.getRank() != 2 || t.getDimSize(1) % 2 != 0)
       return emitOpError() << "rope table must be [S, D] with D even, got "
@@ -179,6 +191,90 @@ LogicalResult AddOp::verify() {
 }
 LogicalResult MulOp::verify() {
   return verifyBroadcast(*this, getLhs(), getRhs(), getResult());
+}
+
+LogicalResult SubOp::verify() {
+  return verifyBroadcast(*this, getLhs(), getRhs(), getResult());
+}
+LogicalResult DivOp::verify() {
+  return verifyBroadcast(*this, getLhs(), getRhs(), getResult());
+}
+LogicalResult PowOp::verify() {
+  return verifyBroadcast(*this, getLhs(), getRhs(), getResult());
+}
+LogicalResult MaxOp::verify() {
+  return verifyBroadcast(*this, getLhs(), getRhs(), getResult());
+}
+LogicalResult MinOp::verify() {
+  return verifyBroadcast(*this, getLhs(), getRhs(), getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// matmul / softmax / reduce (primitives)
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>>
+mlir::seam::matmulShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
+  if (a.empty() || b.empty())
+    return failure();
+  SmallVector<int64_t> sa(a), sb(b);
+  bool vecA = sa.size() == 1, vecB = sb.size() == 1;
+  if (vecA)
+    sa.insert(sa.begin(), 1);
+  if (vecB)
+    sb.push_back(1);
+  if (sa.back() != sb[sb.size() - 2])
+    return failure();
+  auto batch = broadcastShapes(llvm::ArrayRef(sa).drop_back(2),
+                               llvm::ArrayRef(sb).drop_back(2));
+  if (failed(batch))
+    return failure();
+  SmallVector<int64_t> out(*batch);
+  if (!vecA)
+    out.push_back(sa[sa.size() - 2]);
+  if (!vecB)
+    out.push_back(sb.back());
+  return out;
+}
+
+LogicalResult MatmulOp::verify() {
+  auto s = matmulShape(tensorOf(getLhs()).getShape(),
+                       tensorOf(getRhs()).getShape());
+  if (failed(s))
+    return emitOpError() << "operands do not multiply: " << shapeOf(getLhs())
+                         << " and " << shapeOf(getRhs());
+  if (failed(expectShape(*this, getResult(), "result", *s)))
+    return failure();
+  return verifySameElementType(*this, {getLhs(), getRhs(), getResult()});
+}
+
+LogicalResult SoftmaxOp::verify() {
+  int64_t rank = getType().getRank();
+  if (int64_t(getAxis()) < 0 || int64_t(getAxis()) >= rank)
+    return emitOpError() << "axis " << int64_t(getAxis())
+                         << " is out of range for " << shapeOf(getInput());
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  auto in = tensorOf(getInput()).getShape();
+  SmallVector<int64_t> expected;
+  ArrayRef<int64_t> axes = getAxes();
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] < 0 || axes[i] >= int64_t(in.size()) ||
+        (i && axes[i] <= axes[i - 1]))
+      return emitOpError() << "axes must be sorted, distinct and in [0, "
+                           << in.size() << ")";
+  for (int64_t d = 0; d < int64_t(in.size()); ++d) {
+    bool reduced = llvm::is_contained(axes, d);
+    if (!reduced)
+      expected.push_back(in[d]);
+    else if (getKeepdims())
+      expected.push_back(1);
+  }
+  if (failed(expectShape(*this, getResult(), "result", expected)))
+    return failure();
+  return verifySameElementType(*this, {getInput(), getResult()});
 }
 
 //===----------------------------------------------------------------------===//

@@ -80,6 +80,9 @@ std::string describeShape(llvm::ArrayRef<int64_t> shape);
 /// Numpy broadcast of two shapes; failure if incompatible.
 FailureOr<SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
                                                 llvm::ArrayRef<int64_t> b);
+/// numpy.matmul's result shape; failure if the operands do not multiply.
+FailureOr<SmallVector<int64_t>> matmulShape(llvm::ArrayRef<int64_t> a,
+                                            llvm::ArrayRef<int64_t> b);
 /// Product of a static shape; failure on overflow past 2^48 elements.
 FailureOr<int64_t> elementCount(llvm::ArrayRef<int64_t> shape);
 /// Largest element count seam accepts in one tensor (2^36).

@@ -39,6 +39,9 @@ def Seam_ParamOp : Seam_Op<"param", Seam_InjectiveFusion> {
     exactly (counter-based generator), so a model file is self-contained:
     `normal`/`uniform` draw with standard deviation / half-width `scale`;
     `rope_cos`/`rope_sin` fill an [S, D] rotary table with base `scale`.
+    `data` takes the values of the `value` attribute (f32 elements of the
+    result's shape, usually a `dense_resource` blob): an imported model's
+    real weights (seam-import of an ONNX initializer); scale and seed are 0.
 
     ```mlir
     %w = seam.param "blocks.0.attn.qkv.weight" init normal(2.0e-02) seed 17
@@ -46,7 +49,7 @@ def Seam_ParamOp : Seam_Op<"param", Seam_InjectiveFusion> {
     ```
   }];
   let arguments = (ins StrAttr:$name, Seam_ParamInit:$init, F64Attr:$scale,
-                       I64Attr:$seed);
+                       I64Attr:$seed, OptionalAttr<ElementsAttr>:$value);
   let results = (outs Seam_RealTensor:$result);
   let assemblyFormat = [{
     $name `init` $init `(` $scale `)` `seed` $seed attr-dict `:` type($result)
@@ -244,6 +247,111 @@ def Seam_SliceOp : Seam_Op<"slice", Seam_InjectiveFusion> {
   let results = (outs Seam_AnyTensor:$result);
   let assemblyFormat = [{
     $input `offsets` $offsets attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Primitives: what a framework exports (ONNX), before fusion is recovered
+//===----------------------------------------------------------------------===//
+//
+// One op per exported primitive. The graph passes (seam-recognize-*) rewrite
+// the patterns they form into the fused ops above (linear, layer_norm,
+// attention, ...); what is left runs on the host (Seam_HostFallback), with a
+// remark that names it, so an imported graph always runs.
+
+class Seam_PrimitiveUnaryOp<string mnemonic, string formula>
+    : Seam_Op<mnemonic, Seam_ElementwiseFusion,
+              [Seam_HostFallback, SameOperandsAndResultType]> {
+  let summary = "elementwise " # formula # " (primitive)";
+  let description = "Elementwise `" # formula # "`; result type = operand "
+    # "type. A primitive: no device lowering of its own.\n\n```mlir\n"
+    # "%y = seam." # mnemonic # " %x : tensor<2x8xf32>\n```";
+  let arguments = (ins Seam_RealTensor:$input);
+  let results = (outs Seam_RealTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 0;
+}
+
+def Seam_ExpOp : Seam_PrimitiveUnaryOp<"exp", "exp(x)">;
+def Seam_LogOp : Seam_PrimitiveUnaryOp<"log", "log(x)">;
+def Seam_SqrtOp : Seam_PrimitiveUnaryOp<"sqrt", "sqrt(x)">;
+def Seam_TanhOp : Seam_PrimitiveUnaryOp<"tanh", "tanh(x)">;
+def Seam_ErfOp : Seam_PrimitiveUnaryOp<"erf", "erf(x)">;
+def Seam_SigmoidOp : Seam_PrimitiveUnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def Seam_NegOp : Seam_PrimitiveUnaryOp<"neg", "-x">;
+def Seam_ReciprocalOp : Seam_PrimitiveUnaryOp<"reciprocal", "1 / x">;
+def Seam_ReluOp : Seam_PrimitiveUnaryOp<"relu", "max(x, 0)">;
+def Seam_AbsOp : Seam_PrimitiveUnaryOp<"abs", "|x|">;
+
+class Seam_PrimitiveBinaryOp<string mnemonic, string formula>
+    : Seam_Op<mnemonic, Seam_ElementwiseFusion, [Seam_HostFallback]> {
+  let summary = "elementwise " # formula # " with numpy-style broadcasting "
+    # "(primitive)";
+  let description = "`" # formula # "` with numpy broadcasting, as seam.add."
+    # " A primitive: no device lowering of its own.\n\n```mlir\n"
+    # "%y = seam." # mnemonic # " %x, %c : (tensor<2x8xf32>, tensor<8xf32>)"
+    # " -> tensor<2x8xf32>\n```";
+  let arguments = (ins Seam_RealTensor:$lhs, Seam_RealTensor:$rhs);
+  let results = (outs Seam_RealTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def Seam_SubOp : Seam_PrimitiveBinaryOp<"sub", "lhs - rhs">;
+def Seam_DivOp : Seam_PrimitiveBinaryOp<"div", "lhs / rhs">;
+def Seam_PowOp : Seam_PrimitiveBinaryOp<"pow", "lhs ^ rhs">;
+def Seam_MaxOp : Seam_PrimitiveBinaryOp<"max", "max(lhs, rhs)">;
+def Seam_MinOp : Seam_PrimitiveBinaryOp<"min", "min(lhs, rhs)">;
+
+def Seam_MatmulOp : Seam_Op<"matmul", Seam_OutputFusableFusion,
+                            [Seam_HostFallback]> {
+  let summary = "numpy matmul (primitive)";
+  let description = [{
+    numpy.matmul: the last two dimensions multiply ([..., M, K] x [..., K,
+    N]); the leading ones broadcast. A rank-1 operand is a vector (a 1 is
+    prepended to the lhs or appended to the rhs, then dropped). seam-recognize
+    turns `matmul(x, W)` with a load-time W [K, N] into seam.linear.
+
+    ```mlir
+    %y = seam.matmul %x, %w : (tensor<1x8x16xf32>, tensor<16x4xf32>)
+         -> tensor<1x8x4xf32>
+    ```
+  }];
+  let arguments = (ins Seam_RealTensor:$lhs, Seam_RealTensor:$rhs);
+  let results = (outs Seam_RealTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def Seam_SoftmaxOp : Seam_Op<"softmax", Seam_ReductionFusion,
+                             [Seam_HostFallback, SameOperandsAndResultType]> {
+  let summary = "softmax along one axis (primitive)";
+  let description = [{
+    exp(x - max) / sum(exp(x - max)) along `axis` (0 <= axis < rank).
+
+    ```mlir
+    %p = seam.softmax %s axis 3 : tensor<1x2x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Seam_RealTensor:$input, I64Attr:$axis);
+  let results = (outs Seam_RealTensor:$result);
+  let assemblyFormat = "$input `axis` $axis attr-dict `:` type($result)";
+}
+
+def Seam_ReduceOp : Seam_Op<"reduce", Seam_ReductionFusion,
+                            [Seam_HostFallback]> {
+  let summary = "sum, mean or max over some axes (primitive)";
+  let description = [{
+    Reduces `axes` (sorted, distinct, in range); with `keepdims` they stay
+    as 1s, otherwise they are dropped.
+
+    ```mlir
+    %m = seam.reduce mean %x axes [2] keepdims : tensor<1x8x16xf32> -> tensor<1x8x1xf32>
+    ```
+  }];
+  let arguments = (ins Seam_RealTensor:$input, Seam_ReduceKind:$kind,
+                       DenseI64ArrayAttr:$axes, UnitAttr:$keepdims);
+  let results = (outs Seam_RealTensor:$result);
+  let assemblyFormat = [{
+    $kind $input `axes` $axes (`keepdims` $keepdims^)? attr-dict `:` type($input) `->` type($result)
   }];
 }
 

@@ -8,6 +8,7 @@
 // into SBUF whole before the row loop (ProgramLowering::stagedInSbuf).
 //
 //===----------------------------------------------------------------------===//
+#include "dialect/seam/DeviceSupport.h"
 #include "dialect/seam/SeamOps.h"
 #include "lowering/conversion/ConvertSeamToNcore.h"
 
@@ -44,21 +45,9 @@ static LogicalResult lowerUnary(ProgramLowering &pl, Operation *op) {
   return success();
 }
 
-/// How a binary operand maps onto the result's rows x cols.
-enum class Broadcast { None, Rows, Unsupported };
-
+using Broadcast = BroadcastKind;
 static Broadcast classify(ArrayRef<int64_t> operand, ArrayRef<int64_t> result) {
-  if (operand == result)
-    return Broadcast::None;
-  auto [rows, cols] = matrixOf(operand);
-  auto [rrows, rcols] = matrixOf(result);
-  // Leading unit dims only (e.g. [S, D] against [1, S, D], or [D] against a
-  // result of one row): the same matrix, not a broadcast.
-  if (rows == rrows && cols == rcols)
-    return Broadcast::None;
-  if (rows == 1 && cols == rcols)
-    return Broadcast::Rows;
-  return Broadcast::Unsupported;
+  return classifyBroadcast(operand, result);
 }
 
 /// y = lhs `alu` rhs (equal shapes) on the rows [r0, r0 + p): per column

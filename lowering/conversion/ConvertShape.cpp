@@ -11,6 +11,7 @@
 // source in SBUF is first written to HBM (a `relayoutN` scratch).
 //
 //===----------------------------------------------------------------------===//
+#include "dialect/seam/DeviceSupport.h"
 #include "dialect/seam/SeamOps.h"
 #include "lowering/conversion/ConvertSeamToNcore.h"
 
@@ -437,11 +438,7 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
     return success();
   }
   if (perm.back() != int64_t(rank) - 1) {
-    bool swapLast = rank >= 2 && perm[rank - 1] == int64_t(rank) - 2 &&
-                    perm[rank - 2] == int64_t(rank) - 1;
-    for (unsigned d = 0; d + 2 < rank; ++d)
-      swapLast &= perm[d] == int64_t(d);
-    if (!swapLast) {
+    if (!isLowerableTransposePerm(perm)) {
       std::string str;
       llvm::raw_string_ostream os(str);
       llvm::interleaveComma(perm, os);

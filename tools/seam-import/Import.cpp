@@ -263,7 +263,8 @@ Value GraphBuilder::param(const llvm::Twine &name,
                           double scale) {
   std::string n = name.str();
   return b.create<mlir::seam::ParamOp>(loc, tensor(shape), n, init,
-                                       llvm::APFloat(scale), paramSeed(n));
+                                       llvm::APFloat(scale), paramSeed(n),
+                                       /*value=*/nullptr);
 }
 
 Value GraphBuilder::weight(const llvm::Twine &name,

@@ -18,6 +18,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -258,6 +259,40 @@ llvm::Error importFlux(ConfigReader &reader, const ImportOptions &options,
                        mlir::ModuleOp module);
 llvm::Error importHyena(ConfigReader &reader, const ImportOptions &options,
                         mlir::ModuleOp module);
+
+//===----------------------------------------------------------------------===//
+// ONNX (Onnx.cpp): an exported graph, node by node, onto seam's ops
+//===----------------------------------------------------------------------===//
+
+struct OnnxOptions {
+  /// --shape name=AxBxC: the whole shape of a graph input (fixes its
+  /// symbolic dimensions).
+  std::map<std::string, std::vector<int64_t>> shapes;
+  /// --tp (an imported model runs unsharded; > 1 is an error that says so).
+  std::optional<int64_t> tp;
+};
+
+/// True for a path seam-run and seam-import read as ONNX (`*.onnx`).
+bool isOnnxPath(llvm::StringRef path);
+/// Adds one `--shape name=AxBxC` to `options`.
+llvm::Error parseShapeOption(llvm::StringRef text, OnnxOptions &options);
+
+/// Reads an ONNX model (opsets 6 to 17) into `module`: `func.func @forward`
+/// whose arguments are the graph inputs (`seam.input`) and whose results
+/// are the graph outputs (`seam.output`), one seam op per node (primitives
+/// where seam has no fused op; seam-recognize-* fuses them later), float
+/// initializers as seam.param with their values. External data is read
+/// relative to the model's directory. Errors name the node and its op.
+llvm::Error importOnnx(llvm::StringRef path, const OnnxOptions &options,
+                       mlir::ModuleOp module);
+/// importOnnx into a new verified module with `seam.model` (the file's
+/// stem) and `seam.tp` = 1; errors start with the model's path.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importOnnxModel(mlir::MLIRContext &context, llvm::StringRef path,
+                const OnnxOptions &options);
+/// The same from the model's bytes (the ONNX loader's fuzz target).
+llvm::Error importOnnxBuffer(llvm::StringRef bytes, llvm::StringRef baseDir,
+                             const OnnxOptions &options, mlir::ModuleOp module);
 
 } // namespace seamimport
 

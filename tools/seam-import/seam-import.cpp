@@ -61,6 +61,13 @@ cl::opt<std::string>
                      "1-D FFTs, hidden then sequence, padded to the next power "
                      "of two for the radix-2 kernels)"),
             cl::cat(importCategory));
+cl::opt<std::string> onnxPath(cl::Positional, cl::desc("[model.onnx]"),
+                              cl::init(""), cl::cat(importCategory));
+cl::list<std::string>
+    shapes("shape",
+           cl::desc("ONNX: the shape of a graph input, name=AxBxC (fixes "
+                    "its symbolic dimensions)"),
+           cl::value_desc("name=AxBxC"), cl::cat(importCategory));
 cl::opt<std::string> outputPath("o", cl::desc("Output file (default stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(importCategory));
@@ -123,9 +130,36 @@ int main(int argc, char **argv) {
   };
 
   MLIRContext context;
-  auto module =
-      imp::importModel(context, imp::ConfigSource{modelName, configPath},
-                       options, [&](llvm::StringRef what) { progress(what); });
+  if (!onnxPath.empty()) {
+    if (!imp::isOnnxPath(onnxPath))
+      return fail("'" + onnxPath +
+                  "' is not a .onnx file (a config goes to --config)");
+    if (!modelName.empty() || !configPath.empty())
+      return fail("give one of --model, --config or a model.onnx");
+    for (auto *o : {&layers, &seq, &txtSeq, &batch})
+      if (o->getNumOccurrences())
+        return fail("--" + o->ArgStr +
+                    " shapes a config import; an ONNX model's shapes are "
+                    "its own (fix symbolic ones with --shape)");
+    if (dtype.getNumOccurrences() || fourier.getNumOccurrences())
+      return fail("--dtype and --fourier shape a config import, not an ONNX "
+                  "model");
+  } else if (shapes.getNumOccurrences()) {
+    return fail("--shape applies to an ONNX model (seam-import model.onnx)");
+  }
+  llvm::Expected<OwningOpRef<ModuleOp>> module = OwningOpRef<ModuleOp>();
+  if (!onnxPath.empty()) {
+    imp::OnnxOptions onnxOptions;
+    onnxOptions.tp = options.tp;
+    for (const std::string &s : shapes)
+      if (auto e = imp::parseShapeOption(s, onnxOptions))
+        return fail(llvm::toString(std::move(e)));
+    module = imp::importOnnxModel(context, onnxPath, onnxOptions);
+  } else {
+    module = imp::importModel(context, imp::ConfigSource{modelName, configPath},
+                              options,
+                              [&](llvm::StringRef what) { progress(what); });
+  }
   if (!module)
     return fail(llvm::toString(module.takeError()));
 

@@ -1,5 +1,7 @@
 //===- HostValues.cpp - load-time values and host fallback ops ------------===//
 #include "tools/seam-run/HostValues.h"
+#include "tools/seam-run/Primitives.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "dialect/seam/SeamOps.h"
 #include "runtime/Functional.h"
 #include "runtime/HostFallback.h"
@@ -73,6 +75,25 @@ HostTensor paramValue(mlir::seam::ParamOp p) {
     t.data = rt::seededValues(c, n);
     break;
   }
+  case mlir::seam::ParamInit::data: {
+    // The verifier checked: f32 elements of the param's shape.
+    ElementsAttr value = *p.getValue();
+    if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+      t.data.assign(dense.getValues<float>().begin(),
+                    dense.getValues<float>().end());
+    } else if (auto blob = dyn_cast<DenseF32ResourceElementsAttr>(value)) {
+      std::optional<ArrayRef<float>> data = blob.tryGetAsArrayRef();
+      if (data && int64_t(data->size()) == n)
+        t.data.assign(data->begin(), data->end());
+    }
+    if (int64_t(t.data.size()) != n) {
+      // A dense_resource whose blob is missing (or was dropped): the
+      // parameter cannot be materialised; the caller reports it.
+      t.data.clear();
+      t.shape.clear();
+    }
+    break;
+  }
   case mlir::seam::ParamInit::rope_cos:
   case mlir::seam::ParamInit::rope_sin: {
     // [S, D] rotate-half tables: angle(s, i) = s * base^(-2i/D) for the
@@ -108,8 +129,15 @@ HostTensor seamrun::syntheticInput(llvm::ArrayRef<int64_t> shape,
 
 FailureOr<HostTensor>
 seamrun::evalLoadTime(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
-  if (auto p = dyn_cast<mlir::seam::ParamOp>(op))
-    return paramValue(p);
+  if (auto p = dyn_cast<mlir::seam::ParamOp>(op)) {
+    HostTensor t = paramValue(p);
+    if (t.shape.empty() && !p.getType().getShape().empty())
+      return op->emitError() << "seam-run: parameter '" << p.getName()
+                             << "' has no data (its dense_resource blob is "
+                                "missing from the file)",
+             failure();
+    return t;
+  }
   std::vector<int64_t> outShape = shapeOf(op->getResult(0).getType());
   int64_t width = isComplex(op->getResult(0).getType()) ? 2 : 1;
   HostTensor out;
@@ -167,6 +195,25 @@ seamrun::evalHostOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
   std::vector<int64_t> shape = shapeOf(op->getResult(0).getType());
   HostTensor out;
   out.shape = shape;
+  // Data movement seam-place-on-host sent here: as at load time.
+  if (isa<mlir::seam::TransposeOp, mlir::seam::ReshapeOp,
+          mlir::seam::SliceOp, mlir::seam::ConcatOp>(op))
+    return evalLoadTime(op, in);
+  if (isPrimitiveOp(op) || isa<mlir::seam::AddOp, mlir::seam::MulOp>(op)) {
+    // Evaluated in float64 from the f32 operands, then rounded once.
+    std::vector<RefTensor> refs(in.size());
+    std::vector<const RefTensor *> ptrs;
+    for (size_t i = 0; i < in.size(); ++i) {
+      refs[i].shape = in[i]->shape;
+      refs[i].data.assign(in[i]->data.begin(), in[i]->data.end());
+      ptrs.push_back(&refs[i]);
+    }
+    FailureOr<RefTensor> r = evalPrimitive(op, ptrs);
+    if (failed(r))
+      return failure();
+    out.data.assign(r->data.begin(), r->data.end());
+    return out;
+  }
   if (auto m = dyn_cast<mlir::seam::FourierMixOp>(op)) {
     std::vector<unsigned> axes(m.getDims().begin(), m.getDims().end());
     out.data = rt::fourierMixReal(in[0]->data, in[0]->shape, axes);

@@ -15,6 +15,7 @@
 #include "runtime/Numerics.h"
 #include "tools/common/NestingGuard.h"
 #include "tools/seam-run/HostValues.h"
+#include "tools/seam-run/Primitives.h"
 #include "tools/seam-run/Registration.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -694,6 +695,18 @@ private:
       return set(
           op, 0,
           fromHost(*h, shapeOf(p.getType()), false, isBf16Type(p.getType())));
+    }
+    if (isPrimitiveOp(op)) {
+      std::vector<RefTensor> operands;
+      for (Value v : op->getOperands())
+        operands.push_back(get(v));
+      std::vector<const RefTensor *> ptrs;
+      for (const RefTensor &t : operands)
+        ptrs.push_back(&t);
+      FailureOr<RefTensor> r = evalPrimitive(op, ptrs);
+      if (failed(r))
+        return fail("cannot evaluate the primitive");
+      return set(op, 0, std::move(*r));
     }
     if (auto l = dyn_cast<LinearOp>(op))
       return set(op, 0,

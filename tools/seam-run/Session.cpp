@@ -95,6 +95,22 @@ seamrun::modelText(const SessionOptions &o,
           const std::function<void(const std::string &)> &progress) {
   if (!o.irText.empty())
     return rt::Expected<std::string>(o.irText);
+  if (!o.input.empty() && seamimport::isOnnxPath(o.input)) {
+    seamimport::OnnxOptions oo;
+    oo.tp = o.tp;
+    for (const std::string &s : o.shapes)
+      if (auto e = seamimport::parseShapeOption(s, oo))
+        return fail(llvm::toString(std::move(e)));
+    MLIRContext context(MLIRContext::Threading::DISABLED);
+    progress("importing " + o.input);
+    auto module = seamimport::importOnnxModel(context, o.input, oo);
+    if (!module)
+      return fail(llvm::toString(module.takeError()));
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    (*module)->print(os, OpPrintingFlags().assumeVerified());
+    return rt::Expected<std::string>(std::move(text));
+  }
   if (!o.input.empty()) {
     auto buf = llvm::MemoryBuffer::getFile(o.input);
     if (!buf)
@@ -350,6 +366,10 @@ rt::Status seamrun::validate(SessionOptions &o) {
     return rt::Status::failure(
         "--import-args is gone: give --layers, --seq, --txt-seq, --batch "
         "and --dtype to seam-run itself");
+  if (!o.shapes.empty() &&
+      (o.input.empty() || !seamimport::isOnnxPath(o.input)))
+    return rt::Status::failure(
+        "--shape fixes an ONNX model's input shapes (seam-run model.onnx)");
   bool shapesImport = o.layers || o.seq || o.txtSeq || o.batch ||
                       !o.dtype.empty() || !o.fourier.empty();
   if (!o.input.empty() && shapesImport)

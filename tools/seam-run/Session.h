@@ -18,6 +18,8 @@ namespace seamrun {
 
 struct SessionOptions {
   std::string model, config, input;
+  /// --shape name=AxBxC of an ONNX model's inputs.
+  std::vector<std::string> shapes;
   /// The model's IR itself (the kernels=auto step model's windows).
   std::string irText;
   bool quietWarnings = false; ///< do not print compile warnings

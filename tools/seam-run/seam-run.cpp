@@ -25,8 +25,14 @@ static cl::opt<std::string> model("model", cl::desc("Bundled model name"),
 static cl::opt<std::string> config("config", cl::desc("HF-style config.json"),
                                    cl::cat(cat));
 static cl::opt<std::string> irFile(cl::Positional,
-                                   cl::desc("[model.mlir]"), cl::init(""),
+                                   cl::desc("[model.mlir | model.onnx]"),
+                                   cl::init(""),
                                    cl::cat(cat));
+static cl::list<std::string>
+    shapes("shape",
+           cl::desc("ONNX model: the shape of a graph input, name=AxBxC "
+                    "(fixes its symbolic dimensions)"),
+           cl::cat(cat));
 static cl::opt<std::string> importArgs("import-args", cl::Hidden,
                                        cl::desc("Removed: give the model "
                                                 "options to seam-run"),
@@ -182,6 +188,7 @@ int main(int argc, char **argv) {
   o.model = model;
   o.config = config;
   o.input = irFile;
+  o.shapes.assign(shapes.begin(), shapes.end());
   o.importArgs = importArgs;
   for (auto [opt, dst] : {std::pair{&layers, &o.layers},
                           {&seq, &o.seq},
