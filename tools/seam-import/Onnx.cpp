@@ -65,12 +65,20 @@ int64_t toInt(double d) {
   return int64_t(d);
 }
 
+/// The element count of a shape, saturating at INT64_MAX (a shape read
+/// from a file may overflow; every size check then fails cleanly).
 int64_t count(llvm::ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return INT64_MAX;
   return n;
 }
+
+/// Most elements the importer folds or reads into one constant.
+constexpr int64_t kMaxKnownElements = int64_t(1) << 30;
+/// Most indices of a Gather of computed data (each is a slice).
+constexpr int64_t kMaxGatherIndices = 4096;
 
 class Importer {
 public:
@@ -217,8 +225,9 @@ llvm::Expected<Known> Importer::readTensor(const onnx::TensorProto &t) {
     k.shape.push_back(d);
   }
   int64_t n = count(k.shape);
-  if (n > sm::kMaxTensorElements)
-    return error("tensor '" + t.name() + "' is too large");
+  if (n > kMaxKnownElements)
+    return error("tensor '" + t.name() + "' of shape " + dimsText(k.shape) +
+                 " is too large (at most 2^30 elements)");
   std::string raw;
   bool hasRaw = t.has_raw_data();
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -241,7 +250,7 @@ llvm::Expected<Known> Importer::readTensor(const onnx::TensorProto &t) {
                    "': cannot read its external data '" + path +
                    "': " + buf.getError().message());
     int64_t size = int64_t((*buf)->getBufferSize());
-    if (offset < 0 || offset > size || (length >= 0 && offset + length > size))
+    if (offset < 0 || offset > size || (length >= 0 && length > size - offset))
       return error("tensor '" + t.name() + "': external data '" + path +
                    "' is shorter than its offset and length");
     raw.assign((*buf)->getBufferStart() + offset,
@@ -250,12 +259,13 @@ llvm::Expected<Known> Importer::readTensor(const onnx::TensorProto &t) {
   } else if (hasRaw) {
     raw = t.raw_data();
   }
-  k.data.resize(n);
+  // The data must match the shape before anything is allocated for it.
   auto expectBytes = [&](int64_t width) -> llvm::Error {
     if (int64_t(raw.size()) != n * width)
       return error("tensor '" + t.name() + "' holds " +
                    std::to_string(raw.size()) + " bytes, its shape " +
                    dimsText(k.shape) + " needs " + std::to_string(n * width));
+    k.data.resize(n);
     return llvm::Error::success();
   };
   auto expectCount = [&](int64_t have) -> llvm::Error {
@@ -263,6 +273,7 @@ llvm::Expected<Known> Importer::readTensor(const onnx::TensorProto &t) {
       return error("tensor '" + t.name() + "' holds " + std::to_string(have) +
                    " values, its shape " + dimsText(k.shape) + " needs " +
                    std::to_string(n));
+    k.data.resize(n);
     return llvm::Error::success();
   };
   switch (t.data_type()) {
@@ -430,6 +441,9 @@ Importer::readGraphInput(const onnx::ValueInfoProto &vi,
       shape.push_back(dim.dim_value());
     }
   }
+  if (count(shape) > sm::kMaxTensorElements)
+    return error("graph input '" + name + "' of shape " + dimsText(shape) +
+                 " is too large (at most 2^36 elements)");
   in.push_back({name, tensor(shape)});
   return llvm::Error::success();
 }
@@ -636,8 +650,8 @@ Importer::newShape(llvm::ArrayRef<int64_t> in) {
         infer = int64_t(i);
       } else if (d < 0) {
         return fail("its shape has the dimension " + std::to_string(d));
-      } else {
-        prod *= d;
+      } else if (__builtin_mul_overflow(prod, d, &prod)) {
+        return fail("its shape overflows");
       }
       want.push_back(d);
     }
@@ -744,6 +758,9 @@ llvm::Expected<bool> Importer::foldKnown() {
     k.shape.assign(a->shape.begin(), a->shape.begin() + *ax);
     k.shape.insert(k.shape.end(), idx->shape.begin(), idx->shape.end());
     k.shape.insert(k.shape.end(), a->shape.begin() + *ax + 1, a->shape.end());
+    if (count(k.shape) > kMaxKnownElements)
+      return fail("gathering constants of shape " + dimsText(k.shape) +
+                  " is too large to fold");
     for (int64_t o = 0; o < outer; ++o)
       for (double di : idx->data) {
         int64_t i = toInt(di);
@@ -1093,8 +1110,13 @@ llvm::Error Importer::importNode() {
         split.assign(outs, in[*ax] / outs);
       }
       int64_t total = 0;
-      for (int64_t s : split)
+      for (int64_t s : split) {
+        if (s < 0 || s > in[*ax])
+          return fail("split size " + std::to_string(s) +
+                      " is out of range for axis " + std::to_string(*ax) +
+                      " (" + std::to_string(in[*ax]) + ")");
         total += s;
+      }
       if (int64_t(split.size()) != outs || total != in[*ax])
         return fail("split sizes do not add up to axis " + std::to_string(*ax) +
                     " (" + std::to_string(in[*ax]) + ")");
@@ -1153,6 +1175,10 @@ llvm::Error Importer::importNode() {
       return x.takeError();
     if (!idx)
       return fail("its indices must be constant (a gather of constants)");
+    if (int64_t(idx->data.size()) > kMaxGatherIndices)
+      return fail("a gather of " + std::to_string(idx->data.size()) +
+                  " indices from computed data is not supported (at most " +
+                  std::to_string(kMaxGatherIndices) + ")");
     int64_t rank = int64_t(shapeOf(*x).size());
     auto ax = axis(intAttr("axis", 0), rank);
     if (!ax)
