@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/conversion/ConvertSeamToNcore.h"
+#include "dialect/seam/DeviceSupport.h"
 
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
@@ -39,12 +40,7 @@ SmallVector<int64_t> conversion::shapeOf(Value v) {
 }
 
 std::pair<int64_t, int64_t> conversion::matrixOf(ArrayRef<int64_t> shape) {
-  if (shape.empty())
-    return {1, 1};
-  int64_t rows = 1;
-  for (int64_t d : shape.drop_back())
-    rows *= d;
-  return {rows, shape.back()};
+  return rowsAndCols(shape);
 }
 
 static int64_t elementBytes(Type t) { return t.isBF16() ? 2 : 4; }

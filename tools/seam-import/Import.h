@@ -251,6 +251,10 @@ importModel(mlir::MLIRContext &context, const ConfigSource &source,
             const ImportOptions &options,
             llvm::function_ref<void(llvm::StringRef)> progress = {});
 
+/// Verifies an imported module; the error is `what`, then the first
+/// diagnostic (diagnostics are collected, not printed).
+llvm::Error verifyImported(mlir::ModuleOp module, const llvm::Twine &what);
+
 /// Model builders: read the config, check it against the options, and fill
 /// the module. Config problems come back as one error naming the field.
 llvm::Error importFNet(ConfigReader &reader, const ImportOptions &options,

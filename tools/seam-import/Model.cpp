@@ -178,15 +178,22 @@ seamimport::importModel(MLIRContext &context, const ConfigSource &src,
 
   if (progress)
     progress("verifying the module");
+  if (llvm::Error err = verifyImported(
+          *module,
+          config->label + ": internal error: the generated IR does not verify"))
+    return std::move(err);
+  return std::move(module);
+}
+
+llvm::Error seamimport::verifyImported(ModuleOp module,
+                                       const llvm::Twine &what) {
   std::string diagnostics;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &diag) {
     if (diagnostics.empty())
       diagnostics = diag.str();
     return success();
   });
-  if (failed(verify(*module)))
-    return error(
-        config->label +
-        ": internal error: the generated IR does not verify: " + diagnostics);
-  return std::move(module);
+  if (failed(verify(module)))
+    return error(what + ": " + diagnostics);
+  return llvm::Error::success();
 }

@@ -276,69 +276,36 @@ llvm::Expected<Known> Importer::readTensor(const onnx::TensorProto &t) {
     k.data.resize(n);
     return llvm::Error::success();
   };
+  // Raw little-endian bytes of element type T, or the proto's typed field.
+  auto copy = [&](auto tag, const auto &field) -> llvm::Expected<Known> {
+    using T = decltype(tag);
+    if (hasRaw) {
+      if (auto e = expectBytes(int64_t(sizeof(T))))
+        return std::move(e);
+      for (int64_t i = 0; i < n; ++i) {
+        T v;
+        std::memcpy(&v, raw.data() + sizeof(T) * i, sizeof(T));
+        k.data[i] = double(v);
+      }
+    } else {
+      if (auto e = expectCount(field.size()))
+        return std::move(e);
+      for (int64_t i = 0; i < n; ++i)
+        k.data[i] = double(field.Get(int(i)));
+    }
+    return k;
+  };
   switch (t.data_type()) {
   case onnx::TensorProto::FLOAT:
-    if (hasRaw) {
-      if (auto e = expectBytes(4))
-        return std::move(e);
-      for (int64_t i = 0; i < n; ++i) {
-        float f;
-        std::memcpy(&f, raw.data() + 4 * i, 4);
-        k.data[i] = f;
-      }
-    } else {
-      if (auto e = expectCount(t.float_data_size()))
-        return std::move(e);
-      for (int64_t i = 0; i < n; ++i)
-        k.data[i] = t.float_data(int(i));
-    }
-    return k;
+    return copy(float(), t.float_data());
   case onnx::TensorProto::DOUBLE:
-    if (hasRaw) {
-      if (auto e = expectBytes(8))
-        return std::move(e);
-      std::memcpy(k.data.data(), raw.data(), 8 * n);
-    } else {
-      if (auto e = expectCount(t.double_data_size()))
-        return std::move(e);
-      for (int64_t i = 0; i < n; ++i)
-        k.data[i] = t.double_data(int(i));
-    }
-    return k;
+    return copy(double(), t.double_data());
   case onnx::TensorProto::INT64:
     k.isFloat = false;
-    if (hasRaw) {
-      if (auto e = expectBytes(8))
-        return std::move(e);
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t v;
-        std::memcpy(&v, raw.data() + 8 * i, 8);
-        k.data[i] = double(v);
-      }
-    } else {
-      if (auto e = expectCount(t.int64_data_size()))
-        return std::move(e);
-      for (int64_t i = 0; i < n; ++i)
-        k.data[i] = double(t.int64_data(int(i)));
-    }
-    return k;
+    return copy(int64_t(), t.int64_data());
   case onnx::TensorProto::INT32:
     k.isFloat = false;
-    if (hasRaw) {
-      if (auto e = expectBytes(4))
-        return std::move(e);
-      for (int64_t i = 0; i < n; ++i) {
-        int32_t v;
-        std::memcpy(&v, raw.data() + 4 * i, 4);
-        k.data[i] = double(v);
-      }
-    } else {
-      if (auto e = expectCount(t.int32_data_size()))
-        return std::move(e);
-      for (int64_t i = 0; i < n; ++i)
-        k.data[i] = double(t.int32_data(int(i)));
-    }
-    return k;
+    return copy(int32_t(), t.int32_data());
   default:
     return error("tensor '" + t.name() + "' has element type " +
                  onnx::TensorProto::DataType_Name(
@@ -1366,16 +1333,7 @@ seamimport::importOnnxModel(MLIRContext &context, llvm::StringRef path,
   OpBuilder b(&context);
   (*module)->setAttr("seam.model",
                      b.getStringAttr(llvm::sys::path::stem(path)));
-  // Diagnostics of the verifier become the error, not stderr output.
-  std::string diag;
-  {
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
-      if (diag.empty())
-        diag = d.str();
-      return success();
-    });
-    if (failed(verify(*module)))
-      return error(label + ": the imported IR is invalid: " + diag);
-  }
+  if (auto e = verifyImported(*module, label + ": the imported IR is invalid"))
+    return std::move(e);
   return std::move(module);
 }

@@ -88,8 +88,20 @@ bool isHostOp(Operation *op) {
 
 } // namespace
 
-/// The IR text of the model: the .mlir file, or the model imported in
-/// process (the SeamImport library, as seam-import would print it).
+/// An imported module as seam-import prints it, or the import's error.
+static rt::Expected<std::string>
+printedModule(llvm::Expected<OwningOpRef<ModuleOp>> module) {
+  if (!module)
+    return fail(llvm::toString(module.takeError()));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  (**module)->print(os, OpPrintingFlags().assumeVerified());
+  return rt::Expected<std::string>(std::move(text));
+}
+
+/// The IR text of the model: the .mlir file, an ONNX model or a config
+/// imported in process (the SeamImport library, as seam-import would print
+/// it).
 rt::Expected<std::string>
 seamrun::modelText(const SessionOptions &o,
           const std::function<void(const std::string &)> &progress) {
@@ -103,13 +115,7 @@ seamrun::modelText(const SessionOptions &o,
         return fail(llvm::toString(std::move(e)));
     MLIRContext context(MLIRContext::Threading::DISABLED);
     progress("importing " + o.input);
-    auto module = seamimport::importOnnxModel(context, o.input, oo);
-    if (!module)
-      return fail(llvm::toString(module.takeError()));
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    (*module)->print(os, OpPrintingFlags().assumeVerified());
-    return rt::Expected<std::string>(std::move(text));
+    return printedModule(seamimport::importOnnxModel(context, o.input, oo));
   }
   if (!o.input.empty()) {
     auto buf = llvm::MemoryBuffer::getFile(o.input);
@@ -122,15 +128,9 @@ seamrun::modelText(const SessionOptions &o,
     progress(std::to_string(blocks) + " blocks imported");
   };
   MLIRContext context(MLIRContext::Threading::DISABLED);
-  auto module = seamimport::importModel(
+  return printedModule(seamimport::importModel(
       context, seamimport::ConfigSource{o.model, o.config}, io,
-      [&](llvm::StringRef what) { progress(what.str()); });
-  if (!module)
-    return fail(llvm::toString(module.takeError()));
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  (*module)->print(os, OpPrintingFlags().assumeVerified());
-  return rt::Expected<std::string>(std::move(text));
+      [&](llvm::StringRef what) { progress(what.str()); }));
 }
 
 
