@@ -436,7 +436,10 @@ Importer::intsFrom(llvm::StringRef name, int index, int64_t inputSince) {
 }
 
 llvm::Expected<int64_t> Importer::axis(int64_t a, int64_t rank) {
-  if (a < -rank || a >= std::max<int64_t>(rank, 1))
+  if (rank == 0)
+    return fail("its input is a scalar, which has no axis " +
+                std::to_string(a));
+  if (a < -rank || a >= rank)
     return fail("axis " + std::to_string(a) + " is out of range for rank " +
                 std::to_string(rank));
   return a < 0 ? a + rank : a;
@@ -1115,6 +1118,9 @@ llvm::Error Importer::importNode() {
     else
       for (size_t i = 0; i < (*starts)->size(); ++i)
         axes.push_back(int64_t(i));
+    if (axes.size() != (*starts)->size() ||
+        (*stepsOr && (*stepsOr)->size() != axes.size()))
+      return fail("starts, ends, axes and steps differ in length");
     SmallVector<int64_t> off(rank, 0), size(in);
     for (size_t i = 0; i < axes.size(); ++i) {
       auto a = axis(axes[i], rank);
