@@ -1,0 +1,311 @@
+"""The engine that runs many seam-run points on Dask distributed.
+
+Used by bench/seam-sweep (grids from a spec or flags) and bench/reproduce.py
+(the main job). A *point* is one seam-run invocation: its arguments, plus
+the contents of any input files it names (.mlir models, configs), which
+travel with the task so that workers on other machines need only seam's
+binaries, at the same path or under --seam-bin.
+
+    eng = Engine(seam_bin="build/bin")          # embedded LocalCluster
+    eng = Engine(seam_bin=..., scheduler="tcp://host:8786")
+    fut = eng.submit(Point(["--model", "fnet-base", ...]))
+    res = fut.result()                           # a Result
+
+Each task runs `seam-run --quiet --json F ARGS` in a scratch directory of
+its worker and returns the parsed JSON, or the error's first line. A point is
+keyed by a hash of its arguments, its files' contents and the seam build
+(the SHA-256 of the seam-run binary the workers run), so a sweep can resume.
+
+Runs under Debian's /usr/bin/python3 (python3-dask, python3-distributed).
+"""
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import cloudpickle
+
+# Tasks are pickled by value, so workers need not import this file (a
+# separately started `dask worker` on another machine has no bench/ on its
+# path).
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+class SweepError(Exception):
+    """A user-facing error: its message is printed as one line."""
+
+
+# -- fields of seam-run's JSON that are not modelled --------------------------
+# Wall-clock: measured on this machine while seam-run runs.
+#   compile.*_s                  the compiler's own phases (cold_s, graph_s..)
+#   runs.N.compile_s             the compile time paid in run N
+#   runs.N.steps.M.compile_s     ... in step M
+#   runs.N.steps.0.latency_s     a run's first step includes its compile
+#   runs.N.steps.M.fallback_s    host-fallback ops, run for real on this CPU
+# Compile-cache state (depends on what an earlier point left in a shared
+# cache, not on this point):
+#   compile.instructions, compile.programs, compile.kernel_programs
+#   runs.N.cold, runs.N.cache_hits, runs.N.cache_corrupt, runs.N.compiled_units
+# Everything else is modelled: the emulator's figures. Those are compared
+# figure for figure; floats to a relative 1e-9 (the step's parts are
+# differences of host-timeline instants that sit after the measured compile,
+# so their last bits can differ between two runs of the same point).
+CACHE_STATE = ("compile.instructions", "compile.programs",
+               "compile.kernel_programs")
+RUN_CACHE_STATE = ("cold", "cache_hits", "cache_corrupt", "compiled_units")
+
+
+def is_unmodelled(field):
+    """True for a flattened field that is wall-clock or cache state."""
+    parts = field.split(".")
+    if parts[0] == "compile":
+        return field.endswith("_s") or field in CACHE_STATE
+    if parts[0] == "runs" and len(parts) >= 3:
+        if len(parts) == 3:
+            return parts[2] == "compile_s" or parts[2] in RUN_CACHE_STATE
+        if len(parts) == 5 and parts[2] == "steps":
+            return (parts[4] in ("compile_s", "fallback_s") or
+                    (parts[3] == "0" and parts[4] == "latency_s"))
+    return False
+
+
+def same_figure(a, b, rel=1e-9):
+    if isinstance(a, float) or isinstance(b, float):
+        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+            return False
+        return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-18
+    return a == b
+
+
+def modelled_diff(a, b):
+    """Modelled fields on which two flattened results differ (sorted)."""
+    keys = set(k for k in a if not is_unmodelled(k)) | \
+        set(k for k in b if not is_unmodelled(k))
+    return sorted(k for k in keys if not same_figure(a.get(k), b.get(k)))
+
+
+def flatten(x, prefix="", out=None):
+    """seam-run's JSON as one level: nested keys joined by '.', lists of
+    objects by index (runs.0.steps.1.latency_s); lists of plain values
+    (warnings, kernels) stay lists."""
+    if out is None:
+        out = {}
+    if isinstance(x, dict):
+        for k, v in x.items():
+            flatten(v, prefix + "." + k if prefix else k, out)
+    elif isinstance(x, list) and any(isinstance(e, (dict, list)) for e in x):
+        for i, v in enumerate(x):
+            flatten(v, "%s.%d" % (prefix, i), out)
+    else:
+        out[prefix] = x
+    return out
+
+
+# -- points -------------------------------------------------------------------
+class Point:
+    """One seam-run invocation. `args` are seam-run's arguments; an argument
+    that names a local file listed in `files` is shipped by content and
+    replaced by the worker's copy. `params` describe the point in result
+    rows. `cache`: None (a fresh compile cache, so the first run is cold, as
+    a lone seam-run) or "shared" (one cache per worker machine and seam
+    build, shared by its workers). `outputs`: directories the point writes
+    (--output-dir) that must exist on the client after it ran: only with
+    workers that share this machine's file system."""
+
+    def __init__(self, args, params=None, files=(), cache=None):
+        self.args = [str(a) for a in args]
+        self.params = dict(params or {})
+        self.cache = cache
+        self.files = {}
+        for f in files:
+            try:
+                with open(f, "rb") as fh:
+                    self.files[f] = fh.read()
+            except OSError as e:
+                raise SweepError("cannot read %s: %s" % (f, e.strerror))
+
+    def key(self, build):
+        h = hashlib.sha256()
+        h.update(json.dumps([self.args, self.cache, build]).encode())
+        for name in sorted(self.files):
+            h.update(os.path.basename(name).encode() + b"\0")
+            h.update(hashlib.sha256(self.files[name]).digest())
+        return h.hexdigest()[:20]
+
+    def task(self, build):
+        return {"args": self.args, "cache": self.cache, "build": build,
+                "files": {n: c for n, c in self.files.items()}}
+
+
+class Result:
+    def __init__(self, d):
+        self.ok = d["ok"]
+        self.json = d.get("json")
+        self.error = d.get("error", "")
+        self.wall_s = d.get("wall_s", 0.0)
+        self.worker = d.get("host", "")
+
+
+def _seam_run_path(seam_bin):
+    return os.path.join(os.path.abspath(os.path.expanduser(seam_bin)),
+                        "seam-run")
+
+
+def build_identity(seam_bin):
+    """(SHA-256 of seam-run under seam_bin, None) or (None, why not)."""
+    path = _seam_run_path(seam_bin)
+    if not os.path.isfile(path):
+        return None, "no seam-run in %s" % os.path.dirname(path)
+    if not os.access(path, os.X_OK):
+        return None, "%s is not executable" % path
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16], None
+
+
+def run_task(task, seam_bin):
+    """Runs on a worker: one seam-run. Never raises for a failing seam-run:
+    the error's first line is the result."""
+    import socket
+    t0 = time.time()
+    host = socket.gethostname()
+    work = tempfile.mkdtemp(prefix="seam-sweep-")
+    try:
+        exe = _seam_run_path(seam_bin)
+        if not os.access(exe, os.X_OK):
+            return {"ok": False, "host": host, "wall_s": 0.0,
+                    "error": "no executable seam-run in %s on %s" % (
+                        os.path.dirname(exe), host)}
+        args = list(task["args"])
+        for name, content in task["files"].items():
+            local = os.path.join(work, os.path.basename(name))
+            with open(local, "wb") as f:
+                f.write(content)
+            args = [local if a == name else a for a in args]
+        if task["cache"] == "shared":
+            cache = os.path.join(tempfile.gettempdir(),
+                                 "seam-sweep-cache-" + task["build"])
+            os.makedirs(cache, exist_ok=True)
+            args = ["--cache-dir", cache] + args
+        out = os.path.join(work, "result.json")
+        p = subprocess.run([exe, "--quiet", "--json", out] + args,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True)
+        wall = time.time() - t0
+        if p.returncode != 0:
+            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            err = lines[0] if lines else "exit status %d" % p.returncode
+            if p.returncode < 0:
+                err = "seam-run killed by signal %d" % -p.returncode
+            return {"ok": False, "host": host, "wall_s": wall,
+                    "error": err.strip()[:400]}
+        with open(out) as f:
+            return {"ok": True, "host": host, "wall_s": wall,
+                    "json": json.load(f)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _worker_identity(seam_bin):
+    import socket
+    b, why = build_identity(seam_bin)
+    return {"host": socket.gethostname(), "build": b, "error": why}
+
+
+# -- the engine -----------------------------------------------------------------
+class Engine:
+    """A Dask client: an embedded LocalCluster (workers = the machine's
+    cores, one thread each) or an existing scheduler."""
+
+    def __init__(self, seam_bin, scheduler=None, workers=None,
+                 connect_timeout=5.0):
+        logging.getLogger("distributed").setLevel(logging.ERROR)
+        # Imported here: a missing python3-distributed is one clear line.
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise SweepError("python3-distributed is not installed "
+                             "(tools/setup-debian.sh installs it)")
+        self.seam_bin = os.path.abspath(os.path.expanduser(seam_bin))
+        self.cluster = None
+        if scheduler:
+            if "://" not in scheduler:
+                scheduler = "tcp://" + scheduler
+            try:
+                self.client = Client(scheduler, timeout=connect_timeout)
+            except (OSError, TimeoutError) as e:
+                raise SweepError("cannot connect to the Dask scheduler at %s "
+                                 "within %gs (%s)" % (
+                                     scheduler, connect_timeout,
+                                     str(e).splitlines()[0][:160] or
+                                     type(e).__name__))
+            except ValueError as e:
+                raise SweepError("bad scheduler address %s: %s" % (
+                    scheduler, str(e).splitlines()[0][:160]))
+        else:
+            self.build, why = build_identity(self.seam_bin)
+            if why:
+                raise SweepError(why + " (--seam-bin)")
+            n = workers or os.cpu_count() or 1
+            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1,
+                                        processes=True,
+                                        dashboard_address=None,
+                                        silence_logs=logging.ERROR)
+            self.client = Client(self.cluster)
+        try:
+            self.build = self._check_workers(connect_timeout)
+        except SweepError:
+            self.close()
+            raise
+
+    def _check_workers(self, timeout):
+        """Every worker must run the same seam build; it is the points'
+        build identity."""
+        try:
+            self.client.wait_for_workers(1, timeout=timeout * 6)
+        except (TimeoutError, OSError):
+            raise SweepError("the Dask scheduler has no workers (waited %gs)"
+                             % (timeout * 6))
+        ids = self.client.run(_worker_identity, self.seam_bin)
+        builds = set()
+        for addr, i in sorted(ids.items()):
+            if i["error"]:
+                raise SweepError("worker %s (%s): %s (--seam-bin)" % (
+                    addr, i["host"], i["error"]))
+            builds.add(i["build"])
+        if len(builds) > 1:
+            raise SweepError("workers run different seam builds (seam-run "
+                             "SHA-256 %s)" % ", ".join(sorted(builds)))
+        return builds.pop()
+
+    def workers(self):
+        return len(self.client.scheduler_info()["workers"])
+
+    def submit(self, point, key=None):
+        """A future of the point's Result dict (see Result)."""
+        return self.client.submit(run_task, point.task(self.build),
+                                  self.seam_bin,
+                                  key=key or "seam-" + point.key(self.build),
+                                  pure=False)
+
+    def run(self, point):
+        """Runs one point and waits: its Result."""
+        return Result(self.submit(point).result())
+
+    def close(self):
+        try:
+            self.client.close(timeout=10)
+        except Exception:
+            pass
+        if self.cluster is not None:
+            try:
+                self.cluster.close(timeout=10)
+            except Exception:
+                pass
