@@ -52,9 +52,10 @@ class SweepError(Exception):
 #   compile.instructions, compile.programs, compile.kernel_programs
 #   runs.N.cold, runs.N.cache_hits, runs.N.cache_corrupt, runs.N.compiled_units
 # Everything else is modelled: the emulator's figures. Those are compared
-# figure for figure; floats to a relative 1e-9 (the step's parts are
-# differences of host-timeline instants that sit after the measured compile,
-# so their last bits can differ between two runs of the same point).
+# figure for figure; floats to a relative 1e-9 or 1e-12 absolute (1 ps):
+# the step's parts are differences of host-timeline instants that sit after
+# the measured compile, so their last bits can differ between two runs of
+# the same point (other_s: 0 or 3e-17 s).
 CACHE_STATE = ("compile.instructions", "compile.programs",
                "compile.kernel_programs")
 RUN_CACHE_STATE = ("cold", "cache_hits", "cache_corrupt", "compiled_units")
@@ -78,7 +79,7 @@ def same_figure(a, b, rel=1e-9):
     if isinstance(a, float) or isinstance(b, float):
         if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
             return False
-        return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-18
+        return abs(a - b) <= rel * max(abs(a), abs(b)) + 1e-12
     return a == b
 
 
@@ -104,6 +105,22 @@ def flatten(x, prefix="", out=None):
     else:
         out[prefix] = x
     return out
+
+
+# Columns of a sweep's result row that describe the point; a figure of
+# seam-run's JSON with one of these names (model, tp, target, mode, kernels)
+# goes under "seam.<name>" (seam-run's `kernels` is the list it inserted,
+# the point's the set it asked for).
+PARAM_COLUMNS = ["model", "seq", "batch", "tp", "target", "mode", "kernels",
+                 "layers", "steps", "runs", "extra", "cache", "key",
+                 "seam_build", "status", "error", "wall_s", "worker"]
+
+
+def row_figures(result_json):
+    """seam-run's JSON as the figures of a result row: flattened, with the
+    names that are parameter columns prefixed by 'seam.'."""
+    return {("seam." + k if k in PARAM_COLUMNS else k): v
+            for k, v in flatten(result_json).items()}
 
 
 # -- points -------------------------------------------------------------------
@@ -176,6 +193,11 @@ def run_task(task, seam_bin):
     import socket
     t0 = time.time()
     host = socket.gethostname()
+    try:  # the worker's address: which worker ran the point
+        from distributed import get_worker
+        host = get_worker().address
+    except (ImportError, ValueError):
+        pass
     work = tempfile.mkdtemp(prefix="seam-sweep-")
     try:
         exe = _seam_run_path(seam_bin)
