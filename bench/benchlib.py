@@ -4,6 +4,7 @@ Imported by reproduce.py, compile_time.py and step_time.py (all run with
 Debian's /usr/bin/python3 from the repository root or anywhere else).
 """
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -34,13 +35,60 @@ def run(cmd, **kw):
     return p, wall
 
 
+# The Dask engine (bench/sweep.py) that seam_run_json runs its points on,
+# when a script sets one (reproduce.py does); None: a local subprocess.
+ENGINE = None
+
+
+def _shipped_files(args):
+    """Files a point reads that travel with its task: a model file
+    (positional) and --input name=file.npy; other paths (--output-dir,
+    --cache-dir) must be on a file system the workers share."""
+    files, prev = [], None
+    for a in args:
+        path = a.split("=", 1)[1] if prev == "--input" and "=" in a else a
+        if prev not in ("--output-dir", "--cache-dir", "--json",
+                        "--trace") and not path.startswith("-") and \
+                os.path.isfile(path):
+            files.append(path)
+        prev = a
+    return files
+
+
 def seam_run_json(seam_run, args, json_path, cold_in=None):
     """Runs `seam-run --quiet --json json_path ARGS`; returns (its JSON, wall
     s). With `cold_in` (a directory) the run gets a fresh, empty compile
-    cache there, so its first run compiles cold."""
+    cache there, so its first run compiles cold. With ENGINE set, the run
+    is a task of its Dask cluster (seam-run from the engine's --seam-bin;
+    a fresh compile cache unless ARGS name one) and `json_path` gets a copy
+    of its JSON."""
+    if ENGINE is not None:
+        return submit_seam_run(seam_run, args, json_path)()
     cmd = [seam_run, "--quiet", "--json", json_path]
     if cold_in:
         cmd += ["--cache-dir", tempfile.mkdtemp(prefix="cache-", dir=cold_in)]
     _, wall = run(cmd + list(args))
     with open(json_path) as f:
         return json.load(f), wall
+
+
+def submit_seam_run(seam_run, args, json_path):
+    """seam_run_json started now, waited for later: returns a function that
+    returns (its JSON, wall s) or raises RuntimeError. With ENGINE set the
+    run starts at once on the cluster; without, when the function is
+    called."""
+    if ENGINE is None:
+        return lambda: seam_run_json(seam_run, args, json_path)
+    import sweep
+    fut = ENGINE.submit(sweep.Point(args, files=_shipped_files(args)))
+
+    def wait():
+        res = sweep.Result(fut.result())
+        if not res.ok:
+            raise RuntimeError("command failed: seam-run %s\n%s" % (
+                " ".join(args), res.error))
+        log("  %.1fs  seam-run %s" % (res.wall_s, " ".join(args)[:150]))
+        with open(json_path, "w") as f:
+            json.dump(res.json, f)
+        return res.json, res.wall_s
+    return wait

@@ -60,6 +60,14 @@ class Bench:
         return benchlib.seam_run_json(os.path.join(self.bin, "seam-run"), args,
                                       os.path.join(self.tmp, name + ".json"))[0]
 
+    def submit(self, name, args):
+        """seam_run started now (a task of the Dask cluster), waited for
+        later: returns a function that returns its JSON."""
+        wait = benchlib.submit_seam_run(os.path.join(self.bin, "seam-run"),
+                                        args,
+                                        os.path.join(self.tmp, name + ".json"))
+        return lambda: wait()[0]
+
     # -- tables -------------------------------------------------------------
     def table(self, key, title, header, rows, notes=()):
         self.tables[key] = (title, header, rows, list(notes))
@@ -122,9 +130,10 @@ class Bench:
         res = {}
         for row in pub["rows"]:
             k = row["kernels"]
-            res[tuple(k)] = self.seam_run(
+            res[tuple(k)] = self.submit(
                 "eager-" + ("-".join(k) or "vanilla"),
                 self.flux_args("trn1", "eager", k, steps, 2))
+        res = {k: wait() for k, wait in res.items()}
         base = res[()]["warm_step_s"]
         rows = []
         for row in pub["rows"]:
@@ -160,7 +169,7 @@ class Bench:
             k = row["kernels"]
             # A kernel variant also explains its sites (counterfactual
             # compiles: table 3b).
-            res[tuple(k)] = self.seam_run(
+            res[tuple(k)] = self.submit(
                 "compile-" + ("-".join(k) or "vanilla"),
                 self.flux_args("trn2", "compile", k, steps, 2,
                                ["--explain-kernels"] if k else []))
@@ -170,12 +179,15 @@ class Bench:
         for row in pub["rows"]:
             k = row["kernels"]
             if k:
-                dep[tuple(k)] = self.seam_run(
+                dep[tuple(k)] = self.submit(
                     "compile-dependency-" + "-".join(k),
                     self.flux_args("trn2", "compile", k, steps, 1,
                                    ["--kernel-boundary", "dependency"]))
-        eager = self.seam_run("compile-eager-baseline",
-                              self.flux_args("trn2", "eager", [], steps, 2))
+        eager = self.submit("compile-eager-baseline",
+                            self.flux_args("trn2", "eager", [], steps, 2))
+        res = {k: wait() for k, wait in res.items()}
+        dep = {k: wait() for k, wait in dep.items()}
+        eager = eager()
         base = res[()]
         rows = []
         for row in pub["rows"]:
@@ -392,6 +404,7 @@ class Bench:
         """Kernel vs vanilla compiled path on real data (reduced model)."""
         self.correct = {}
         outs = {}
+        pending = []
         for k in [[], ["qkv"], ["flash-attn"], ["qkv", "flash-attn"]]:
             d = os.path.join(self.tmp, "out-" + ("-".join(k) or "vanilla"))
             args = ["--model", "flux2-klein", "--tp", "1", "--functional",
@@ -400,8 +413,11 @@ class Bench:
                         self.args.correctness_import)
             if k:
                 args += ["--kernels", ",".join(k)]
+            pending.append((k, d, self.submit(
+                "correct-" + ("-".join(k) or "vanilla"), args)))
+        for k, d, wait in pending:
             try:
-                self.seam_run("correct-" + ("-".join(k) or "vanilla"), args)
+                wait()
                 outs[",".join(k)] = load_npys(d)
             except RuntimeError as err:
                 self.fail("correctness run failed: %s" % str(err)[:600])
@@ -437,10 +453,11 @@ class Bench:
                 % (t, t, t, t, t, t), None)
             common = [path, "--target", "trn2", "--mode", "compile",
                       "--steps", "3", "--runs", "1"]
-            k = self.seam_run("fnet-k-%d-%d-%d" % (b, s, d),
-                              common + ["--kernels", "fourier-mix"])
-            h = self.seam_run("fnet-h-%d-%d-%d" % (b, s, d), common)
+            k = self.submit("fnet-k-%d-%d-%d" % (b, s, d),
+                            common + ["--kernels", "fourier-mix"])
+            h = self.submit("fnet-h-%d-%d-%d" % (b, s, d), common)
             acc = self.fnet_accuracy(path, (b, s, d))
+            k, h = k(), h()
             kt, ht = steady(k), steady(h)
             rows.append([b, s, d, fmt(kt * 1e3), fmt(r["kernel_ms"]),
                          fmt(ht * 1e3), fmt(r["cpu_fallback_ms"]),
@@ -536,12 +553,22 @@ class Bench:
             common = ["--target", "trn2", "--mode", "eager", "--steps", "3",
                       "--runs", "1", "--cache-dir", cache]
             runs = {
-                "seed": self.seam_run("fnseed-s-" + tag, [seed] + common +
-                                      ["--kernels", "fft"]),
-                "fused": self.seam_run("fnseed-f-" + tag, [fused] + common +
-                                       ["--kernels", "fourier-mix"]),
-                "host": self.seam_run("fnseed-h-" + tag, [fused] + common),
+                "seed": self.submit("fnseed-s-" + tag, [seed] + common +
+                                    ["--kernels", "fft"]),
+                "fused": self.submit("fnseed-f-" + tag, [fused] + common +
+                                     ["--kernels", "fourier-mix"]),
+                "host": self.submit("fnseed-h-" + tag, [fused] + common),
             }
+            # The ablation runs start now too (collected below).
+            abl = []
+            for label, sw in switches:
+                a = {}
+                for name, path, kern in [("seed", seed, "fft"),
+                                         ("fused", fused, "fourier-mix")]:
+                    a[name] = self.submit(
+                        "fnseed-abl-%s-%s-%s" % (sw[0].strip("-"), name, tag),
+                        [path] + common + ["--kernels", kern] + sw)
+                abl.append(a)
             x = np.random.default_rng(11).uniform(-1, 1, (b, s, d)).astype(
                 np.float32)
             xin = os.path.join(self.tmp, "fnseed-x-%s.npy" % tag)
@@ -549,17 +576,22 @@ class Bench:
             exact = fourier_mix_ref(x, (b, s, d))
             padded = padded_mix_ref(x)
             acc = {}
+            pending = []
             for name, path, kern in [("seed", seed, "fft"),
                                      ("fused", fused, "fourier-mix"),
                                      ("host", fused, None)]:
                 out = os.path.join(self.tmp, "fnseed-acc-%s-%s" % (name, tag))
+                pending.append((name, out, self.submit(
+                    "fnseed-acc-%s-%s" % (name, tag),
+                    [path, "--functional", "--mode", "eager",
+                     "--steps", "1", "--runs", "1", "--target",
+                     "trn2", "--input", "x=" + xin,
+                     "--output-dir", out] +
+                    (["--kernels", kern] if kern else []))))
+            runs = {k: wait() for k, wait in runs.items()}
+            for name, out, wait in pending:
                 try:
-                    self.seam_run("fnseed-acc-%s-%s" % (name, tag),
-                                  [path, "--functional", "--mode", "eager",
-                                   "--steps", "1", "--runs", "1", "--target",
-                                   "trn2", "--input", "x=" + xin,
-                                   "--output-dir", out] +
-                                  (["--kernels", kern] if kern else []))
+                    wait()
                     got = load_npys(out)[0]
                     acc[name] = compare([exact], [got])[0]
                     if name == "seed":
@@ -585,13 +617,8 @@ class Bench:
             # Ablation of the seed-vs-fused gap (eager costs).
             gap = ms["seed"] - ms["fused"]
             arow = [b, s, d, fmt(gap)]
-            for label, sw in switches:
-                a = {}
-                for name, path, kern in [("seed", seed, "fft"),
-                                         ("fused", fused, "fourier-mix")]:
-                    a[name] = steady(self.seam_run(
-                        "fnseed-abl-%s-%s-%s" % (sw[0].strip("-"), name, tag),
-                        [path] + common + ["--kernels", kern] + sw)) * 1e3
+            for a in abl:
+                a = {name: steady(wait()) * 1e3 for name, wait in a.items()}
                 arow.append(fmt(gap - (a["seed"] - a["fused"])))
             dev = (last_step(runs["seed"])["device_s"] -
                    last_step(runs["fused"])["device_s"]) * 1e3
@@ -660,9 +687,10 @@ class Bench:
                 % (u, h, l, h, u, u, n, u, h, l, h, u, u, u), None)
             common = [path, "--target", "trn2", "--mode", "compile",
                       "--steps", "3", "--runs", "1"]
-            k = self.seam_run("fftconv-k-%d" % l,
-                              common + ["--kernels", "fftconv"])
-            hst = self.seam_run("fftconv-h-%d" % l, common)
+            k = self.submit("fftconv-k-%d" % l,
+                            common + ["--kernels", "fftconv"])
+            hst = self.submit("fftconv-h-%d" % l, common)
+            k, hst = k(), hst()
             kt, ht = steady(k), steady(hst)
             rows.append([l, n, h, fmt(kt * 1e3), fmt(ht * 1e3),
                          "%.1fx" % (ht / kt) if kt else "-"])
@@ -689,16 +717,20 @@ class Bench:
         gap = full[("qkv",)]["warm_step_s"] - full[()]["warm_step_s"]
         rows = []
         bars = []
+        pending = []
         for label, sw in switches:
             r = {}
             for k in [(), ("qkv",)]:
                 # Warm steps are what is compared: share one cache so the
                 # ablation runs do not recompile the same programs.
-                r[k] = self.seam_run(
+                r[k] = self.submit(
                     "abl-%s-%s" % (sw[0].strip("-"), "-".join(k) or "vanilla"),
                     self.flux_args("trn1", "eager", list(k), steps, 1,
                                    sw + ["--cache-dir",
                                          os.path.join(self.tmp, "abl-cache")]))
+            pending.append((label, sw, r))
+        for label, sw, r in pending:
+            r = {k: wait() for k, wait in r.items()}
             if sw == ["--no-kernel-call-host"]:
                 self.abl_no_kernel_call = r
             g = r[("qkv",)]["warm_step_s"] - r[()]["warm_step_s"]
@@ -816,59 +848,6 @@ class Bench:
             prof = json.load(f)
         return prof["figures"][name]["value"]
 
-    # plots -------------------------------------------------------------------
-    def plots(self):
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            log("matplotlib not available: no plots")
-            return []
-        files = []
-
-        def bar(name, labels, values, ylabel, title, published=None):
-            fig, ax = plt.subplots(figsize=(7, 3.5))
-            x = range(len(labels))
-            w = 0.4 if published else 0.7
-            ax.bar([i - (w / 2 if published else 0) for i in x], values, w,
-                   label="seam")
-            if published:
-                ax2 = ax.twinx()
-                ax2.bar([i + w / 2 for i in x], published, w, color="tab:gray",
-                        label="published")
-                ax2.set_ylabel("published")
-            if published:
-                fig.legend(["seam (left axis)", "published (right axis)"],
-                           loc="upper left", fontsize=8)
-            ax.set_xticks(list(x))
-            ax.set_xticklabels(labels, rotation=15, fontsize=8)
-            ax.set_ylabel(ylabel)
-            ax.set_title(title, fontsize=10)
-            fig.tight_layout()
-            p = os.path.join(self.out, name + ".png")
-            fig.savefig(p, dpi=110)
-            plt.close(fig)
-            files.append(p)
-
-        pubc = self.seed["flux2_klein"]["compile"]["rows"]
-        labels = [",".join(r["kernels"]) or "none" for r in pubc]
-        c = [self.compile_res[tuple(r["kernels"])] for r in pubc]
-        bar("step-latency", labels, [r["warm_step_s"] for r in c],
-            "warm s/step (seam)", "Compile mode warm step latency (trn2)",
-            [r["warm_s_per_step"] for r in pubc])
-        bar("cold-compile", labels, [r["compile"]["cold_s"] for r in c],
-            "cold compile s (seam)", "Cold compile time per variant",
-            [r["cold_s"] for r in pubc])
-        bar("fnet-speedup", ["%d,%d,%d" % r[:3] for r in self.fnet_rows],
-            [r[3] for r in self.fnet_rows], "speedup (seam)",
-            "FNet kernel speedup over the CPU fallback",
-            [r[4] for r in self.fnet_rows])
-        bar("ablation", [b[0] for b in self.ablation_bars],
-            [b[1] for b in self.ablation_bars], "s of the gap",
-            "What makes the fragmented eager step slower")
-        return files
-
     def write_report(self, files):
         md = ["# seam: the published experiments, reproduced", ""]
         for key in sorted(self.tables):
@@ -882,6 +861,149 @@ class Bench:
             json.dump({k: {"title": v[0], "header": v[1], "rows": v[2],
                            "notes": v[3]} for k, v in self.tables.items()},
                       f, indent=1)
+
+
+# -- plots ----------------------------------------------------------------------
+# Drawn from the tables (tables.json's rows), so `--plots-only` redraws them
+# from a finished run.
+def _col(table, name):
+    return table["header"].index(name)
+
+
+def _num(cell):
+    """A table cell as a float ("59.6x", "+3.1%", "0.01657"); None if
+    empty."""
+    cell = str(cell).strip().rstrip("x%")
+    return float(cell) if cell not in ("", "-") else None
+
+
+def plots(tables, out):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib not available: no plots")
+        return []
+    files = []
+
+    def save(fig, name):
+        p = os.path.join(out, name + ".png")
+        fig.savefig(p, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        files.append(p)
+
+    def label_bars(ax, bars, fmt_):
+        for r in bars:
+            v = r.get_height()
+            ax.annotate(fmt_(v), (r.get_x() + r.get_width() / 2, v),
+                        xytext=(0, 2), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=7)
+
+    def vs_vanilla(name, title, seam_col, pub_col, unit, seam_what,
+                   pub_what):
+        """Each variant's seam and published figure as a ratio to its own
+        vanilla (kernels none): one axis, one unit."""
+        t = tables.get("3-compile")
+        if not t:
+            return
+        rows = [r for r in t["rows"] if r[0] != "eager baseline"]
+        ks = [r[0] for r in rows]
+        seam = [_num(r[_col(t, seam_col)]) for r in rows]
+        pub = [_num(r[_col(t, pub_col)]) for r in rows]
+        base = ks.index("none")
+        fig, ax = plt.subplots(figsize=(7, 3.8))
+        x = range(len(ks))
+        w = 0.38
+        b1 = ax.bar([i - w / 2 for i in x], [v / seam[base] for v in seam],
+                    w, label="seam (%s; vanilla %.4g %s)" % (
+                        seam_what, seam[base], unit))
+        b2 = ax.bar([i + w / 2 for i in x], [v / pub[base] for v in pub], w,
+                    color="tab:gray", label="published (%s; vanilla %.4g "
+                    "%s)" % (pub_what, pub[base], unit))
+        for bars in (b1, b2):
+            label_bars(ax, bars, lambda v: "%.2fx" % v)
+        ax.axhline(1.0, color="black", lw=0.6)
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(ks, fontsize=8)
+        ax.set_xlabel("kernels")
+        ax.set_ylabel("ratio to vanilla (kernels none)")
+        ax.set_ylim(0, 1.15 * max([v / seam[base] for v in seam] +
+                                  [v / pub[base] for v in pub]))
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+                  ncol=1, frameon=False)
+        save(fig, name)
+
+    vs_vanilla("step-latency", "Compile mode warm step latency (trn2, TP=4), "
+               "relative to vanilla", "warm s/step (seam)",
+               "warm s/step (published)", "s/step", "emulated trn2",
+               "trn2 hardware")
+    vs_vanilla("cold-compile", "Cold compile time per variant, relative to "
+               "vanilla", "cold compile s (seam)", "cold s (published)", "s",
+               "this compiler, wall clock here", "neuronx-cc")
+
+    t = tables.get("5-fnet")
+    if t:
+        labels = ["%s,%s,%s" % tuple(r[:3]) for r in t["rows"]]
+        seam = [_num(r[_col(t, "speedup (seam)")]) for r in t["rows"]]
+        pub = [_num(r[_col(t, "speedup (published)")]) for r in t["rows"]]
+        fig, ax = plt.subplots(figsize=(7, 3.8))
+        x = range(len(labels))
+        w = 0.38
+        b1 = ax.bar([i - w / 2 for i in x], seam, w, label="seam (emulated)")
+        b2 = ax.bar([i + w / 2 for i in x], pub, w, color="tab:gray",
+                    label="published")
+        for bars in (b1, b2):
+            label_bars(ax, bars, lambda v: "%.1fx" % v)
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(labels, fontsize=8)
+        ax.set_xlabel("B,S,D (batch, sequence length, hidden size)")
+        ax.set_ylabel("speedup of the kernel over the CPU fallback (x)")
+        vals = [v for v in seam + pub if v]
+        if vals and max(vals) / min(vals) > 30:
+            ax.set_yscale("log")
+        ax.set_ylim(top=max(vals) * (3 if ax.get_yscale() == "log" else 1.2))
+        ax.set_title("FNet Fourier mixing: kernel speedup over the CPU "
+                     "fallback (trn2)", fontsize=10)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  frameon=False)
+        save(fig, "fnet-speedup")
+
+    t = tables.get("7-ablation")
+    if t:
+        c = _col(t, "contribution (s)")
+        sh = _col(t, "share of gap")
+        rows = [(r[0], _num(r[c]) or 0.0, r[sh]) for r in t["rows"]]
+        fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.4))
+        y = list(range(len(rows)))[::-1]
+        vals = [v for _, v, _ in rows]
+        pos = [v for v in vals if v > 0]
+        logx = (pos and min(vals) >= 0 and max(pos) / min(pos) > 100)
+        ax.barh(y, [v if v > 0 or not logx else 0 for v in vals],
+                color=["tab:blue" if v >= 0 else "tab:red" for v in vals])
+        ax.set_yticks(y)
+        ax.set_yticklabels([l for l, _, _ in rows], fontsize=8)
+        if logx:
+            ax.set_xscale("log")
+            lo = min(pos) / 3
+            ax.set_xlim(lo, max(pos) * 30)
+        else:
+            span = max(abs(v) for v in vals) or 1.0
+            ax.set_xlim(min(0, min(vals)) - 0.05 * span, max(vals) + 0.6 *
+                        span)
+        for yi, (l, v, share_) in zip(y, rows):
+            x0 = v if v > 0 else (ax.get_xlim()[0] if logx else 0)
+            ax.annotate("%s s (%s of the gap)" % (fmt(v), share_ or "-")
+                        if v else "0 s: no effect", (x0, yi),
+                        xytext=(4, 0), textcoords="offset points",
+                        va="center", fontsize=7)
+        ax.set_xlabel("contribution to the fragmented-vs-fused gap, s per "
+                      "step" + (" (log scale)" if logx else ""))
+        ax.set_title("What makes the fragmented eager step slower (trn1, "
+                     "TP=4, qkv)", fontsize=10)
+        save(fig, "ablation")
+    return files
 
 
 # -- helpers --------------------------------------------------------------------
@@ -994,27 +1116,72 @@ def main():
     ap.add_argument("--only", default="",
                     help="comma list of sections (rope,eager,compile,sites,correct,"
                     "fnet,fnet-seed,fftconv,ablation,roofline,auto)")
+    ap.add_argument("--scheduler",
+                    help="tcp://HOST:PORT of a running Dask scheduler "
+                    "(default: an embedded LocalCluster). Its workers need "
+                    "seam's binaries at --build's path and, for the "
+                    "correctness and accuracy runs (--output-dir), this "
+                    "machine's temp directory")
+    ap.add_argument("--workers", type=int,
+                    help="LocalCluster workers (default: one per core). "
+                    "Cold-compile and host-fallback columns are wall-clock "
+                    "times measured while the workers share the machine; "
+                    "--workers 1 measures them one run at a time")
+    ap.add_argument("--plots-only", action="store_true",
+                    help="redraw the plots from OUT/tables.json; run nothing")
     args = ap.parse_args()
+    if args.plots_only:
+        path = os.path.join(args.out, "tables.json")
+        try:
+            with open(path) as f:
+                tables = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.exit("reproduce.py: error: cannot read %s: %s" % (
+                path, getattr(e, "strerror", None) or e))
+        files = plots(tables, os.path.abspath(args.out))
+        print("plots: %s" % (", ".join(files) or "none"))
+        return
     log("published figures: " + os.path.abspath(args.seed))
     b = Bench(args)
     only = set(filter(None, args.only.split(",")))
     t0 = time.time()
-    sections = [("rope", b.rope_applicability), ("eager", b.eager),
-                ("compile", b.compile_mode), ("sites", b.kernel_sites),
-                ("correct", b.correctness),
-                ("fnet", b.fnet), ("fnet-seed", b.fnet_seed),
-                ("fftconv", b.fftconv),
-                ("ablation", b.ablation), ("roofline", b.roofline),
-                ("auto", b.auto)]
+    # Sections that need another's results run after it in one chain; the
+    # chains run side by side, each seam-run a task of the Dask cluster.
+    chains = [[("rope", b.rope_applicability)],
+              [("eager", b.eager), ("ablation", b.ablation)],
+              [("compile", b.compile_mode)], [("sites", b.kernel_sites)],
+              [("correct", b.correctness)], [("fnet", b.fnet)],
+              [("fnet-seed", b.fnet_seed)], [("fftconv", b.fftconv)],
+              [("roofline", b.roofline)], [("auto", b.auto)]]
+    chains = [[(n, fn) for n, fn in c if not only or n in only]
+              for c in chains]
+    chains = [c for c in chains if c]
     b.correct = {}
-    for name, fn in sections:
-        if only and name not in only:
-            continue
-        log("== %s" % name)
-        fn()
+    import sweep
+    try:
+        benchlib.ENGINE = sweep.Engine(b.bin, scheduler=args.scheduler,
+                                       workers=args.workers)
+    except sweep.SweepError as e:
+        sys.exit("reproduce.py: error: %s" % e)
+    log("seam-run points on %d Dask worker(s) of %s" % (
+        benchlib.ENGINE.workers(), args.scheduler or "a LocalCluster"))
+
+    def run_chain(chain):
+        for name, fn in chain:
+            log("== %s" % name)
+            fn()
+    from concurrent.futures import ThreadPoolExecutor
+    try:
+        with ThreadPoolExecutor(max_workers=len(chains)) as pool:
+            for f in [pool.submit(run_chain, c) for c in chains]:
+                f.result()
+    finally:
+        benchlib.ENGINE.close()
+        benchlib.ENGINE = None
     if not only:
         b.conclusions()
-        files = b.plots()
+        files = plots({k: {"title": v[0], "header": v[1], "rows": v[2]}
+                       for k, v in b.tables.items()}, b.out)
         b.write_report(files)
         print("\nTables: %s/*.csv, %s/report.md; plots: %s" % (
             b.out, b.out, ", ".join(files) or "none"))

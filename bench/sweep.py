@@ -210,7 +210,9 @@ def run_task(task, seam_bin):
             local = os.path.join(work, os.path.basename(name))
             with open(local, "wb") as f:
                 f.write(content)
-            args = [local if a == name else a for a in args]
+            args = [local if a == name else
+                    a[:-len(name)] + local if a.endswith("=" + name) else a
+                    for a in args]
         if task["cache"] == "shared":
             cache = os.path.join(tempfile.gettempdir(),
                                  "seam-sweep-cache-" + task["build"])
