@@ -224,8 +224,7 @@ def run_task(task, seam_bin):
                            text=True)
         wall = time.time() - t0
         if p.returncode != 0:
-            lines = [l for l in p.stderr.splitlines() if l.strip()]
-            err = lines[0] if lines else "exit status %d" % p.returncode
+            err = error_line(p.stderr) or "exit status %d" % p.returncode
             if p.returncode < 0:
                 err = "seam-run killed by signal %d" % -p.returncode
             return {"ok": False, "host": host, "wall_s": wall,
@@ -235,6 +234,21 @@ def run_task(task, seam_bin):
                     "json": json.load(f)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def error_line(stderr):
+    """The one line that says why seam-run failed: its first line that is
+    neither progress ("seam-run: [4.4 s] ...") nor a warning; a line that
+    ends in ':' is joined with the next."""
+    lines = [l.strip() for l in stderr.splitlines() if l.strip()]
+    lines = [l for l in lines if not l.startswith("seam-run: [") and
+             "warning:" not in l]
+    if not lines:
+        return ""
+    err = lines[0]
+    if err.endswith(":") and len(lines) > 1:
+        err += " " + lines[1]
+    return err
 
 
 def _worker_identity(seam_bin):
