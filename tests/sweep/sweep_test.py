@@ -147,6 +147,11 @@ def cluster_case(bin_dir, tmp):
             except OSError:
                 return 0
         wait_for(lambda: n_workers() == 2, 60, "2 workers at " + addr)
+        from distributed import Client
+        with Client(addr, timeout=5) as c:
+            names = {w["name"]: a for a, w in
+                     c.scheduler_info()["workers"].items()}
+        victim_addr = names["w1"]
         log("scheduler %s with 2 workers" % addr)
 
         # A worker without the binary: one line naming the worker.
@@ -197,16 +202,17 @@ def cluster_case(bin_dir, tmp):
         check(len(ok) == NPOINTS and len(set(r["key"] for r in ok)) ==
               NPOINTS, "%d ok rows of %d points" % (len(ok), NPOINTS))
         after = rows[before:]
-        survivors = set(r["worker"] for r in after)
-        check(len(set(r["worker"] for r in rows)) == 2 and
-              len(survivors) == 1, "rows after the kill came from %s" %
-              sorted(survivors))
+        # At most the results w1 had sent before it died arrive late.
+        late = [r for r in after if r["worker"] == victim_addr]
+        check(len(set(r["worker"] for r in rows)) == 2 and len(late) <= 2,
+              "%d rows from the killed worker arrived after the kill" %
+              len(late))
         with open(os.path.join(out, "results.csv")) as f:
             check(sum(1 for _ in f) == NPOINTS + 1, "results.csv rows")
         against_serial(bin_dir, ok, tmp)
         log("%d rows, identical in every modelled figure to serial "
             "seam-run; %d finished on the surviving worker after the kill" %
-            (len(ok), len(after)))
+            (len(ok), len(after) - len(late)))
     finally:
         for p in procs:
             if p.poll() is None:
