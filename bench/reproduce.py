@@ -13,6 +13,14 @@ python3-numpy and python3-matplotlib, installed by tools/setup-debian.sh).
 
     bench/reproduce.py --build build --out results          # full
     bench/reproduce.py --build build --out /tmp/r --smoke   # reduced, for ctest
+    bench/reproduce.py --out results --plots-only           # redraw the plots
+
+Every seam-run is a task of the Dask engine seam-sweep uses (bench/sweep.py):
+an embedded LocalCluster, one worker per core (--workers), or a running
+scheduler (--scheduler tcp://HOST:PORT). Sections that do not need each
+other's results run side by side. The modelled figures do not depend on
+this; the wall-clock ones (cold compile, host-fallback times) are measured
+while the workers share the machine (--workers 1: one run at a time).
 """
 import argparse
 import csv
