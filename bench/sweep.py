@@ -165,6 +165,7 @@ class Result:
         self.json = d.get("json")
         self.error = d.get("error", "")
         self.wall_s = d.get("wall_s", 0.0)
+        self.cpu_s = d.get("cpu_s", 0.0)  # seam-run's user + system time
         self.worker = d.get("host", "")
 
 
@@ -219,10 +220,14 @@ def run_task(task, seam_bin):
             os.makedirs(cache, exist_ok=True)
             args = ["--cache-dir", cache] + args
         out = os.path.join(work, "result.json")
+        import resource
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.run([exe, "--quiet", "--json", out] + args,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            text=True)
         wall = time.time() - t0
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
         if p.returncode != 0:
             err = error_line(p.stderr) or "exit status %d" % p.returncode
             if p.returncode < 0:
@@ -231,7 +236,7 @@ def run_task(task, seam_bin):
                     "error": err.strip()[:400]}
         with open(out) as f:
             return {"ok": True, "host": host, "wall_s": wall,
-                    "json": json.load(f)}
+                    "cpu_s": cpu, "json": json.load(f)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

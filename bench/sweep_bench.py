@@ -15,13 +15,15 @@ mean serial total, and the overhead per point: the worker time not spent
 inside seam-run, (workers x sweep time - sum of the tasks' seam-run wall
 times) / points. The tasks' seam-run times against the serial ones show
 how much slower a seam-run is while another runs beside it (contention,
-not the engine).
+not the engine), and the cores used (seam-run CPU time / wall time) show
+how much of the machine the runs got while others used it.
 
     bench/sweep_bench.py --seam-bin build/bin [--workers 2] [--json F]
 """
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -48,8 +50,15 @@ def points():
     return out
 
 
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def serial(seam_run, pts, tmp):
+    """Total wall s, per-point wall s, seam-run CPU s (user + system)."""
     walls = []
+    c0 = children_cpu()
     t0 = time.time()
     for i, a in enumerate(pts):
         t = time.time()
@@ -61,7 +70,7 @@ def serial(seam_run, pts, tmp):
             sys.exit("sweep_bench: seam-run %s failed: %s" % (
                 " ".join(a), p.stderr.strip().splitlines()[:1]))
         walls.append(time.time() - t)
-    return time.time() - t0, walls
+    return time.time() - t0, walls, children_cpu() - c0
 
 
 def main():
@@ -79,7 +88,7 @@ def main():
     with open("/proc/loadavg") as f:
         load0 = f.read().split()[:3]
 
-    s1, w1 = serial(seam_run, pts, tmp)
+    s1, w1, c1 = serial(seam_run, pts, tmp)
     t = time.time()
     try:
         eng = sweep.Engine(a.seam_bin, workers=a.workers)
@@ -98,12 +107,15 @@ def main():
     bad = [r.error for r in res if not r.ok]
     if bad:
         sys.exit("sweep_bench: %d point(s) failed: %s" % (len(bad), bad[0]))
-    s2, w2 = serial(seam_run, pts, tmp)
+    s2, w2, c2 = serial(seam_run, pts, tmp)
     with open("/proc/loadavg") as f:
         load1 = f.read().split()[:3]
 
     ser = (s1 + s2) / 2
     task_sum = sum(r.wall_s for r in res)
+    task_cpu = sum(r.cpu_s for r in res)
+    # Cores the runs got: seam-run CPU time over wall time (serial: at most
+    # 1; the sweep: at most --workers). Other users of the machine lower it.
     overhead = (a.workers * dist - task_sum) / n
     fig = {
         "points": n, "workers": a.workers, "cores": os.cpu_count(),
@@ -115,6 +127,10 @@ def main():
         "serial_point_mean_ms": round(1e3 * (sum(w1) + sum(w2)) / (2 * n), 2),
         "task_point_mean_ms": round(1e3 * task_sum / n, 2),
         "loadavg_before": load0, "loadavg_after": load1,
+        "serial_cores_used": round((c1 + c2) / (s1 + s2), 3),
+        "sweep_cores_used": round(task_cpu / dist, 3),
+        "seam_run_cpu_s": {"serial": [round(c1, 3), round(c2, 3)],
+                           "sweep": round(task_cpu, 3)},
     }
     print("%d points, %d workers on %d cores (load average before %s, "
           "after %s)" % (n, a.workers, os.cpu_count(), " ".join(load0),
@@ -128,6 +144,10 @@ def main():
         fig["speedup"], fig["speedup_with_startup"]))
     print("overhead:    %.1f ms per point (worker time outside seam-run)" %
           fig["overhead_per_point_ms"])
+    print("cores used:  serial %.2f, sweep %.2f of %d (seam-run CPU s / "
+          "wall s; seam-run CPU s: serial %.2f, %.2f; sweep %.2f)" % (
+              fig["serial_cores_used"], fig["sweep_cores_used"], a.workers,
+              c1, c2, task_cpu))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(fig, f, indent=1)
