@@ -299,7 +299,7 @@ class Engine:
             n = workers or os.cpu_count() or 1
             self.cluster = LocalCluster(n_workers=n, threads_per_worker=1,
                                         processes=True,
-                                        dashboard_address=None,
+                                        dashboard_address=":0",
                                         silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         try:
