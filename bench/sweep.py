@@ -256,6 +256,17 @@ def error_line(stderr):
     return err
 
 
+def _sigint_ignoring_python():
+    """A temporary executable that runs this Python with SIGINT ignored."""
+    fd, path = tempfile.mkstemp(prefix="seam-sweep-python-", suffix=".sh")
+    with os.fdopen(fd, "w") as f:
+        f.write("#!/bin/sh\n# seam-sweep's Dask workers: Ctrl-C is the "
+                "client's to handle\ntrap '' INT\nexec %s \"$@\"\n" %
+                sys.executable)
+    os.chmod(path, 0o755)
+    return path
+
+
 def _worker_identity(seam_bin):
     import socket
     b, why = build_identity(seam_bin)
@@ -297,10 +308,26 @@ class Engine:
             if why:
                 raise SweepError(why + " (--seam-bin)")
             n = workers or os.cpu_count() or 1
-            self.cluster = LocalCluster(n_workers=n, threads_per_worker=1,
-                                        processes=True,
-                                        dashboard_address=":0",
-                                        silence_logs=logging.ERROR)
+            # The worker processes ignore SIGINT from their first
+            # instruction: a Ctrl-C reaches the whole process group, and
+            # only the client is to act on it (stop, close the cluster);
+            # workers that caught it would die printing tracebacks. They
+            # are spawned through a shell that ignores it and execs Python
+            # (an ignored SIGINT stays ignored in Python and in the
+            # seam-runs they start). SIGINT is blocked here while the
+            # cluster starts, so a Ctrl-C then interrupts the client once
+            # the cluster is up, and it closes the cluster.
+            import multiprocessing
+            import signal
+            self._wrapper = _sigint_ignoring_python()
+            multiprocessing.set_executable(self._wrapper)
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                self.cluster = LocalCluster(
+                    n_workers=n, threads_per_worker=1, processes=True,
+                    dashboard_address=":0", silence_logs=logging.ERROR)
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
             self.client = Client(self.cluster)
         try:
             self.build = self._check_workers(connect_timeout)
@@ -351,4 +378,11 @@ class Engine:
             try:
                 self.cluster.close(timeout=10)
             except Exception:
+                pass
+            self.cluster = None
+            import multiprocessing
+            multiprocessing.set_executable(sys.executable)
+            try:
+                os.unlink(self._wrapper)
+            except OSError:
                 pass
