@@ -55,15 +55,15 @@ def _shipped_files(args):
     return files
 
 
-def seam_run_json(seam_run, args, json_path, cold_in=None):
+def seam_run_json(seam_run, args, json_path, cold_in=None, exclusive=False):
     """Runs `seam-run --quiet --json json_path ARGS`; returns (its JSON, wall
     s). With `cold_in` (a directory) the run gets a fresh, empty compile
     cache there, so its first run compiles cold. With ENGINE set, the run
     is a task of its Dask cluster (seam-run from the engine's --seam-bin;
     a fresh compile cache unless ARGS name one) and `json_path` gets a copy
-    of its JSON."""
+    of its JSON; `exclusive`: see submit_seam_run."""
     if ENGINE is not None:
-        return submit_seam_run(seam_run, args, json_path)()
+        return submit_seam_run(seam_run, args, json_path, exclusive)()
     cmd = [seam_run, "--quiet", "--json", json_path]
     if cold_in:
         cmd += ["--cache-dir", tempfile.mkdtemp(prefix="cache-", dir=cold_in)]
@@ -72,18 +72,28 @@ def seam_run_json(seam_run, args, json_path, cold_in=None):
         return json.load(f), wall
 
 
-def submit_seam_run(seam_run, args, json_path):
+def submit_seam_run(seam_run, args, json_path, exclusive=False):
     """seam_run_json started now, waited for later: returns a function that
     returns (its JSON, wall s) or raises RuntimeError. With ENGINE set the
     run starts at once on the cluster; without, when the function is
-    called."""
+    called.
+
+    Wall-clock figures must not be measured beside other runs: an
+    `exclusive` run (one whose table shows its cold compile or compile-phase
+    time) runs alone on the cluster, and a run that turns out to have
+    host-fallback ops (timed for real on the CPU) is run again alone and
+    that run's JSON returned."""
     if ENGINE is None:
         return lambda: seam_run_json(seam_run, args, json_path)
     import sweep
-    fut = ENGINE.submit(sweep.Point(args, files=_shipped_files(args)))
+    point = sweep.Point(args, files=_shipped_files(args))
+    fut = ENGINE.submit(point, exclusive=exclusive)
 
     def wait():
         res = sweep.Result(fut.result())
+        if res.ok and not exclusive and \
+                res.json.get("structure", {}).get("host_ops", 0) > 0:
+            res = ENGINE.run(point, exclusive=True)
         if not res.ok:
             raise RuntimeError("command failed: seam-run %s\n%s" % (
                 " ".join(args), res.error))

@@ -289,6 +289,11 @@ class Engine:
                              "(tools/setup-debian.sh installs it)")
         self.seam_bin = os.path.abspath(os.path.expanduser(seam_bin))
         self.cluster = None
+        import threading
+        self._gate = threading.Condition()
+        self._inflight = 0          # points submitted and not finished
+        self._excl_waiting = 0      # exclusive points waiting to start
+        self._excl_running = False
         if scheduler:
             if "://" not in scheduler:
                 scheduler = "tcp://" + scheduler
@@ -358,16 +363,47 @@ class Engine:
     def workers(self):
         return len(self.client.scheduler_info()["workers"])
 
-    def submit(self, point, key=None):
-        """A future of the point's Result dict (see Result)."""
-        return self.client.submit(run_task, point.task(self.build),
-                                  self.seam_bin,
-                                  key=key or "seam-" + point.key(self.build),
-                                  pure=False)
+    def submit(self, point, key=None, exclusive=False):
+        """A future of the point's Result dict (see Result). An exclusive
+        point runs alone: it waits for every point in flight to finish, and
+        later points wait for it (for wall-clock figures, such as a cold
+        compile or a host-fallback op run on this CPU, that other runs on
+        the machine would slow). Blocks until the point may start."""
+        self._gate_enter(exclusive)
+        try:
+            fut = self.client.submit(
+                run_task, point.task(self.build), self.seam_bin,
+                key=key or ("seam-excl-" if exclusive else "seam-") +
+                point.key(self.build), pure=False)
+        except BaseException:
+            self._gate_leave(exclusive)
+            raise
+        fut.add_done_callback(lambda _: self._gate_leave(exclusive))
+        return fut
 
-    def run(self, point):
+    def _gate_enter(self, exclusive):
+        with self._gate:
+            if exclusive:
+                self._excl_waiting += 1
+                while self._excl_running or self._inflight:
+                    self._gate.wait()
+                self._excl_waiting -= 1
+                self._excl_running = True
+            else:
+                while self._excl_running or self._excl_waiting:
+                    self._gate.wait()
+            self._inflight += 1
+
+    def _gate_leave(self, exclusive):
+        with self._gate:
+            self._inflight -= 1
+            if exclusive:
+                self._excl_running = False
+            self._gate.notify_all()
+
+    def run(self, point, exclusive=False):
         """Runs one point and waits: its Result."""
-        return Result(self.submit(point).result())
+        return Result(self.submit(point, exclusive=exclusive).result())
 
     def close(self):
         try:
