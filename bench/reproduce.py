@@ -1189,13 +1189,22 @@ def main():
             log("== %s" % name)
             fn()
     from concurrent.futures import ThreadPoolExecutor
+    pool = ThreadPoolExecutor(max_workers=len(chains))
     try:
-        with ThreadPoolExecutor(max_workers=len(chains)) as pool:
-            for f in [pool.submit(run_chain, c) for c in chains]:
-                f.result()
-    finally:
+        for f in [pool.submit(run_chain, c) for c in chains]:
+            f.result()
+    except KeyboardInterrupt:
+        # The section threads wait on the cluster's points: close it and
+        # leave without waiting for them.
         benchlib.ENGINE.close()
-        benchlib.ENGINE = None
+        log("reproduce.py: interrupted; tables and plots not written")
+        sys.stderr.flush()
+        os._exit(130)
+    finally:
+        pool.shutdown(wait=False)
+        if benchlib.ENGINE is not None:
+            benchlib.ENGINE.close()
+            benchlib.ENGINE = None
     if not only:
         b.conclusions()
         files = plots({k: {"title": v[0], "header": v[1], "rows": v[2]}

@@ -222,7 +222,13 @@ def run_task(task, seam_bin):
         out = os.path.join(work, "result.json")
         import resource
         ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        p = subprocess.run([exe, "--quiet", "--json", out] + args,
+        cmd = [exe, "--quiet", "--json", out] + args
+        # seam-run gets SIGTERM if its worker dies (killed, or its cluster
+        # closed on a Ctrl-C) instead of running on alone.
+        setpriv = shutil.which("setpriv")  # util-linux
+        if setpriv:
+            cmd = [setpriv, "--pdeathsig", "TERM"] + cmd
+        p = subprocess.run(cmd,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            text=True)
         wall = time.time() - t0
