@@ -16,6 +16,7 @@
 #include "kernels/FftCommon.h"
 #include "kernels/Kernels.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MathExtras.h"
 #include <numeric>
 
 using namespace mlir;
@@ -32,8 +33,6 @@ std::optional<std::pair<int64_t, int64_t>> seam::fftFactors(int64_t n) {
       return std::make_pair(a, n / a);
   return std::nullopt;
 }
-
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Bytes per partition a kernel's large transfers aim for: the fixed cost
 /// of a DMA is paid per piece it is spread over (one per queue), so a piece
@@ -77,8 +76,8 @@ static void buildSingleDft(KernelBuilder &kb, const FftParams &p, Value in,
   int64_t inBytes = n * inParts * (p.dtype.isBF16() ? 2 : 4);
   int64_t outBytes = outW * 4;
   int64_t rowsPerPart = std::max<int64_t>(
-      1, std::min({ceilDiv(kDmaTargetBytes, outBytes),
-                   ceilDiv(p.batch, kNumPartitions * kMinChunks),
+      1, std::min({llvm::divideCeilSigned(kDmaTargetBytes, outBytes),
+                   llvm::divideCeilSigned(p.batch, kNumPartitions * kMinChunks),
                    kKernelSbufBudgetBytes / 4 / (inBytes + outBytes)}));
   const int64_t kRowsPerPart = rowsPerPart;
   // PSUM and x^T tiles rotate over kRing 128-row blocks.
@@ -460,7 +459,9 @@ static void buildBatchedFourStep(KernelBuilder &kb, const FftParams &p,
   int64_t fit = kKernelSbufBudgetBytes / 4 / seqBytes / tileSeqs * tileSeqs;
   int64_t chunk = std::min(p.batch, std::max(tileSeqs, fit));
   if (p.batch > tileSeqs) {
-    int64_t want = ceilDiv(ceilDiv(p.batch, kMinChunks), tileSeqs) * tileSeqs;
+    int64_t want = llvm::divideCeilSigned(
+                       llvm::divideCeilSigned(p.batch, kMinChunks), tileSeqs) *
+                   tileSeqs;
     int64_t cap = std::max(tileSeqs, kMaxChunkRows / tileSeqs * tileSeqs);
     chunk = std::min({chunk, want, cap});
   }

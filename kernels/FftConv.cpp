@@ -27,14 +27,13 @@
 #include "kernels/FftCommon.h"
 #include "kernels/Kernels.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::ncore;
 
 namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// The operands of a call, by role.
 struct ConvOperands {
@@ -88,7 +87,8 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
   cfg.convolution = true;
   auto factors = *fftFactors(o.n);
   int64_t n1 = factors.first, n2 = factors.second;
-  int64_t ru = ceilDiv(o.len, n2), rk = ceilDiv(o.filterLen, n2);
+  int64_t ru = llvm::divideCeilSigned(o.len, n2),
+          rk = llvm::divideCeilSigned(o.filterLen, n2);
   cfg.inRows = ru;
   cfg.outRows = ru;
   // Chunks and tiles are whole groups but for the channels' last one.
@@ -113,12 +113,13 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
   // per channel per partition, and the kept filter spectra, in what the
   // budget leaves after the transform's constants and work tiles (< 32 KiB);
   // whole tiles of channels.
-  int64_t perChannel = (2 + (o.v ? 1 : 0) + (o.q ? 1 : 0)) * n2 * 4 +
-                       (spectraPerTile ? 0 : ceilDiv(2 * n1 * 4, g));
+  int64_t perChannel =
+      (2 + (o.v ? 1 : 0) + (o.q ? 1 : 0)) * n2 * 4 +
+      (spectraPerTile ? 0 : llvm::divideCeilSigned(2 * n1 * 4, g));
   int64_t fit = (kKernelSbufBudgetBytes - 32 * 1024) / perChannel;
   int64_t chunk =
       std::min(o.channels, std::max(tileSeqs, fit / tileSeqs * tileSeqs));
-  int64_t chunkGroups = ceilDiv(chunk, g);
+  int64_t chunkGroups = llvm::divideCeilSigned(chunk, g);
   auto seqTile = [&]() { return kb.sbuf({n1, chunk, n2, 1}, f32); };
   // y of a tile replaces its filter columns in `ak` once the spectra are
   // taken (every chunk zeroes the filter's padding in `ak` again).
@@ -399,7 +400,7 @@ void buildSingleConv(KernelBuilder &kb, const ConvOperands &o) {
   Value outR = rows2d(o.out);
   Value maskF = o.mask ? flatten(kb, o.mask) : Value();
   auto runChunk = [&](Index h0, int64_t count) {
-    int64_t nblk = ceilDiv(count, kBlock);
+    int64_t nblk = llvm::divideCeilSigned(count, kBlock);
     auto blockRows = [&](int64_t s) {
       return std::min<int64_t>(kBlock, count - s * kBlock);
     };

@@ -31,6 +31,7 @@
 #include "kernels/KernelBuilder.h"
 #include "kernels/Kernels.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -66,8 +67,6 @@ static FailureOr<FlashProgram> createFlashProgram(OpBuilder &b, ModuleOp module,
   fp.prog = createKernelProgram(b, module, name, sig);
   return fp;
 }
-
-static int64_t ceilDivI(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 namespace {
 /// The per-head skeleton both kernels share. Per head, q, k and v arrive in
@@ -239,7 +238,7 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
   int64_t chunkBlocks = std::min<int64_t>(nkb, 2 * blocksPerBank);
   int64_t fullChunks = nkb / chunkBlocks, restBlocks = nkb % chunkBlocks;
   bool online = fullChunks + (restBlocks ? 1 : 0) > 1;
-  int64_t banks = ceilDivI(chunkBlocks, blocksPerBank);
+  int64_t banks = llvm::divideCeilSigned(chunkBlocks, blocksPerBank);
   struct Lane {
     SmallVector<Value, 2> s; // PSUM score banks (P^T transposes reuse them)
     Value pv;                // PSUM
@@ -270,7 +269,7 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
   // S = q K^T for the chunk and -scale * its row max (negmNew: the new
   // running -m with the online correction).
   auto scores = [&](Lane &ln, Index qi, Index c0, int64_t cb) {
-    int64_t nbk = ceilDivI(cb, blocksPerBank);
+    int64_t nbk = llvm::divideCeilSigned(cb, blocksPerBank);
     for (int64_t bk = 0; bk < nbk; ++bk) {
       int64_t n = bankBlocks(cb, bk);
       Value sv = kb.view(ln.s[bk], {blk, n * blk}, {0, 0});
@@ -289,7 +288,7 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
   };
   // P = exp(scale S - m) and its row sums (with the online correction).
   auto softmax = [&](Lane &ln, int64_t cb) {
-    int64_t nbk = ceilDivI(cb, blocksPerBank);
+    int64_t nbk = llvm::divideCeilSigned(cb, blocksPerBank);
     for (int64_t bk = 0; bk < nbk; ++bk) {
       int64_t n = bankBlocks(cb, bk);
       kb.activation(ActFunc::Exp,
@@ -312,7 +311,7 @@ static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
   };
   // P^T through the score banks (transposes, then one copy per bank).
   auto transposeP = [&](Lane &ln, int64_t cb) {
-    int64_t nbk = ceilDivI(cb, blocksPerBank);
+    int64_t nbk = llvm::divideCeilSigned(cb, blocksPerBank);
     for (int64_t bk = 0; bk < nbk; ++bk) {
       int64_t n = bankBlocks(cb, bk);
       for (int64_t j = 0; j < n; ++j)

@@ -20,19 +20,19 @@
 #include "kernels/Kernels.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::ncore;
 
 namespace {
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Loads the HBM [rows, cols] constant into SBUF [128, ceil(rows/128), cols]
 /// (row r at partition r % 128, chunk r / 128).
 Value loadChunked(KernelBuilder &kb, Value hbm, int64_t rows, int64_t cols,
                   Type dtype) {
-  int64_t nc = ceilDiv(rows, 128);
+  int64_t nc = llvm::divideCeilSigned(rows, 128);
   Value t = kb.sbuf({std::min<int64_t>(rows, 128), nc, cols}, dtype);
   for (int64_t c = 0; c < nc; ++c) {
     int64_t w = std::min<int64_t>(128, rows - c * 128);
@@ -46,8 +46,8 @@ Value loadChunked(KernelBuilder &kb, Value hbm, int64_t rows, int64_t cols,
 /// S and D multiples of 128 (or <= 128): partition-major chunks.
 void buildStrided(KernelBuilder &kb, int64_t nb, int64_t s, int64_t d,
                   Type dtype, Value in, Value out) {
-  int64_t ps = std::min<int64_t>(s, 128), nsk = ceilDiv(s, 128);
-  int64_t pd = std::min<int64_t>(d, 128), ndk = ceilDiv(d, 128);
+  int64_t ps = std::min<int64_t>(s, 128), nsk = llvm::divideCeilSigned(s, 128);
+  int64_t pd = std::min<int64_t>(d, 128), ndk = llvm::divideCeilSigned(d, 128);
   // The matrices move after the first batch's X (in the order the stages
   // use them), so stage 1 starts while C_D and S_D are still arriving.
   SmallVector<std::pair<Value, Value>, 4> pending;
@@ -76,7 +76,7 @@ void buildStrided(KernelBuilder &kb, int64_t nb, int64_t s, int64_t d,
     p2[i] = kb.psum({128, kMatmulMaxN});
     z[i] = kb.psum({128, kMatmulMaxN});
   }
-  int64_t dBlocks = ceilDiv(d, kMatmulMaxN);
+  int64_t dBlocks = llvm::divideCeilSigned(d, kMatmulMaxN);
   auto compute = [&](Index bi, unsigned buf) {
     // Stage 1: P[d, s'] = sum_s X[s, d] C_S[s, s'] (and S_S), d = p ndk + dc.
     kb.forRangeUnrolled(ndk, 2, [&](Index dc, unsigned r) {
@@ -132,7 +132,8 @@ void buildStrided(KernelBuilder &kb, int64_t nb, int64_t s, int64_t d,
 /// SBUF bytes per partition the kernel's tiles take for [B, S, D] (the
 /// path it takes for S, D).
 static int64_t fourierMixSbufBytes(int64_t s, int64_t d, int64_t e) {
-  int64_t nsk = ceilDiv(s, 128), ndk = ceilDiv(d, 128);
+  int64_t nsk = llvm::divideCeilSigned(s, 128),
+          ndk = llvm::divideCeilSigned(d, 128);
   auto partitionMajor = [](int64_t n) { return n <= 128 || n % 128 == 0; };
   int64_t matrices = 2 * nsk * s + 2 * ndk * d, stage = 2 * ndk * s;
   if (partitionMajor(s) && partitionMajor(d))
@@ -189,7 +190,8 @@ FailureOr<ProgramOp> seam::buildFourierMixKernel(OpBuilder &b, ModuleOp module,
     return prog;
   }
 
-  int64_t nsk = ceilDiv(s, 128), ndk = ceilDiv(d, 128);
+  int64_t nsk = llvm::divideCeilSigned(s, 128),
+          ndk = llvm::divideCeilSigned(d, 128);
   Value cs = loadChunked(kb, kb.constant(ConstantSpec::cos(s, s, s), dtype), s,
                          s, dtype);
   Value ss = loadChunked(kb, kb.constant(ConstantSpec::sin(s, s, s), dtype), s,

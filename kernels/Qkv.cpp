@@ -31,14 +31,13 @@
 #include "kernels/Kernels.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::seam;
 using namespace mlir::ncore;
 
 namespace {
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct QkvPlan {
   int64_t groupBlocks = 0; ///< Full 128-row blocks per row group.
@@ -80,7 +79,7 @@ QkvPlan choosePlan(int64_t m, int64_t k, int64_t n, int64_t dt, bool bias) {
   while (fit < blocks && planBytes(nk, k, n, fit + 1, tail, ns, dt, bias) <=
                              kKernelSbufBudgetBytes)
     ++fit;
-  return {fit, ns, ceilDiv(std::max<int64_t>(blocks, 1), fit)};
+  return {fit, ns, llvm::divideCeilSigned(std::max<int64_t>(blocks, 1), fit)};
 }
 
 } // namespace

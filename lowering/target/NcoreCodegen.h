@@ -17,9 +17,6 @@
 
 namespace mlir::ncore {
 
-/// Name of the unit attribute ncore-schedule leaves on a scheduled program.
-constexpr llvm::StringLiteral kScheduledAttrName = "ncore.scheduled";
-
 /// Real (steady-clock) wall time of each codegen phase, in ns. The calls
 /// below *add* to it, so one instance can sum over many programs. A pass's
 /// time includes the IR verification the pass manager runs after it.

@@ -17,7 +17,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialect/ncore/NcoreAccess.h"
-#include "lowering/target/NcoreCodegen.h"
 #include "lowering/transforms/NcorePasses.h"
 #include "passes/Statistics.h"
 #include "runtime/Profile.h"

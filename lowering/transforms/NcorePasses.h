@@ -25,6 +25,9 @@ namespace mlir::ncore {
 /// caller reserves when it inlines it. On an ncore.call_kernel: where in the
 /// caller's SBUF / PSUM the callee's bytes start (ncore-inline-calls adds it
 /// to every on-chip alloc of the inlined callee).
+/// Name of the unit attribute ncore-schedule leaves on a scheduled program
+/// (ncore-double-buffer leaves such a program alone; codegen requires it).
+constexpr llvm::StringLiteral kScheduledAttrName = "ncore.scheduled";
 constexpr llvm::StringLiteral kSbufExtentAttr = "ncore.sbuf_extent";
 constexpr llvm::StringLiteral kPsumExtentAttr = "ncore.psum_extent";
 constexpr llvm::StringLiteral kSbufBaseAttr = "ncore.sbuf_base";

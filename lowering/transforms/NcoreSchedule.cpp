@@ -38,7 +38,6 @@
 //===----------------------------------------------------------------------===//
 #include "dialect/ncore/NcoreAccess.h"
 #include "dialect/ncore/NcoreTranslate.h"
-#include "lowering/target/NcoreCodegen.h"
 #include "lowering/transforms/NcorePasses.h"
 #include "lowering/transforms/ParallelChunks.h"
 #include "passes/Statistics.h"
