@@ -48,6 +48,7 @@ llvm::Error seamimport::importFNet(ConfigReader &r, const ImportOptions &opt,
   c.initRange = r.positiveNumber("initializer_range", 0.02);
   if (r.has("type_vocab_size"))
     (void)r.positiveInt("type_vocab_size");
+  bool tpuFourier = r.boolean("use_tpu_fourier_optimizations", false);
   c.dtype = resolveDtype(r, opt, module.getContext(), "float32");
   c.seq = ConfigReader::withOption(c.maxPositions, opt.seq, "--seq");
   c.batch = Dim{opt.batch.value_or(1), "--batch"};
@@ -67,6 +68,18 @@ llvm::Error seamimport::importFNet(ConfigReader &r, const ImportOptions &opt,
     r.fail("field 'intermediate_size' (" + llvm::Twine(c.intermediate.value) +
            ") is not divisible by --tp " + llvm::Twine(c.tp));
   checkAtMost(r, c.layers, kMaxBlocks, "blocks");
+  // Hugging Face's FNet then mixes by DFT matrix products sized by
+  // tpu_short_seq_length (meant for TPUs) instead of FFTs: the same real
+  // part of the 2-D DFT. seam has one mix either way; the user is told.
+  if (tpuFourier && opt.onWarning && !r.failed())
+    opt.onWarning(
+        "field 'use_tpu_fourier_optimizations' is true: Hugging Face then "
+        "computes the same 2-D DFT as matrix products (a TPU layout); seam "
+        "imports it as its one Fourier mix (" +
+        std::string(opt.fourier && *opt.fourier == "seed"
+                        ? "--fourier seed: the source's FFT passes"
+                        : "seam.fourier_mix, the exact 2-D DFT") +
+        "), so the field changes nothing here");
   checkTensorSize(r, "the hidden states", {c.batch, c.seq, c.hidden});
   checkTensorSize(r, "the FFN activation", {c.batch, c.seq, c.intermediate});
   checkTensorSize(r, "the FFN weight", {c.hidden, c.intermediate});
@@ -108,7 +121,6 @@ llvm::Error seamimport::importFNet(ConfigReader &r, const ImportOptions &opt,
       return {g.layerNorm(g.add(f, h), c.eps, p + ".output.LayerNorm")};
     })[0];
   }
-  b.create<func::ReturnOp>(func.getLoc(), x);
-  func.setType(b.getFunctionType(func.getArgumentTypes(), {x.getType()}));
+  finishForward(b, func, {{"hidden_states", x}});
   return llvm::Error::success();
 }

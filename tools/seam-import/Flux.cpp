@@ -178,13 +178,18 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
   c.singleLayers = r.nonNegativeInt("num_single_layers");
   // Absent from diffusers' FLUX.1 configs: its blocks' default MLP ratio
   // (4), its rotary base (10000), and the published experiments' shapes
-  // (256 image tokens, 512 text tokens).
-  c.mlpRatio = r.positiveNumber("mlp_ratio", 4.0);
+  // (256 image tokens, 512 text tokens). FLUX.2 (model_type flux2, or
+  // diffusers' Flux2Transformer2DModel) defaults to ratio 3 and base 2000,
+  // Flux2Transformer2DModel's defaults.
+  bool flux2 = (r.has("model_type") && r.string("model_type") == "flux2") ||
+               (!r.has("model_type") && r.has("_class_name") &&
+                llvm::StringRef(r.string("_class_name")).starts_with("Flux2"));
+  c.mlpRatio = r.positiveNumber("mlp_ratio", flux2 ? 3.0 : 4.0);
   c.imgSeq =
       ConfigReader::withOption(r.positiveInt("img_seq", 256), opt.seq, "--seq");
   c.txtSeq = ConfigReader::withOption(r.positiveInt("txt_seq", 512), opt.txtSeq,
                                       "--txt-seq");
-  c.ropeTheta = r.positiveNumber("rope_theta", 10000);
+  c.ropeTheta = r.positiveNumber("rope_theta", flux2 ? 2000 : 10000);
   c.eps = r.positiveNumber("eps", 1e-6);
   c.initRange = r.positiveNumber("initializer_range", 0.02);
   c.dtype = resolveDtype(r, opt, module.getContext(), "bfloat16");
@@ -288,13 +293,11 @@ llvm::Error seamimport::importFlux(ConfigReader &r, const ImportOptions &opt,
                     })[0];
   }
 
-  SmallVector<Value> results;
+  // The joint stream (text tokens, then image tokens) after single-stream
+  // blocks; the two streams when there are none.
   if (joint)
-    results.push_back(joint);
+    finishForward(b, func, {{"joint", joint}});
   else
-    results.append({img, txt});
-  b.create<func::ReturnOp>(func.getLoc(), results);
-  func.setType(b.getFunctionType(func.getArgumentTypes(),
-                                 ValueRange(results).getTypes()));
+    finishForward(b, func, {{"img", img}, {"txt", txt}});
   return llvm::Error::success();
 }

@@ -22,14 +22,22 @@ llvm::Error seamimport::importHyena(ConfigReader &r, const ImportOptions &opt,
                                         "--layers");
   Dim innerDim = r.positiveInt("d_inner");
   // The longest sequence: `l_max` (hyena-dna's HyenaOperator), else
-  // `max_seq_len` (the Hugging Face HyenaDNA configs), else --seq.
+  // `layer.l_max` (the original hyena-dna configs nest the operator's
+  // options under "layer"), else `max_seq_len` (the Hugging Face HyenaDNA
+  // configs), else --seq.
+  std::optional<Dim> nestedLMax = r.nestedPositiveInt("layer", "l_max");
   Dim lMax = r.has("l_max")         ? r.positiveInt("l_max")
+             : nestedLMax           ? *nestedLMax
              : r.has("max_seq_len") ? r.positiveInt("max_seq_len")
              : opt.seq
                  ? Dim{*opt.seq, "--seq"}
-                 : r.missingField("l_max", "or 'max_seq_len', or give --seq");
+                 : r.missingField("l_max", "or 'layer.l_max' or "
+                                           "'max_seq_len', or give --seq");
   // HyenaDNA's order (number of gates); the importer builds order 2.
-  Dim order = r.positiveInt("hyena_order", 2);
+  std::optional<Dim> nestedOrder = r.nestedPositiveInt("layer", "order");
+  Dim order = r.has("hyena_order") || !nestedOrder
+                  ? r.positiveInt("hyena_order", 2)
+                  : *nestedOrder;
   double eps = r.positiveNumber("layer_norm_epsilon", 1e-5);
   double initRange = r.positiveNumber("initializer_range", 0.02);
   Type dtype = resolveDtype(r, opt, module.getContext(), "float32");
@@ -42,7 +50,7 @@ llvm::Error seamimport::importHyena(ConfigReader &r, const ImportOptions &opt,
   // fftconv: fft_size = 2L rounded up to a power of two must be <= 16384.
   constexpr int64_t kMaxConvLength = 8192;
   if (order.value != 2)
-    r.fail("field 'hyena_order' (" + llvm::Twine(order.value) +
+    r.fail(order.origin + " (" + llvm::Twine(order.value) +
            ") is not supported: the importer builds the order-2 operator");
   else if (seq.value > lMax.value)
     r.fail("--seq " + llvm::Twine(seq.value) + " exceeds " + lMax.origin +
@@ -50,7 +58,10 @@ llvm::Error seamimport::importHyena(ConfigReader &r, const ImportOptions &opt,
   else if (seq.value > kMaxConvLength)
     r.fail(seq.origin + " (" + llvm::Twine(seq.value) +
            ") is too long for fftconv: L must be <= " +
-           llvm::Twine(kMaxConvLength) + " (fft_size 2L <= 16384)");
+           llvm::Twine(kMaxConvLength) + " (fft_size 2L <= 16384)" +
+           (opt.seq ? ""
+                    : "; give --seq " + llvm::Twine(kMaxConvLength) +
+                          " (or less) to import a shorter sequence"));
   else if (hidden.value % tp != 0)
     r.fail("field 'd_model' (" + llvm::Twine(hidden.value) +
            ") is not divisible by --tp " + llvm::Twine(tp));
@@ -101,7 +112,6 @@ llvm::Error seamimport::importHyena(ConfigReader &r, const ImportOptions &opt,
       return {g.add(mixed, g.rowLinear(h, p + ".mlp.fc2", d, true))};
     })[0];
   }
-  b.create<func::ReturnOp>(func.getLoc(), x);
-  func.setType(b.getFunctionType(func.getArgumentTypes(), {x.getType()}));
+  finishForward(b, func, {{"hidden_states", x}});
   return llvm::Error::success();
 }

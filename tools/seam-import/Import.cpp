@@ -128,6 +128,19 @@ Dim ConfigReader::positiveInt(llvm::StringRef field, int64_t dflt) {
   return positiveInt(field);
 }
 
+std::optional<Dim> ConfigReader::nestedPositiveInt(llvm::StringRef outer,
+                                                   llvm::StringRef field) {
+  const json::Object *o = obj.getObject(outer);
+  const json::Value *v = o ? o->get(field) : nullptr;
+  if (!v)
+    return std::nullopt;
+  std::string name = (outer + "." + field).str();
+  Dim d{1, "field '" + name + "'"};
+  if (auto i = asInt(name, *v))
+    d.value = *i;
+  return d;
+}
+
 Dim ConfigReader::nonNegativeInt(llvm::StringRef field) {
   Dim d{0, ("field '" + field + "'").str()};
   if (const json::Value *v = require(field))
@@ -171,6 +184,16 @@ std::string ConfigReader::string(llvm::StringRef field) {
 
 std::string ConfigReader::string(llvm::StringRef field, llvm::StringRef dflt) {
   return obj.get(field) ? string(field) : dflt.str();
+}
+
+bool ConfigReader::boolean(llvm::StringRef field, bool dflt) {
+  const json::Value *v = obj.get(field);
+  if (!v)
+    return dflt;
+  if (std::optional<bool> b = v->getAsBoolean())
+    return *b;
+  fail("field '" + field + "' must be true or false, got " + describeJson(*v));
+  return dflt;
 }
 
 Dim ConfigReader::withOption(Dim fromConfig, std::optional<int64_t> option,
@@ -252,6 +275,19 @@ func::FuncOp seamimport::createForward(
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToEnd(entry);
   return func;
+}
+
+void seamimport::finishForward(
+    OpBuilder &b, func::FuncOp func,
+    llvm::ArrayRef<std::pair<llvm::StringRef, Value>> outputs) {
+  SmallVector<Value> values;
+  for (auto &out : outputs)
+    values.push_back(out.second);
+  b.create<func::ReturnOp>(func.getLoc(), values);
+  func.setType(b.getFunctionType(func.getArgumentTypes(),
+                                 ValueRange(values).getTypes()));
+  for (auto [i, out] : llvm::enumerate(outputs))
+    func.setResultAttr(i, "seam.output", b.getStringAttr(out.first));
 }
 
 //===----------------------------------------------------------------------===//

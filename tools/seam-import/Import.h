@@ -38,6 +38,10 @@ struct ImportOptions {
   /// Called after each block is built with the number built so far (the
   /// driver prints progress on long imports).
   std::function<void(int64_t blocks)> onBlock;
+  /// Told about config fields that are read but change nothing the IR can
+  /// show (e.g. FNet's use_tpu_fourier_optimizations); the drivers print
+  /// them as warnings. Unset: dropped.
+  std::function<void(const std::string &)> onWarning;
 };
 
 /// A size together with where it came from ("field 'hidden_size'",
@@ -66,7 +70,17 @@ public:
   /// A required / optional string.
   std::string string(llvm::StringRef field);
   std::string string(llvm::StringRef field, llvm::StringRef dflt);
+  /// An optional boolean field.
+  bool boolean(llvm::StringRef field, bool dflt);
   bool has(llvm::StringRef field) const { return obj.get(field); }
+  /// A nested object (`layer` in the original hyena-dna configs), or null.
+  const llvm::json::Object *object(llvm::StringRef field) const {
+    return obj.getObject(field);
+  }
+  /// An optional integer field > 0 of the nested object `outer`, named
+  /// "outer.field" in errors and in its origin; nullopt when absent.
+  std::optional<Dim> nestedPositiveInt(llvm::StringRef outer,
+                                       llvm::StringRef field);
   /// Records `field` as missing (`alternative` says what else would do, e.g.
   /// "or give --seq") and returns a placeholder.
   Dim missingField(llvm::StringRef field, llvm::StringRef alternative = "");
@@ -209,6 +223,13 @@ mlir::func::FuncOp
 createForward(mlir::OpBuilder &b, mlir::ModuleOp module,
               llvm::ArrayRef<std::pair<llvm::StringRef, mlir::Type>> inputs);
 
+/// Ends `func` (from createForward) with a return of `outputs`, each named
+/// by the result attribute `seam.output` (seam-run names its output files
+/// after them), and sets its type.
+void finishForward(
+    mlir::OpBuilder &b, mlir::func::FuncOp func,
+    llvm::ArrayRef<std::pair<llvm::StringRef, mlir::Value>> outputs);
+
 //===----------------------------------------------------------------------===//
 // From a config source to a module (Model.cpp): seam-import's main, seam-run
 // and the import-config fuzz target all go through these.
@@ -227,6 +248,9 @@ llvm::Error checkOptions(const ImportOptions &options);
 /// or a model directory holding config.json). Exactly one is set.
 struct ConfigSource {
   std::string model, path;
+  /// --name: what `seam.model` records, instead of the name the config's
+  /// path or `_name_or_path` gives.
+  std::string name = {};
 };
 /// A config's text, how errors name it ("model 'hyena'", "config 'x.json'")
 /// and the name `seam.model` records (bundled name, file stem, or the

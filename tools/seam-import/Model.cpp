@@ -37,13 +37,26 @@ using BuildFn = llvm::Error (*)(ConfigReader &, const ImportOptions &,
                                 ModuleOp);
 BuildFn selectModel(ConfigReader &r, const json::Object &obj) {
   std::string type;
+  const char *accepted =
+      "\"fnet\", \"flux\", \"flux2\", \"hyena\" or \"hyenadna\" (or a "
+      "diffusers _class_name starting with \"Flux\")";
   if (!obj.get("model_type") && obj.get("_class_name")) {
     if (llvm::StringRef(r.string("_class_name")).starts_with("Flux"))
       return importFlux;
-    type = r.string("_class_name");
-  } else {
-    type = r.string("model_type");
+    if (r.failed())
+      return nullptr;
+    r.fail("field '_class_name' (\"" + r.string("_class_name") +
+           "\") names no model seam imports; field 'model_type' must be " +
+           accepted);
+    return nullptr;
   }
+  // The original hyena-dna configs (HazyResearch/hyena-dna) have no
+  // model_type: their operator is the object "layer": {"_name_": "hyena"}.
+  if (!obj.get("model_type"))
+    if (const json::Object *layer = obj.getObject("layer"))
+      if (auto name = layer->getString("_name_"); name && *name == "hyena")
+        return importHyena;
+  type = r.string("model_type");
   if (r.failed())
     return nullptr;
   if (type == "fnet")
@@ -52,9 +65,77 @@ BuildFn selectModel(ConfigReader &r, const json::Object &obj) {
     return importFlux;
   if (type == "hyena" || type == "hyenadna")
     return importHyena;
-  r.fail("field 'model_type' must be \"fnet\", \"flux2\" or \"hyena\", got \"" +
+  r.fail("field 'model_type' must be " + llvm::Twine(accepted) + ", got \"" +
          type + "\"");
   return nullptr;
+}
+
+/// The diffusers pipeline components that hold a model's config.json.
+constexpr llvm::StringLiteral kComponents[] = {"transformer", "unet"};
+
+/// For a directory without config.json: the subdirectories that have one
+/// (a diffusers pipeline's root holds model_index.json and transformer/).
+std::string componentHint(llvm::StringRef dir) {
+  std::vector<std::string> found;
+  for (llvm::StringRef sub : kComponents) {
+    llvm::SmallString<256> file(dir);
+    llvm::sys::path::append(file, sub, "config.json");
+    if (llvm::sys::fs::exists(file))
+      found.push_back(sub.str());
+  }
+  if (found.empty())
+    return "";
+  llvm::SmallString<256> index(dir);
+  llvm::sys::path::append(index, "model_index.json");
+  std::string what = llvm::sys::fs::exists(index)
+                         ? " (a diffusers pipeline: its model is in a "
+                           "component directory)"
+                         : "";
+  llvm::SmallString<256> suggestion(dir);
+  llvm::sys::path::append(suggestion, found.front());
+  return what + "; give --config " + std::string(suggestion);
+}
+
+/// The name `seam.model` records for a config.json in `dir`: the directory,
+/// or for a diffusers component directory ("transformer") the repository
+/// around it: its directory, the repository of a Hugging Face cache
+/// snapshot (models--org--name/snapshots/HASH/transformer), or the config's
+/// `_name_or_path`.
+std::string nameOfModelDirectory(llvm::StringRef dir, llvm::StringRef text) {
+  namespace path = llvm::sys::path;
+  llvm::SmallString<256> abs(dir);
+  llvm::sys::fs::make_absolute(abs);
+  path::remove_dots(abs, /*remove_dot_dot=*/true);
+  llvm::StringRef base = path::filename(abs);
+  if (!llvm::is_contained(kComponents, base))
+    return base.str();
+  llvm::StringRef repo = path::parent_path(abs);
+  // A Hugging Face cache: .../models--org--name/snapshots/HASH/transformer.
+  if (path::filename(path::parent_path(repo)) == "snapshots") {
+    llvm::StringRef cached =
+        path::filename(path::parent_path(path::parent_path(repo)));
+    if (cached.consume_front("models--") && !cached.empty())
+      return cached.rsplit("--").second.empty()
+                 ? cached.str()
+                 : cached.rsplit("--").second.str();
+  }
+  // `_name_or_path` ("black-forest-labs/FLUX.1-dev", or the path it was
+  // saved from, ".../FLUX.1-dev/transformer").
+  if (llvm::Expected<json::Value> v = json::parse(text)) {
+    if (const json::Object *o = v->getAsObject())
+      if (auto n = o->getString("_name_or_path")) {
+        llvm::StringRef name = n->rtrim('/');
+        if (llvm::is_contained(kComponents, path::filename(name)))
+          name = path::parent_path(name);
+        if (!path::filename(name).empty())
+          return path::filename(name).str();
+      }
+  } else {
+    llvm::consumeError(v.takeError());
+  }
+  if (!path::filename(repo).empty() && path::filename(repo) != "/")
+    return path::filename(repo).str();
+  return base.str();
 }
 
 } // namespace
@@ -113,17 +194,18 @@ llvm::Expected<ConfigText> seamimport::readConfig(const ConfigSource &src) {
   // A model directory (the Hugging Face layout) holds config.json.
   std::string path = src.path;
   llvm::StringRef trimmed = llvm::StringRef(src.path).rtrim('/');
+  std::string dir;
   if (llvm::sys::fs::is_directory(path)) {
     llvm::SmallString<256> file(path);
     llvm::sys::path::append(file, "config.json");
     if (!llvm::sys::fs::exists(file))
-      return error("config directory '" + src.path + "' has no config.json");
+      return error("config directory '" + src.path + "' has no config.json" +
+                   componentHint(trimmed));
     path = std::string(file);
-    c.modelName = llvm::sys::path::filename(trimmed).str();
+    dir = trimmed.str();
   } else if (llvm::sys::path::filename(trimmed) == "config.json" &&
              !llvm::sys::path::parent_path(trimmed).empty()) {
-    c.modelName =
-        llvm::sys::path::filename(llvm::sys::path::parent_path(trimmed)).str();
+    dir = llvm::sys::path::parent_path(trimmed).str();
   } else {
     c.modelName = llvm::sys::path::stem(trimmed).str();
   }
@@ -133,6 +215,10 @@ llvm::Expected<ConfigText> seamimport::readConfig(const ConfigSource &src) {
                  "': " + buffer.getError().message());
   c.label = "config '" + path + "'";
   c.text = (*buffer)->getBuffer().str();
+  if (!dir.empty())
+    c.modelName = nameOfModelDirectory(dir, c.text);
+  if (!src.name.empty())
+    c.modelName = src.name;
   return c;
 }
 
@@ -167,7 +253,13 @@ seamimport::importModel(MLIRContext &context, const ConfigSource &src,
     return config.takeError();
   context.loadDialect<mlir::seam::SeamDialect, func::FuncDialect>();
   OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
-  if (llvm::Error err = buildModel(config->text, options, *module))
+  // Warnings name the config, as errors do.
+  ImportOptions labelled = options;
+  if (options.onWarning)
+    labelled.onWarning = [&](const std::string &w) {
+      options.onWarning(config->label + ": " + w);
+    };
+  if (llvm::Error err = buildModel(config->text, labelled, *module))
     return error(config->label + ": " + llvm::toString(std::move(err)));
 
   // What the IR is, for the tools downstream (seam-run reports it and takes

@@ -27,8 +27,7 @@ namespace {
 
 cl::OptionCategory importCategory("seam-import options");
 cl::opt<std::string> modelName("model",
-                               cl::desc("Bundled model: fnet-base, "
-                                        "fnet-large, flux2-klein, hyena"),
+                               cl::desc("Bundled model (--list-models)"),
                                cl::value_desc("name"), cl::cat(importCategory));
 cl::opt<std::string> configPath("config",
                                 cl::desc("HF-style config.json to import, or "
@@ -71,6 +70,12 @@ cl::list<std::string>
 cl::opt<std::string> outputPath("o", cl::desc("Output file (default stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(importCategory));
+cl::opt<std::string> nameOpt(
+    "name",
+    cl::desc("The name seam.model records (default: the bundled name, the "
+             "config file's stem, or its model directory: for a diffusers "
+             "transformer/ directory the repository around it)"),
+    cl::value_desc("name"), cl::cat(importCategory));
 cl::opt<bool> listModels("list-models",
                          cl::desc("Print the bundled model names and exit"),
                          cl::cat(importCategory));
@@ -85,6 +90,9 @@ int fail(const llvm::Twine &message) {
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::HideUnrelatedOptions(importCategory);
+  static const std::string modelHelp =
+      "Bundled model: " + imp::bundledModelNames();
+  modelName.setDescription(modelHelp);
   cl::ParseCommandLineOptions(argc, argv,
                               "seam-import: model IR from a config.json\n");
 
@@ -128,6 +136,9 @@ int main(int argc, char **argv) {
   options.onBlock = [&](int64_t blocks) {
     progress(llvm::Twine(blocks) + " blocks built");
   };
+  options.onWarning = [](const std::string &w) {
+    llvm::errs() << "seam-import: warning: " << w << "\n";
+  };
 
   MLIRContext context;
   if (!onnxPath.empty()) {
@@ -156,12 +167,16 @@ int main(int argc, char **argv) {
         return fail(llvm::toString(std::move(e)));
     module = imp::importOnnxModel(context, onnxPath, onnxOptions);
   } else {
-    module = imp::importModel(context, imp::ConfigSource{modelName, configPath},
-                              options,
-                              [&](llvm::StringRef what) { progress(what); });
+    module = imp::importModel(
+        context, imp::ConfigSource{modelName, configPath, nameOpt}, options,
+        [&](llvm::StringRef what) { progress(what); });
   }
   if (!module)
     return fail(llvm::toString(module.takeError()));
+  // --name names an ONNX model too (a config's is set by importModel).
+  if (!nameOpt.empty() && !onnxPath.empty())
+    (**module)->setAttr("seam.model",
+                        mlir::StringAttr::get(&context, nameOpt.getValue()));
 
   std::string error;
   auto output = openOutputFile(outputPath, &error);

@@ -1088,7 +1088,9 @@ rt::Expected<ReferenceReport> seamrun::checkAgainstReference(
     bool bf16 = dependsOnBf16(ret->getOperand(i), memo);
     base.push_back(bf16 ? kReferenceToleranceBf16 : kReferenceToleranceF32);
     ReferenceOutput o = compareOutput(outputs[i], (*refs)[i], base.back());
-    o.name = "output" + std::to_string(i);
+    // The graph's name for the result (seam.output), as the output files.
+    auto named = step.getResultAttrOfType<StringAttr>(i, "seam.output");
+    o.name = named ? named.str() : "output" + std::to_string(i);
     o.bf16 = bf16;
     report.outputs.push_back(std::move(o));
   }
