@@ -25,6 +25,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/xxhash.h"
+#include <atomic>
+#include <chrono>
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -382,6 +384,9 @@ std::string seam::signatureKey(StringRef kernel, const KernelSignature &sig) {
   return s;
 }
 
+/// kernelBuildStats(): lowering may build kernels on several threads.
+static std::atomic<uint64_t> bodiesBuilt{0}, buildNs{0};
+
 FailureOr<StringAttr>
 seam::getOrBuildKernelProgram(ModuleOp module, StringRef kernel,
                               const KernelSignature &sig) {
@@ -410,11 +415,20 @@ seam::getOrBuildKernelProgram(ModuleOp module, StringRef kernel,
   for (unsigned i = 1; symbols.lookup(name); ++i)
     name = base + "_" + std::to_string(i);
   OpBuilder b(module.getContext());
+  auto t0 = std::chrono::steady_clock::now();
   FailureOr<ncore::ProgramOp> prog = k->build(b, module, sig, name);
+  buildNs.fetch_add(uint64_t(std::chrono::duration<double, std::nano>(
+                                 std::chrono::steady_clock::now() - t0)
+                                 .count()));
+  bodiesBuilt.fetch_add(1);
   if (failed(prog))
     return failure();
   (*prog)->setAttr(kKeyAttr, b.getStringAttr(key));
   return (*prog).getSymNameAttr();
+}
+
+KernelBuildStats seam::kernelBuildStats() {
+  return {bodiesBuilt.load(), double(buildNs.load())};
 }
 
 void seam::registerKernelRegistry(DialectRegistry &registry) {

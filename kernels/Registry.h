@@ -85,6 +85,16 @@ struct FftconvOperands {
 };
 FftconvOperands fftconvOperands(const KernelSignature &sig);
 
+/// What getOrBuildKernelProgram has built in this process: kernel bodies
+/// and the wall time spent building them (compile drivers report the
+/// difference over a compile: in compile mode the bodies of kernel calls
+/// inside programs are built during lowering).
+struct KernelBuildStats {
+  uint64_t bodies = 0;
+  double ns = 0;
+};
+KernelBuildStats kernelBuildStats();
+
 /// The symbol of the `ncore.program` implementing kernel `kernel` for
 /// `sig` in `module`, building it on first use: programs are shared by every
 /// call with the same signature (kernel name, types and config). Fails with

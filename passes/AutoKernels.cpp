@@ -384,3 +384,33 @@ std::vector<AutoDecision> mlir::seam::decisionsOf(Operation *step) {
   }
   return out;
 }
+
+ArrayAttr mlir::seam::rejectionsAttr(MLIRContext *ctx,
+                                     ArrayRef<KernelRejection> rejections) {
+  Builder b(ctx);
+  SmallVector<Attribute> out;
+  for (const KernelRejection &r : rejections)
+    out.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("kernel", b.getStringAttr(r.kernel)),
+         b.getNamedAttr("replaces", b.getStringAttr(r.replaces)),
+         b.getNamedAttr("reason", b.getStringAttr(r.reason)),
+         b.getNamedAttr("sites", b.getI64IntegerAttr(r.sites))}));
+  return b.getArrayAttr(out);
+}
+
+std::vector<KernelRejection> mlir::seam::rejectionsOf(Operation *step) {
+  std::vector<KernelRejection> out;
+  auto rejections = step->getAttrOfType<ArrayAttr>(kKernelRejectionsAttr);
+  if (!rejections)
+    return out;
+  for (auto d : rejections.getAsRange<DictionaryAttr>()) {
+    auto str = [&](StringRef n) {
+      auto a = d.getAs<StringAttr>(n);
+      return a ? a.str() : std::string();
+    };
+    auto sites = d.getAs<IntegerAttr>("sites");
+    out.push_back({str("kernel"), str("replaces"), str("reason"),
+                   sites ? int(sites.getInt()) : 0});
+  }
+  return out;
+}

@@ -88,6 +88,21 @@ ArrayAttr decisionsAttr(MLIRContext *ctx,
 /// of the times, only the steps (`with.stepNs`, `without.stepNs`) are kept.
 std::vector<AutoDecision> decisionsOf(Operation *step);
 
+/// Sites a requested kernel could not take (its published constraints fail,
+/// or the site is not one it supports), grouped by kernel and reason; the
+/// step function carries them (`seam.kernel_rejections`, fixed and automatic
+/// kernel lists alike) so that seam-report and seam-run report them.
+struct KernelRejection {
+  std::string kernel;
+  std::string replaces; ///< the op kind ("seam.rope")
+  std::string reason;   ///< "seq 768 > 512"
+  int sites = 0;
+};
+constexpr llvm::StringLiteral kKernelRejectionsAttr = "seam.kernel_rejections";
+ArrayAttr rejectionsAttr(MLIRContext *ctx,
+                         llvm::ArrayRef<KernelRejection> rejections);
+std::vector<KernelRejection> rejectionsOf(Operation *step);
+
 } // namespace mlir::seam
 
 #endif // SEAM_PASSES_AUTOKERNELS_H

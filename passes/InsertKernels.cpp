@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Registry.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+#include <map>
 #include "passes/AutoKernels.h"
 #include "passes/KernelSelection.h"
 #include "passes/Passes.h"
@@ -42,6 +44,9 @@ struct InsertKernelsPass
     int inserted = 0; ///< of which replaced by a call
     int shadowed = 0; ///< root ops already taken by a kernel listed earlier
     const KernelInfo *shadowedBy = nullptr;
+    /// Sites whose constraints fail (or that the kernel does not support),
+    /// by reason, in the order first seen.
+    llvm::MapVector<std::string, int, std::map<std::string, unsigned>> rejected;
   };
 
   /// A bad kernel list fails here, before any function is touched, with an
@@ -97,9 +102,19 @@ struct InsertKernelsPass
         }
       }
     }
+    recordRejections(func, requested, outcomes);
     if (selection->automatic) {
       if (failed(runAuto(func, candidates, requested, outcomes)))
         return signalPassFailure();
+      // A candidate named in `auto:...` that matches nothing is as likely a
+      // slip as a fixed kernel that does (`auto` alone tries every kernel:
+      // most match nothing in a given model, which says nothing).
+      if (!selection->allCandidates)
+        for (auto [k, o] : llvm::zip(requested, outcomes))
+          if (o.sites == 0)
+            func.emitWarning() << "seam-insert-kernels: kernel '" << k->name
+                               << "' matches no site in @" << func.getSymName()
+                               << " (no " << k->rootOp << " it applies to)";
       return;
     }
     // A kernel that replaced nothing is worth a warning: remarks are off in
@@ -119,9 +134,34 @@ struct InsertKernelsPass
       else if (o.inserted == 0)
         func.emitWarning() << "seam-insert-kernels: kernel '" << k->name
                            << "' inserted at none of its " << o.sites
-                           << " site(s) in @" << func.getSymName()
-                           << " (the remarks say why)";
+                           << " site(s) in @" << func.getSymName() << " ("
+                           << reasons(o) << ")";
     }
+  }
+
+  /// "seq 768 > 512 at 40 site(s); ..." for a kernel's rejected sites.
+  static std::string reasons(const Outcome &o) {
+    std::string out;
+    for (auto &[why, n] : o.rejected)
+      out += (out.empty() ? "" : "; ") + why + " at " + std::to_string(n) +
+             " site(s)";
+    return out.empty() ? "the remarks say why" : out;
+  }
+
+  /// The rejected sites of every requested kernel, on the function
+  /// (kKernelRejectionsAttr; removed when there are none).
+  void recordRejections(func::FuncOp func,
+                        ArrayRef<const KernelInfo *> requested,
+                        ArrayRef<Outcome> outcomes) {
+    std::vector<KernelRejection> all;
+    for (auto [k, o] : llvm::zip(requested, outcomes))
+      for (auto &[why, n] : o.rejected)
+        all.push_back({k->name.str(), k->rootOp.str(), why, n});
+    if (all.empty())
+      func->removeAttr(kKernelRejectionsAttr);
+    else
+      func->setAttr(kKernelRejectionsAttr,
+                    rejectionsAttr(func.getContext(), all));
   }
 
   /// True when `op` is a site of `k` whose constraints hold and which the
@@ -134,6 +174,7 @@ struct InsertKernelsPass
             << "seam-insert-kernels: kernel '" << k.name
             << "' not inserted: " << *why;
         ++numRejected;
+        ++outcome.rejected[*why];
       }
       return false;
     }
@@ -144,6 +185,7 @@ struct InsertKernelsPass
           << "seam-insert-kernels: kernel '" << k.name
           << "' not inserted: " << *why;
       ++numRejected;
+      ++outcome.rejected[*why];
       return false;
     }
     std::string why;
@@ -152,6 +194,7 @@ struct InsertKernelsPass
           << "seam-insert-kernels: kernel '" << k.name
           << "' legal but not profitable: " << why;
       ++numRejected;
+      ++outcome.rejected["not profitable: " + why];
       return false;
     }
     return true;

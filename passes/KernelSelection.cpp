@@ -76,6 +76,7 @@ seam::selectKernels(llvm::ArrayRef<std::string> items, std::string &error) {
     }
     for (const KernelInfo &k : allKernels())
       selected.kernels.push_back(&k);
+    selected.allCandidates = true;
   }
   return selected;
 }

@@ -21,6 +21,8 @@ namespace mlir::seam {
 struct KernelSelection {
   llvm::SmallVector<const KernelInfo *> kernels;
   bool automatic = false;
+  /// `auto` alone: every registered kernel, not a list the user named.
+  bool allCandidates = false;
 
   /// The list in its one form: names in order, each once; `auto` or
   /// `auto:a,b` in automatic mode; empty for none.

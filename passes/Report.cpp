@@ -49,6 +49,18 @@ void printDecisions(func::FuncOp f, llvm::raw_ostream &os) {
   }
 }
 
+/// Sites a requested kernel could not take, by kernel and reason
+/// (seam.kernel_rejections).
+void printRejections(func::FuncOp f, llvm::raw_ostream &os) {
+  std::vector<KernelRejection> rejections = rejectionsOf(f);
+  if (rejections.empty())
+    return;
+  os << "  kernel sites rejected (constraints that fail)\n";
+  for (const KernelRejection &r : rejections)
+    os << llvm::formatv("    {0,-18} {1,-18} {2,6} site(s): {3}\n", r.kernel,
+                        r.replaces, r.sites, r.reason);
+}
+
 struct ReportPass : public seam::impl::SeamReportBase<ReportPass> {
   using SeamReportBase::SeamReportBase;
 
@@ -81,6 +93,7 @@ struct ReportPass : public seam::impl::SeamReportBase<ReportPass> {
       row("bytes across region boundaries",
           humanBytes(acc.regionIoBytes) + " (" +
               llvm::Twine(acc.regionIoBytes) + ")");
+      printRejections(f, os);
       printDecisions(f, os);
     }
     if (file == "-") {
@@ -90,9 +103,10 @@ struct ReportPass : public seam::impl::SeamReportBase<ReportPass> {
     std::string err;
     auto out = openOutputFile(file, &err);
     if (!out) {
-      // At the module's location, not on the op: that would print it all.
-      mlir::emitError(module.getLoc())
-          << "seam-report: cannot write '" << file << "': " << err;
+      // Not at the module's location: the file is not the model's fault,
+      // and a location would quote the model's first line under a caret.
+      mlir::emitError(UnknownLoc::get(module.getContext()))
+          << "seam-report: " << err;
       return signalPassFailure();
     }
     out->os() << text;

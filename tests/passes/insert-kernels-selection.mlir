@@ -19,7 +19,7 @@
 // SHADOW: warning: seam-insert-kernels: kernel 'rope' matches no site in @attention (no seam.rope it applies to)
 // SHADOW-IR-LABEL: func.func @attention
 // SHADOW-IR: seam.kernel_call "flash-attn"
-// SHADOW: warning: seam-insert-kernels: kernel 'rope' inserted at none of its 1 site(s) in @long_rope (the remarks say why)
+// SHADOW: warning: seam-insert-kernels: kernel 'rope' inserted at none of its 1 site(s) in @long_rope (seq 768 > 512 at 1 site(s))
 // MIXED: error: seam-insert-kernels: 'none' cannot be combined with kernel names
 // UNKNOWN: error: seam-insert-kernels: unknown kernel 'warp'; registered kernels: qkv, rope,
 func.func @attention(%q: tensor<1x2x256x64xf32>) -> tensor<1x2x256x64xf32> {

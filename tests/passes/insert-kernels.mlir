@@ -98,7 +98,7 @@ func.func @fourier_sites(%x: tensor<1x512x768xf32>, %c: tensor<4x768xcomplex<f32
 // CHECK: seam.kernel_call "fft"(%arg3) {config = {axis = 0 : i64}}
 // expected-warning @+4 {{seam-insert-kernels: kernel 'rope' matches no site in @check_is_build (no seam.rope it applies to)}}
 // expected-warning @+3 {{seam-insert-kernels: kernel 'flash-attn' matches no site in @check_is_build (no seam.attention it applies to)}}
-// expected-warning @+2 {{seam-insert-kernels: kernel 'fourier-mix' inserted at none of its 1 site(s) in @check_is_build (the remarks say why)}}
+// expected-warning @+2 {{seam-insert-kernels: kernel 'fourier-mix' inserted at none of its 1 site(s) in @check_is_build (the kernel is FNet's mixing of [B, S, D] over dims [1, 2] (sequence and hidden), not dims [1] of a rank-3 tensor at 1 site(s))}}
 // expected-warning @+1 {{seam-insert-kernels: kernel 'fftconv' matches no site in @check_is_build (no seam.fftconv it applies to)}}
 func.func @check_is_build(%x: tensor<1x16384x4xf32>, %s: tensor<2x1000x3xf32>, %h: tensor<1x128x768xf32>, %c: tensor<12288x2xcomplex<f32>>) {
   // expected-remark @+1 {{kernel 'fourier-mix' not inserted: the kernel is FNet's mixing of [B, S, D] over dims [1, 2] (sequence and hidden), not dims [1] of a rank-3 tensor}}

@@ -19,9 +19,12 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/ADT/StringRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include <algorithm>
 #include <vector>
 
 int main(int argc, char **argv) {
@@ -39,6 +42,11 @@ int main(int argc, char **argv) {
   // Debian's libMLIR counts nothing in Pass::Statistic (NDEBUG build), so
   // seam's passes keep their own counters; print them for either flag.
   bool stats = false;
+  // A diagnostic is one line plus its location (and its notes): MLIR's
+  // default attaches "see current operation:" and prints the op, which for
+  // a warning on a function is the whole model. The op is printed only when
+  // asked for (-mlir-print-op-on-diagnostic).
+  bool printOpGiven = false;
   std::vector<char *> args;
   for (int i = 0; i < argc; ++i) {
     llvm::StringRef a(argv[i]);
@@ -47,8 +55,13 @@ int main(int argc, char **argv) {
       continue;
     }
     stats |= a.ltrim('-').starts_with("mlir-pass-statistics");
+    printOpGiven |= a.ltrim('-').starts_with("mlir-print-op-on-diagnostic");
     args.push_back(argv[i]);
   }
+  static char noOpOnDiagnostic[] = "--mlir-print-op-on-diagnostic=false";
+  if (!printOpGiven)
+    args.insert(args.begin() + std::min<size_t>(1, args.size()),
+                noOpOnDiagnostic);
   int n = static_cast<int>(args.size());
   auto [input, output] = mlir::registerAndParseCLIOptions(
       n, args.data(), "seam optimizer driver\n", registry);
@@ -57,6 +70,33 @@ int main(int argc, char **argv) {
   // once here (it may be stdin) and handed to MlirOptMain as a buffer.
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
+  // A diagnostic with no location (a bad pass option, an output file that
+  // cannot be written) is one line naming the tool, not "<unknown>:0:".
+  // Installed when the pass manager is set up, on its context, ahead of
+  // MlirOptMain's handler; not with -verify-diagnostics, which must see
+  // every diagnostic.
+  if (!config.shouldVerifyDiagnostics()) {
+    mlir::MlirOptMainConfig inner = config;
+    config.setPassPipelineSetupFn([inner](mlir::PassManager &pm) {
+      pm.getContext()->getDiagEngine().registerHandler(
+          [](mlir::Diagnostic &d) -> mlir::LogicalResult {
+            if (!llvm::isa<mlir::UnknownLoc>(d.getLocation()))
+              return mlir::failure(); // MlirOptMain's handler prints it
+            const char *severity =
+                d.getSeverity() == mlir::DiagnosticSeverity::Error ? "error"
+                : d.getSeverity() == mlir::DiagnosticSeverity::Warning
+                    ? "warning"
+                : d.getSeverity() == mlir::DiagnosticSeverity::Remark
+                    ? "remark"
+                    : "note";
+            llvm::errs() << "seam-opt: " << severity << ": " << d << "\n";
+            for (mlir::Diagnostic &note : d.getNotes())
+              llvm::errs() << "seam-opt: note: " << note << "\n";
+            return mlir::success();
+          });
+      return inner.setupPassPipeline(pm);
+    });
+  }
   mlir::LogicalResult result = mlir::success();
   if (config.shouldShowDialects()) {
     result = mlir::MlirOptMain(n, args.data(), input, output, registry);
