@@ -121,6 +121,9 @@ struct LaunchResult {
 struct DeviceLaunch {
   std::string program;
   double startNs = 0;
+  /// When the host issued it (the start of its "launch" host event): a
+  /// trace's flow arrow goes from there to the device work.
+  double hostIssueNs = 0;
   Timeline timeline; ///< events only when instruction events are collected
   ProgramId id = 0;
 };
@@ -146,8 +149,16 @@ struct TraceOptions {
   std::vector<unsigned> cores; ///< Cores (ranks) to show; empty: all.
   std::string program;         ///< See TraceDetail::Instruction.
   /// Host timeline window: host events and launches starting in
-  /// [fromNs, toNs) are written.
+  /// [fromNs, toNs) are written. The trace's time 0 is the first event
+  /// written.
   double fromNs = 0, toNs = std::numeric_limits<double>::infinity();
+  /// Named spans of the host timeline on a track of their own ("steps"):
+  /// one per traced step.
+  struct Span {
+    std::string name;
+    double startNs = 0, endNs = 0;
+  };
+  std::vector<Span> spans;
 };
 
 class Device {
@@ -201,7 +212,13 @@ public:
   void chargeKernelCalls(const std::string &what, uint64_t calls);
   /// Graph break: the host waits for the device and reads back pending
   /// outputs of async launches.
-  void graphBreakSync();
+  void graphBreakSync() { waitDevice("graph break"); }
+  /// The step's end (mark_step): the same wait, named for where it is.
+  void stepEndSync() { waitDevice("step end"); }
+  /// The host waits for the device and reads back pending outputs of async
+  /// launches; `where` names the wait on the host timeline ("graph break:
+  /// wait device").
+  void waitDevice(const std::string &where);
   /// Records real compile time spent by the caller.
   void recordCompile(const std::string &what, double wallNs);
   /// Runs a host fallback op for real, measures its wall time and puts it on

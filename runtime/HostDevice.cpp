@@ -206,6 +206,7 @@ Expected<LaunchResult> Device::launch(ProgramId id,
               res.firstRunNs);
   }
   loaded.launchedBefore = true;
+  double hostIssueNs = hostClock;
   if (opts.costs.launchOverhead) {
     // hardware.md: launch of one compiled program, tens of us (estimated).
     res.launchOverheadNs = prof.launchOverheadNs;
@@ -236,7 +237,8 @@ Expected<LaunchResult> Device::launch(ProgramId id,
   res.deviceNs = res.timeline.totalNs;
   deviceFree = res.deviceStartNs + res.deviceNs;
   if (keepLaunches)
-    launches.push_back({res.program, res.deviceStartNs, res.timeline, id});
+    launches.push_back(
+        {res.program, res.deviceStartNs, hostIssueNs, res.timeline, id});
 
   for (unsigned r = 0; r < ranks; ++r) {
     const Program &p = *loaded.perRank[r];
@@ -302,12 +304,12 @@ void Device::chargeKernelCalls(const std::string &what, uint64_t calls) {
             static_cast<double>(calls) * prof.kernelCallHostNs);
 }
 
-void Device::graphBreakSync() {
+void Device::waitDevice(const std::string &where) {
   if (deviceFree > hostClock)
-    hostEvent("graph break: wait device", HostCategory::Sync,
+    hostEvent(where + ": wait device", HostCategory::Sync,
               deviceFree - hostClock);
   if (pendingD2hBytes) {
-    hostEvent("graph break: d2h", HostCategory::Transfer,
+    hostEvent(where + ": d2h", HostCategory::Transfer,
               transferNs(pendingD2hBytes));
     pendingD2hBytes = 0;
   }

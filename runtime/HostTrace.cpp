@@ -11,8 +11,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <set>
@@ -26,9 +30,13 @@ void appendNumber(std::string &out, double v) {
   out += buf;
 }
 
+/// Subtracted from every timestamp written (the trace's time 0).
+thread_local double traceOriginNs = 0;
+
 void appendEvent(std::string &out, bool &first, std::string_view name,
                  std::string_view cat, unsigned pid, unsigned tid,
                  double startNs, double durNs, const std::string &args) {
+  startNs -= traceOriginNs;
   out += first ? "\n" : ",\n";
   first = false;
   out += "{\"name\":";
@@ -122,10 +130,41 @@ std::string instructionArgs(const std::string &program,
 }
 } // namespace
 
+namespace {
+/// A flow event (an arrow in Perfetto / chrome://tracing): `phase` "s" at
+/// its start, "f" at its end, each bound to the slice enclosing `ns` on
+/// its track.
+void appendFlow(std::string &out, bool &first, char phase, uint64_t id,
+                unsigned pid, unsigned tid, double ns) {
+  out += first ? "\n" : ",\n";
+  first = false;
+  out += "{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"";
+  out += phase;
+  out += "\",\"id\":" + std::to_string(id) + ",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
+  appendNumber(out, (ns - traceOriginNs) / 1000.0);
+  out += phase == 'f' ? ",\"bp\":\"e\"}" : "}";
+}
+} // namespace
+
 void Device::writeTrace(std::ostream &os, const TraceOptions &options) const {
   auto inWindow = [&](double ns) {
     return ns >= options.fromNs && ns < options.toNs;
   };
+  // Time 0 is the first event written (host events, launches and spans
+  // all start in the window, so at or after its first).
+  double origin = std::numeric_limits<double>::infinity();
+  for (const HostEvent &e : events)
+    if (inWindow(e.startNs))
+      origin = std::min(origin, e.startNs);
+  for (const DeviceLaunch &l : launches)
+    if (inWindow(l.startNs))
+      origin = std::min(origin, l.startNs);
+  for (const TraceOptions::Span &span : options.spans)
+    origin = std::min(origin, span.startNs);
+  if (!std::isfinite(origin))
+    origin = 0;
+  traceOriginNs = origin;
   auto coreShown = [&](unsigned core) {
     return options.cores.empty() ||
            std::find(options.cores.begin(), options.cores.end(), core) !=
@@ -135,7 +174,23 @@ void Device::writeTrace(std::ostream &os, const TraceOptions &options) const {
   bool first = true;
   appendMeta(out, first, "process_name", 0, -1, "host");
   appendMeta(out, first, "thread_name", 0, 0, "host");
+  constexpr unsigned kStepTrack = 1;
+  if (!options.spans.empty())
+    appendMeta(out, first, "thread_name", 0, kStepTrack, "steps");
+  for (const TraceOptions::Span &span : options.spans)
+    appendEvent(out, first, span.name, "step", 0, kStepTrack, span.startNs,
+                span.endNs - span.startNs, "");
   std::set<std::pair<unsigned, int>> threads;
+  uint64_t flowId = 0;
+  // An arrow from the host's launch to where the launch's work starts on
+  // each core shown.
+  auto flow = [&](const DeviceLaunch &launch, unsigned pid, int tid,
+                  double deviceNs) {
+    ++flowId;
+    appendFlow(out, first, 's', flowId, 0, 0, launch.hostIssueNs);
+    appendFlow(out, first, 'f', flowId, pid, static_cast<unsigned>(tid),
+               deviceNs);
+  };
   for (const HostEvent &e : events)
     if (inWindow(e.startNs))
       appendEvent(out, first, e.name, name(e.category), 0, 0, e.startNs,
@@ -157,8 +212,22 @@ void Device::writeTrace(std::ostream &os, const TraceOptions &options) const {
         appendEvent(out, first, launch.program, "launch", 1 + c, kLaunchTrack,
                     launch.startNs, launch.timeline.cores[c].endNs,
                     programArgs);
+        flow(launch, 1 + c, kLaunchTrack, launch.startNs);
       }
       continue;
+    }
+    // Arrows to each shown core's first event of the launch.
+    {
+      std::map<unsigned, const TimelineEvent *> firstOnCore;
+      for (const TimelineEvent &e : launch.timeline.events) {
+        if (!coreShown(e.core))
+          continue;
+        auto [it, inserted] = firstOnCore.try_emplace(e.core, &e);
+        if (!inserted && e.startNs < it->second->startNs)
+          it->second = &e;
+      }
+      for (auto [core, e] : firstOnCore)
+        flow(launch, 1 + core, trackOf(*e), launch.startNs + e->startNs);
     }
     bool everyInstruction =
         options.detail == TraceDetail::Instruction &&
@@ -267,7 +336,8 @@ Status Device::writeTrace(const std::string &path,
                           const TraceOptions &options) const {
   std::ofstream out(path);
   if (!out)
-    return Status::failure("cannot open trace file " + path);
+    return Status::failure("cannot open trace file '" + path +
+                           "': " + std::strerror(errno));
   writeTrace(out, options);
   return out ? Status::ok() : Status::failure("cannot write " + path);
 }

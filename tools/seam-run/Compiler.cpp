@@ -6,6 +6,7 @@
 #include "lowering/target/NcoreCodegen.h"
 #include "lowering/transforms/ParallelVerify.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -167,9 +168,16 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   if (rt::Status nesting = ::mlir::seam::checkNesting(irText); !nesting)
     return Result::failure("the model IR does not parse:\n" + sourceName.str() +
                            ":" + nesting.error());
-  cm.module = parseSourceString<ModuleOp>(irText, &ctx, sourceName);
+  // Parsed, then verified apart: IR that parses but breaks an op's rules
+  // (a K mismatch) is invalid, not unparseable, and says which rule.
+  cm.module = parseSourceString<ModuleOp>(
+      irText, ParserConfig(&ctx, /*verifyAfterParse=*/false), sourceName);
   if (!cm.module)
     return Result::failure("the model IR does not parse:\n" + diags.text);
+  if (failed(verify(*cm.module)))
+    return Result::failure("the model IR is invalid (it parses, but an op "
+                           "breaks its rules):\n" +
+                           diags.text);
   PassManager pm(&ctx);
   mlir::seam::PipelineOptions popts;
   popts.mode = mode == "eager" ? mlir::seam::RegionMode::Eager
@@ -273,9 +281,15 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
       " remarks=false kernel-boundary=" + kernelBoundary + "}";
   if (failed(parsePassPipeline(lowerPipeline, lpm)))
     return Result::failure("bad lowering pipeline: " + lowerPipeline);
+  mlir::seam::KernelBuildStats kernels0 = mlir::seam::kernelBuildStats();
   if (failed(lpm.run(lowered)) || failed(ncore::verifyOnThreads(lowered)))
     return Result::failure("lowering failed:\n" + diags.text);
   cm.breakdown.lowerNs = nowNs() - t0;
+  // Compile mode: the bodies of kernel calls inside programs are built here
+  // (their instructions then go through codegen with their program's).
+  mlir::seam::KernelBuildStats kernels1 = mlir::seam::kernelBuildStats();
+  cm.breakdown.kernelBodiesNs = kernels1.ns - kernels0.ns;
+  cm.breakdown.kernelBodies = int(kernels1.bodies - kernels0.bodies);
   progress("lowered to ncore");
   // The converter puts every program and kernel into `module @ncore`.
   auto programs =
@@ -326,7 +340,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     cm.breakdown.instructions += program->instructionCount();
     double s0 = nowNs();
     if (rt::Status s = cache.store(p.key, rt::writeProgram(*program)); !s)
-      return Result::failure("compile cache: " + s.error());
+      return Result::failure(s.error()); // "compile cache: ..."
     cm.breakdown.cacheNs += nowNs() - s0;
     CompiledUnit u;
     u.program = std::move(*program);

@@ -9,6 +9,7 @@
 #include "passes/Counterfactual.h"
 #include "passes/KernelSelection.h"
 #include "passes/Passes.h"
+#include "tools/seam-run/Interrupt.h"
 #include "tools/seam-run/Registration.h"
 #include "tools/seam-run/StepModel.h"
 #include "llvm/ADT/SmallString.h"
@@ -365,18 +366,16 @@ std::string signedUs(double ns) {
 } // namespace
 
 Result seamrun::explainKernels(const SessionOptions &opts) {
-  llvm::SmallString<128> dir;
-  if (llvm::sys::fs::createUniqueDirectory("seam-explain-cache", dir))
-    return Result::failure(
-        "--explain-kernels: cannot create a temporary compile cache");
+  TemporaryDirectory dir; // removed at return, or on an interrupt
+  std::string why;
+  if (!dir.create("seam-explain-cache", why))
+    return Result::failure("--explain-kernels: " + why);
   std::string error;
   auto selection = mlir::seam::selectKernels(opts.kernels, error);
   std::optional<ScopedStepModel> stepModel;
   if (selection && selection->automatic)
     stepModel.emplace(opts);
-  Result r = Explainer(opts, std::string(dir)).run();
-  llvm::sys::fs::remove_directories(dir);
-  return r;
+  return Explainer(opts, dir.path()).run();
 }
 
 void seamrun::printExplanation(const KernelExplanation &e,

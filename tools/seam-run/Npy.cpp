@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/seam-run/Npy.h"
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -14,11 +15,12 @@ using namespace seamrun;
 namespace rt = ::seam::rt;
 
 rt::Expected<rt::HostTensor> seamrun::readNpy(const std::string &path,
-                                              bool *isComplex) {
+                                              bool *isComplex,
+                                              std::string *dtype) {
   using R = rt::Expected<rt::HostTensor>;
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return R::failure("cannot open '" + path + "'");
+    return R::failure("cannot open '" + path + "': " + std::strerror(errno));
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return R::failure("'" + path + "' is not a .npy file (bad magic)");
@@ -94,6 +96,9 @@ rt::Expected<rt::HostTensor> seamrun::readNpy(const std::string &path,
   }
   if (isComplex)
     *isComplex = complex;
+  if (dtype)
+    *dtype = descr == "<f4" ? "float32" : descr == "<f8" ? "float64"
+                                                         : "complex64";
   return t;
 }
 

@@ -9,9 +9,11 @@
 namespace seamrun {
 
 /// Reads a C-order .npy of float32, float64 (converted) or complex64
-/// (interleaved re/im). Errors name the file and what is wrong.
+/// (interleaved re/im). Errors name the file and what is wrong. `dtype`
+/// gets the file's element type ("float32", "float64", "complex64").
 seam::rt::Expected<seam::rt::HostTensor> readNpy(const std::string &path,
-                                                 bool *isComplex = nullptr);
+                                                 bool *isComplex = nullptr,
+                                                 std::string *dtype = nullptr);
 /// Writes float32 (or complex64 when `complex`, data interleaved). Errors
 /// name the file.
 seam::rt::Status writeNpy(const std::string &path,

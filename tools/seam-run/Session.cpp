@@ -14,6 +14,7 @@
 #include "tools/seam-run/Compiler.h"
 #include "tools/seam-run/Explain.h"
 #include "tools/seam-run/HostValues.h"
+#include "tools/seam-run/Interrupt.h"
 #include "tools/seam-run/Npy.h"
 #include "tools/seam-run/StepModel.h"
 #include "passes/AutoKernels.h"
@@ -24,15 +25,20 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace seamrun;
 namespace rt = ::seam::rt;
 
 namespace {
+
+/// Step progress on a pipe: a line at most this often (s).
+constexpr double kPipeProgressSeconds = 5.0;
 
 /// Hazard lines a launch adds to the faults beyond the first (its fault).
 constexpr size_t kHazardLinesPerLaunch = 8;
@@ -104,7 +110,8 @@ printedModule(llvm::Expected<OwningOpRef<ModuleOp>> module) {
 /// it).
 rt::Expected<std::string>
 seamrun::modelText(const SessionOptions &o,
-          const std::function<void(const std::string &)> &progress) {
+                   const std::function<void(const std::string &)> &progress,
+                   const std::function<void(const std::string &)> &warning) {
   if (!o.irText.empty())
     return rt::Expected<std::string>(o.irText);
   if (!o.input.empty() && seamimport::isOnnxPath(o.input)) {
@@ -127,9 +134,10 @@ seamrun::modelText(const SessionOptions &o,
   io.onBlock = [&](int64_t blocks) {
     progress(std::to_string(blocks) + " blocks imported");
   };
+  io.onWarning = warning;
   MLIRContext context(MLIRContext::Threading::DISABLED);
   return printedModule(seamimport::importModel(
-      context, seamimport::ConfigSource{o.model, o.config}, io,
+      context, seamimport::ConfigSource{o.model, o.config, o.name}, io,
       [&](llvm::StringRef what) { progress(what.str()); }));
 }
 
@@ -166,6 +174,31 @@ std::string argName(func::FuncOp f, unsigned i) {
   if (auto n = f.getArgAttrOfType<StringAttr>(i, "seam.input"))
     return n.str();
   return "arg" + std::to_string(i);
+}
+
+/// The name of result `i` (seam.output), "output<i>" when it has none.
+std::string resultName(func::FuncOp f, unsigned i) {
+  if (auto n = f.getResultAttrOfType<StringAttr>(i, "seam.output"))
+    return n.str();
+  return "output" + std::to_string(i);
+}
+
+/// The file names of the step's outputs: NAME.npy, the name kept to letters,
+/// digits, '_', '-' and '.', made unique with its position when two agree.
+std::vector<std::string> outputFileNames(func::FuncOp f) {
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < f.getNumResults(); ++i) {
+    std::string n = resultName(f, i);
+    for (char &c : n)
+      if (!llvm::isAlnum(c) && c != '_' && c != '-' && c != '.')
+        c = '_';
+    if (n.empty() || n[0] == '.')
+      n = "output" + std::to_string(i);
+    if (llvm::is_contained(names, n + ".npy"))
+      n += "_" + std::to_string(i);
+    names.push_back(n + ".npy");
+  }
+  return names;
 }
 
 std::string inputNames(func::FuncOp f) {
@@ -257,7 +290,11 @@ std::string humanBytes(double b) {
 }
 
 /// Whether `path` can be created or overwritten as a file: its directory
-/// exists and is writable, and it is not itself a directory.
+/// exists, it is not itself a directory, and the OS lets it be opened for
+/// writing. The probe opens it as the write will (created when missing, not
+/// truncated; a file it created is removed again), so what fails here is
+/// named with the OS's reason: a permission bit, a read-only file system,
+/// /proc or /sys refusing new files.
 rt::Status checkOutputFile(llvm::StringRef option, const std::string &path) {
   namespace fs = llvm::sys::fs;
   std::string what = option.str() + " '" + path + "'";
@@ -272,24 +309,35 @@ rt::Status checkOutputFile(llvm::StringRef option, const std::string &path) {
   if (!fs::is_directory(parent))
     return rt::Status::failure(what + ": '" + parent.str() +
                                "' is not a directory");
-  if (fs::access(parent, fs::AccessMode::Write))
-    return rt::Status::failure(what + ": directory '" + parent.str() +
-                               "' is not writable");
-  if (fs::exists(path) && fs::access(path, fs::AccessMode::Write))
-    return rt::Status::failure(what + " is not writable");
+  bool existed = fs::exists(path);
+  int fd = -1;
+  if (std::error_code ec =
+          fs::openFileForWrite(path, fd, fs::CD_OpenAlways, fs::OF_None))
+    return rt::Status::failure(what + (existed ? ": cannot be written: "
+                                               : ": cannot be created: ") +
+                               ec.message());
+  ::close(fd);
+  if (!existed)
+    fs::remove(path);
   return rt::Status::ok();
 }
 
 /// Whether `path` is a writable directory or can be made one in an existing
-/// directory (only the last component is created).
+/// directory (only the last component is created). Probed as for files: a
+/// file is created in it (or the directory itself is created) and removed.
 rt::Status checkOutputDir(llvm::StringRef option, const std::string &path) {
   namespace fs = llvm::sys::fs;
   std::string what = option.str() + " '" + path + "'";
   if (fs::exists(path)) {
     if (!fs::is_directory(path))
       return rt::Status::failure(what + " exists and is not a directory");
-    if (fs::access(path, fs::AccessMode::Write))
-      return rt::Status::failure(what + " is not writable");
+    llvm::SmallString<128> probe;
+    int fd = -1;
+    if (std::error_code ec = fs::createUniqueFile(
+            path + "/.seam-run-probe-%%%%%%", fd, probe))
+      return rt::Status::failure(what + " is not writable: " + ec.message());
+    ::close(fd);
+    fs::remove(probe);
     return rt::Status::ok();
   }
   llvm::StringRef parent =
@@ -299,21 +347,11 @@ rt::Status checkOutputDir(llvm::StringRef option, const std::string &path) {
   if (!fs::is_directory(parent))
     return rt::Status::failure(what + ": parent directory '" + parent.str() +
                                "' does not exist");
-  if (fs::access(parent, fs::AccessMode::Write))
-    return rt::Status::failure(what + ": parent directory '" + parent.str() +
-                               "' is not writable");
+  if (std::error_code ec = fs::create_directory(path))
+    return rt::Status::failure(what + ": cannot be created: " + ec.message());
+  fs::remove(path);
   return rt::Status::ok();
 }
-
-/// Removes seam-run's own temporary cache when the run ends, however it
-/// ends (a given --cache-dir is the user's and stays).
-struct TemporaryDirectory {
-  std::string path;
-  ~TemporaryDirectory() {
-    if (!path.empty())
-      llvm::sys::fs::remove_directories(path);
-  }
-};
 
 } // namespace
 
@@ -371,11 +409,12 @@ rt::Status seamrun::validate(SessionOptions &o) {
     return rt::Status::failure(
         "--shape fixes an ONNX model's input shapes (seam-run model.onnx)");
   bool shapesImport = o.layers || o.seq || o.txtSeq || o.batch ||
-                      !o.dtype.empty() || !o.fourier.empty();
+                      !o.dtype.empty() || !o.fourier.empty() ||
+                      !o.name.empty();
   if (!o.input.empty() && shapesImport)
     return rt::Status::failure(
-        "--layers, --seq, --txt-seq, --batch, --dtype and --fourier shape "
-        "an import "
+        "--layers, --seq, --txt-seq, --batch, --dtype, --fourier and --name "
+        "shape an import "
         "(--model or --config); '" +
         o.input + "' is already imported (re-import it with seam-import)");
   if (llvm::Error e = seamimport::checkOptions(importOptions(o)))
@@ -440,12 +479,16 @@ rt::Status seamrun::validate(SessionOptions &o) {
           "--trace-steps must be last, all or a step in [1, " +
           std::to_string(o.steps) + "], got '" + o.traceSteps + "'");
   }
-  bool traceShaped = o.traceDetail != "engine" || !o.traceProgram.empty() ||
-                     !o.traceRanks.empty() || o.traceSteps != "last";
-  if (traceShaped && o.traceFile.empty())
-    return rt::Status::failure(
-        "--trace-detail, --trace-ranks, --trace-program and --trace-steps "
-        "need --trace FILE");
+  // (seam-run also refuses these when given at their default value.)
+  if (o.traceFile.empty())
+    for (auto [shaped, name] :
+         {std::pair{o.traceDetail != "engine", "--trace-detail"},
+          {!o.traceRanks.empty(), "--trace-ranks"},
+          {!o.traceProgram.empty(), "--trace-program"},
+          {o.traceSteps != "last", "--trace-steps"}})
+      if (shaped)
+        return rt::Status::failure(std::string(name) +
+                                   " needs --trace FILE");
   if (!o.outputDir.empty())
     if (rt::Status e = checkOutputDir("--output-dir", o.outputDir); !e)
       return e;
@@ -497,6 +540,7 @@ static rt::Status recordStructure(const CompiledModel &cm,
     for (const std::string &w : cm.warnings)
       llvm::errs() << "seam-run: warning: " << w << "\n";
   result.kernelDecisions = mlir::seam::decisionsOf(cm.step);
+  result.kernelRejections = mlir::seam::rejectionsOf(cm.step);
   result.warnings = cm.warnings;
   return rt::Status::ok();
 }
@@ -504,16 +548,16 @@ static rt::Status recordStructure(const CompiledModel &cm,
 namespace {
 
 /// The compile cache's directory: --cache-dir, else a fresh one in the temp
-/// directory (so run 0 is cold) that `temporary` removes when the run ends.
+/// directory (so run 0 is cold) that `temporary` removes when the run ends,
+/// or when it is interrupted (Interrupt.h).
 rt::Expected<std::string> cacheDirectory(const std::string &given,
                                          TemporaryDirectory &temporary) {
   if (!given.empty())
     return rt::Expected<std::string>(given);
-  llvm::SmallString<128> dir;
-  if (llvm::sys::fs::createUniqueDirectory("seam-run-cache", dir))
-    return fail("cannot create a temporary cache directory");
-  temporary.path = std::string(dir);
-  return rt::Expected<std::string>(temporary.path);
+  std::string error;
+  if (!temporary.create("seam-run-cache", error))
+    return fail(error);
+  return rt::Expected<std::string>(temporary.path());
 }
 
 /// Sorts the host events of one step, events[first..], into the parts of
@@ -553,6 +597,10 @@ void accountHostEvents(const std::vector<rt::HostEvent> &events, size_t first,
   // What the parts above do not cover (zero unless the host timeline
   // gains a kind of event they do not sum).
   st.otherNs = st.latencyNs - st.hostPartsNs();
+  // Summing the parts in another order than the timeline did leaves a few
+  // ulps of the latency (4.77e-16 s); that is not a part of the step.
+  if (std::abs(st.otherNs) <= 1e-9 * std::abs(st.latencyNs) + 1e-6)
+    st.otherNs = 0;
 }
 
 } // namespace
@@ -570,6 +618,9 @@ struct Session::Run {
   rt::TraceOptions trace;
   std::map<std::string, rt::ProgramId> loaded; ///< by unit symbol
   std::vector<PlanItem> plan;
+  /// The first host event of the latest launch (after any graph-break wait
+  /// before it): its own wait, when synchronous, starts there.
+  size_t lastLaunchEvent = 0;
   /// Parameters, inputs and results on the host (functional runs).
   llvm::DenseMap<Value, HostTensor> values;
 };
@@ -583,11 +634,24 @@ rt::Expected<SessionResult> Session::run() {
   // Progress on stderr once the invocation has run for a few seconds
   // (functional runs of full-width models take tens of seconds).
   wall0 = nowNs();
-  lastCompileReport = lastImportReport = 0;
-  auto text = modelText(opts, [&](const std::string &what) {
-    if (reportDue(lastImportReport))
-      progress("import: " + what);
-  });
+  lastCompileReport = lastImportReport = lastStepReport = 0;
+  // However the run ends, an in-place progress line is ended first.
+  struct EndLine {
+    Session *session;
+    ~EndLine() { session->endProgressLine(); }
+  } endLine{this};
+  std::vector<std::string> importWarnings;
+  auto text = modelText(
+      opts,
+      [&](const std::string &what) {
+        if (reportDue(lastImportReport))
+          progress("import: " + what);
+      },
+      [&](const std::string &w) {
+        if (!opts.quietWarnings)
+          llvm::errs() << "seam-run: warning: " << w << "\n";
+        importWarnings.push_back(w);
+      });
   progress("model imported");
   if (!text)
     return Result::failure(text.error());
@@ -606,13 +670,20 @@ rt::Expected<SessionResult> Session::run() {
   if (!selection)
     return Result::failure("--kernels: " + kernelError);
   std::optional<ScopedStepModel> stepModel;
-  if (selection->automatic)
-    stepModel.emplace(opts);
+  if (selection->automatic) {
+    // Its answers go into this run's cache: with a kept --cache-dir a warm
+    // run decides from them.
+    SessionOptions modelOptions = opts;
+    modelOptions.cacheDir = *cacheDir;
+    stepModel.emplace(modelOptions);
+  }
 
   tp = opts.tp; // from the IR's seam.tp once it is parsed
   for (int runIndex = 0; runIndex < opts.runs; ++runIndex)
     if (rt::Status s = runOnce(runIndex, *text, cache); !s)
       return Result::failure(s.error());
+  result.warnings.insert(result.warnings.begin(), importWarnings.begin(),
+                         importWarnings.end());
   return std::move(result);
 }
 
@@ -654,6 +725,11 @@ rt::Status Session::runOnce(int index, const std::string &text,
   for (int step = 0; step < opts.steps; ++step)
     if (rt::Status s = runStep(r, step); !s)
       return s;
+  if (functional() && r.last) {
+    result.outputFiles.clear();
+    for (unsigned i = 0; i < r.cm.step.getNumResults(); ++i)
+      result.outputFiles.push_back({resultName(r.cm.step, i), "", {}, ""});
+  }
   if (functional() && !opts.outputDir.empty() && r.last)
     if (rt::Status s = writeOutputs(r); !s)
       return s;
@@ -829,18 +905,22 @@ rt::Status Session::bindInputs(Run &r) {
   std::map<std::string, std::string> given;
   for (const std::string &in : opts.inputs)
     given[in.substr(0, in.find('='))] = in.substr(in.find('=') + 1);
+  std::vector<StepValueFile> files;
   for (auto [i, arg] : llvm::enumerate(r.cm.step.getArguments())) {
     auto ty = cast<RankedTensorType>(arg.getType());
     bool complex = isa<ComplexType>(ty.getElementType());
     std::string name = argName(r.cm.step, i);
     auto it = given.find(name);
     if (it == given.end()) {
-      r.values[arg] = syntheticInput(ty.getShape(), 1000 + i, complex);
+      uint64_t seed = 1000 + i;
+      r.values[arg] = syntheticInput(ty.getShape(), seed, complex);
       holdAs(ty, r.values[arg]);
+      files.push_back({name, "", seed, ""});
       continue;
     }
     bool fileComplex = false;
-    auto t = readNpy(it->second, &fileComplex);
+    std::string dtype;
+    auto t = readNpy(it->second, &fileComplex, &dtype);
     if (!t)
       return rt::Status::failure("--input " + name + ": " + t.error());
     if (t->shape !=
@@ -851,6 +931,8 @@ rt::Status Session::bindInputs(Run &r) {
                                  std::string(fileComplex ? "complex " : "") +
                                  describe(t->shape) + ", the model's input '" +
                                  name + "' is " + mlir::seam::describeType(ty));
+    files.push_back({name, it->second, std::nullopt,
+                     dtype == "float64" ? dtype : ""});
     given.erase(it);
     holdAs(ty, *t);
     r.values[arg] = std::move(*t);
@@ -859,6 +941,8 @@ rt::Status Session::bindInputs(Run &r) {
     return rt::Status::failure("--input " + given.begin()->first +
                                ": the model has no input of that name (" +
                                inputNames(r.cm.step) + ")");
+  if (r.last)
+    result.inputFiles = std::move(files);
   return rt::Status::ok();
 }
 
@@ -889,18 +973,25 @@ rt::Status Session::runStep(Run &r, int step) {
       return done;
   }
   // Step end (mark_step): the host always waits for the device; the
-  // --no-sync ablation removes only the waits at graph breaks.
+  // --no-sync ablation removes only the waits at graph breaks. When the
+  // step's last item is a synchronous launch (compile mode's program, an
+  // eager kernel call), the host's wait for it is the wait at the step's
+  // end: nothing follows that it breaks.
   size_t stepEndEvent = device.hostEvents().size();
-  device.graphBreakSync();
+  if (!r.plan.empty() && r.plan.back().kind == PlanItem::Launch)
+    stepEndEvent = std::min(stepEndEvent, r.lastLaunchEvent);
+  device.stepEndSync();
   st.latencyNs = device.hostNs() - t0;
   accountHostEvents(device.hostEvents(), firstEvent, stepEndEvent, st);
   if (tracesStep(r, step)) {
     device.collectForTrace(false, false);
     r.trace.toNs = std::max(r.trace.toNs, device.hostNs());
+    r.trace.spans.push_back(
+        {llvm::formatv("step {0} (run {1})", step + 1, r.index + 1).str(), t0,
+         device.hostNs()});
   }
   r.stats.steps.push_back(st);
-  progress(llvm::formatv("run {0}/{1}: step {2}/{3} done", r.index + 1,
-                         opts.runs, step + 1, opts.steps));
+  stepProgress(r, step);
   return rt::Status::ok();
 }
 
@@ -963,6 +1054,7 @@ rt::Status Session::launch(Run &r, const PlanItem &item, int step,
   rt::LaunchOptions lo;
   lo.async = eager() && !item.isKernel;
   lo.deviceResident = true;
+  r.lastLaunchEvent = device.hostEvents().size();
   auto res = device.launch(r.loaded.at(item.unit),
                            std::vector<rt::TensorMap>{inputs}, lo);
   if (!res)
@@ -992,9 +1084,14 @@ rt::Status Session::launch(Run &r, const PlanItem &item, int step,
 
 void Session::recordDeviceTotals(const std::string &unit,
                                  const rt::LaunchResult &res) {
-  for (const auto &c : res.timeline.cores) {
-    for (unsigned e = 0; e < rt::kNumEngines; ++e)
-      result.engineBusyNs[std::string(rt::name(rt::Engine(e)))] += c.busyNs[e];
+  result.engineBusyPerRankNs.resize(size_t(std::max(1, tp)));
+  for (auto [core, c] : llvm::enumerate(res.timeline.cores)) {
+    for (unsigned e = 0; e < rt::kNumEngines; ++e) {
+      std::string engine(rt::name(rt::Engine(e)));
+      result.engineBusyNs[engine] += c.busyNs[e];
+      if (core < result.engineBusyPerRankNs.size())
+        result.engineBusyPerRankNs[core][engine] += c.busyNs[e];
+    }
     result.dmaBytes += c.dmaBytes;
     result.roofline.dmaTransfers += c.dmaTransfers;
   }
@@ -1014,22 +1111,70 @@ void Session::recordStepValues(Run &r) {
 }
 
 rt::Status Session::writeOutputs(Run &r) {
-  llvm::sys::fs::create_directories(opts.outputDir);
+  if (std::error_code ec = llvm::sys::fs::create_directories(opts.outputDir))
+    return rt::Status::failure("--output-dir '" + opts.outputDir +
+                               "': cannot be created: " + ec.message());
   auto ret = cast<func::ReturnOp>(r.cm.step.getBody().front().getTerminator());
+  std::vector<std::string> names = outputFileNames(r.cm.step);
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    std::string path = opts.outputDir + "/output" + std::to_string(i) + ".npy";
+    std::string path = (llvm::Twine(opts.outputDir) + "/" + names[i]).str();
     bool complex =
         isa<ComplexType>(cast<RankedTensorType>(v.getType()).getElementType());
     if (rt::Status s = writeNpy(path, r.values[v], complex); !s)
       return rt::Status::failure("--output-dir: " + s.error());
+    result.outputFiles[i].file = path;
   }
   return rt::Status::ok();
 }
 
 void Session::progress(const std::string &what) {
   double sec = (nowNs() - wall0) * 1e-9;
-  if (sec >= 2.0)
-    llvm::errs() << llvm::formatv("seam-run: [{0:F1} s] {1}\n", sec, what);
+  if (sec < 2.0)
+    return;
+  endProgressLine();
+  llvm::errs() << llvm::formatv("seam-run: [{0:F1} s] {1}\n", sec, what);
+}
+
+void Session::endProgressLine() {
+  if (!progressLineOpen)
+    return;
+  llvm::errs() << "\n";
+  progressLineOpen = false;
+}
+
+void Session::stepProgress(const Run &r, int step) {
+  double now = nowNs();
+  if (step == 0)
+    runStepsWall0 = now; // step 0 pays the compile: the rate starts after
+  double sec = (now - wall0) * 1e-9;
+  bool last = step + 1 == opts.steps;
+  if (sec < 2.0 || (!last && step == 0))
+    return;
+  // The rate of this run's steps after its first; the runs still to come
+  // are counted at the same rate (their compiles are not in the ETA).
+  int done = step, total = opts.steps - 1;
+  double perStep = done > 0 ? (now - runStepsWall0) * 1e-9 / done : 0;
+  double eta =
+      perStep * ((total - done) + double(opts.runs - r.index - 1) * opts.steps);
+  std::string line = llvm::formatv("seam-run: [{0:F1} s] run {1}/{2}: step "
+                                   "{3}/{4}",
+                                   sec, r.index + 1, opts.runs, step + 1,
+                                   opts.steps);
+  if (!last || r.index + 1 < opts.runs)
+    line += llvm::formatv(", ETA {0:F0} s", eta).str();
+  if (llvm::sys::Process::StandardErrIsDisplayed()) {
+    // One line, rewritten in place (\r, then clear to its end).
+    llvm::errs() << "\r" << line << "\x1b[K";
+    progressLineOpen = true;
+    if (last)
+      endProgressLine();
+    return;
+  }
+  // A pipe or a file: a line every few seconds, and each run's last step.
+  if (!last && sec - lastStepReport < kPipeProgressSeconds)
+    return;
+  lastStepReport = sec;
+  llvm::errs() << line << "\n";
 }
 
 bool Session::reportDue(double &lastReport) {
@@ -1059,13 +1204,12 @@ static void printRoofline(const SessionResult &r, llvm::raw_ostream &os) {
   // say so rather than print a fraction of 0 ms.
   std::string warm =
       r.warmStepNs() > 0
-          ? llvm::formatv("{0:F1}% of {1} (bound: {2}) = step floor / warm "
-                          "step {3}",
-                          pct(rf.floorNs, r.warmStepNs()),
+          ? llvm::formatv("floor {0} ({1}) = {2:F1}% of the {3} warm step",
                           milliseconds(rf.floorNs), rf.bound,
+                          pct(rf.floorNs, r.warmStepNs()),
                           milliseconds(r.warmStepNs()))
                 .str()
-          : llvm::formatv("floor {0} (bound: {1}); no warm step to compare "
+          : llvm::formatv("floor {0} ({1}); no warm step to compare "
                           "(--steps 2 or more)",
                           milliseconds(rf.floorNs), rf.bound)
                 .str();
@@ -1132,6 +1276,35 @@ std::vector<std::string> seamrun::shapingOptions(const SessionOptions &o) {
   return flags;
 }
 
+/// Functional runs: where each input came from (a file, or generated with
+/// its seed) and where each output went.
+static void printStepValues(const SessionResult &r, llvm::raw_ostream &os) {
+  if (r.options.exec != "functional")
+    return;
+  os << "  inputs:";
+  for (auto [i, in] : llvm::enumerate(r.inputFiles)) {
+    os << (i ? "; " : " ") << in.name;
+    if (in.seed)
+      os << " generated (seeded uniform in [-1, 1), seed " << *in.seed << ")";
+    else
+      os << " from '" << in.file << "'"
+         << (in.convertedFrom.empty()
+                 ? ""
+                 : " (" + in.convertedFrom + ", converted to float32)");
+  }
+  os << "\n  outputs:";
+  bool unwritten = false;
+  for (auto [i, out] : llvm::enumerate(r.outputFiles)) {
+    os << (i ? "; " : " ") << out.name;
+    if (!out.file.empty())
+      os << " -> '" << out.file << "'";
+    unwritten |= out.file.empty();
+  }
+  if (unwritten)
+    os << " (not written: --output-dir DIR writes them as NAME.npy)";
+  os << "\n";
+}
+
 void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                           bool quiet) {
   const SessionOptions &o = r.options;
@@ -1147,19 +1320,43 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                       "calls, {3} host ops, {4} launches per step\n",
                       r.regions, r.distinctPrograms, r.kernelCalls, r.hostOps,
                       r.launchesPerStep);
-  os << llvm::formatv("  {11}: {0:F3} s (graph {1:F3}, lowering "
-                      "{2:F3}, codegen {3:F3}, kernels {4:F3}; of which "
-                      "double-buffer {6:F3}, allocate {7:F3}, schedule {8:F3}, "
-                      "emit {9:F3}; cache {10:F3}); {5} instructions\n",
-                      r.runs.front().compileNs * 1e-9, r.compile.graphNs * 1e-9,
-                      r.compile.lowerNs * 1e-9, r.compile.codegenNs * 1e-9,
-                      r.compile.kernelNs * 1e-9, r.compile.instructions,
-                      r.compile.doubleBufferNs * 1e-9,
-                      r.compile.allocateNs * 1e-9, r.compile.scheduleNs * 1e-9,
-                      r.compile.emitNs * 1e-9, r.compile.cacheNs * 1e-9,
-                      r.runs.front().cold
-                          ? "cold compile"
-                          : "first compile (every program from the cache)");
+  printStepValues(r, os);
+  // The parts add up: graph + lowering + codegen + kernels + cache + other
+  // is the compile; double-buffer + allocate + schedule + emit + rest is
+  // codegen + kernels (both run the same phases per unit). Kernel bodies
+  // built inside programs (compile mode) are shown in lowering, where they
+  // are built.
+  const CompileBreakdown &cb = r.compile;
+  double total = r.runs.front().compileNs;
+  std::string bodies =
+      cb.kernelBodies
+          ? llvm::formatv(" (of which {0} kernel bodies {1:F3})",
+                          cb.kernelBodies, cb.kernelBodiesNs * 1e-9)
+                .str()
+          : std::string();
+  os << llvm::formatv(
+      "  {0}: {1:F3} s = graph {2:F3} + lowering {3:F3}{4} + codegen {5:F3} + "
+      "kernels {6:F3} ({7} kernel programs) + cache {8:F3} + other {9:F3}; "
+      "codegen + kernels = double-buffer {10:F3} + allocate {11:F3} + "
+      "schedule {12:F3} + emit {13:F3} + rest {14:F3}; {15} instructions\n",
+      r.runs.front().cold ? "cold compile"
+                          : "first compile (every program from the cache)",
+      total * 1e-9, cb.graphNs * 1e-9, cb.lowerNs * 1e-9, bodies,
+      cb.codegenNs * 1e-9, cb.kernelNs * 1e-9, cb.kernelPrograms,
+      cb.cacheNs * 1e-9, cb.otherNs(total) * 1e-9, cb.doubleBufferNs * 1e-9,
+      cb.allocateNs * 1e-9, cb.scheduleNs * 1e-9, cb.emitNs * 1e-9,
+      cb.codegenOtherNs() * 1e-9, cb.instructions);
+  if (!r.kernelRejections.empty()) {
+    int sites = 0;
+    for (const auto &x : r.kernelRejections)
+      sites += x.sites;
+    os << llvm::formatv("  kernel sites rejected: {0} (the kernel's "
+                        "constraints fail there; the compiler keeps them)\n",
+                        sites);
+    for (const auto &x : r.kernelRejections)
+      os << llvm::formatv("    {0} at {1} {2} site(s): {3}\n", x.kernel,
+                          x.sites, x.replaces, x.reason);
+  }
   if (!r.kernelDecisions.empty()) {
     int kept = 0;
     for (const auto &d : r.kernelDecisions)
@@ -1199,7 +1396,7 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
   os << llvm::formatv(
       "  last step: {0:F6} s = modelled: tracing {1:F6} + kernel calls "
       "{10:F6} + launch {2:F6} + "
-      "transfers {3:F6} + graph-break syncs {4:F6} + wait at step end "
+      "transfers {3:F6} + wait at graph breaks {4:F6} + wait at step end "
       "{5:F6}; measured here: compile {6:F6} + host fallback {7:F6}{8}; "
       "device busy {9:F6} s (overlaps the host)\n",
       last.latencyNs * 1e-9, last.tracingNs * 1e-9, last.launchNs * 1e-9,
@@ -1310,6 +1507,13 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
   Object busy;
   for (auto &[e, ns] : r.engineBusyNs)
     busy[e] = ns * 1e-9;
+  Array busyPerRank;
+  for (const auto &rank : r.engineBusyPerRankNs) {
+    Object o;
+    for (auto &[e, ns] : rank)
+      o[e] = ns * 1e-9;
+    busyPerRank.push_back(std::move(o));
+  }
   Array decisions;
   for (const auto &d : r.kernelDecisions)
     decisions.push_back(Object{{"window", d.window},
@@ -1324,6 +1528,12 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
                                               : llvm::json::Value(d.versus)},
                                {"inserted", d.inserted},
                                {"reason", d.reason}});
+  Array rejections;
+  for (const auto &x : r.kernelRejections)
+    rejections.push_back(Object{{"kernel", x.kernel},
+                                {"replaces", x.replaces},
+                                {"sites", x.sites},
+                                {"reason", x.reason}});
   Array kernels;
   for (const std::string &k : o.kernels)
     kernels.push_back(k);
@@ -1358,7 +1568,34 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
                  {"program_sharing", o.programSharing},
                  {"set", std::move(figures)},
                  {"flags", Array(shapingOptions(o))}};
+  auto orNull = [](const std::string &v) -> llvm::json::Value {
+    if (v.empty())
+      return nullptr;
+    return v;
+  };
+  Array inputFiles, outputFiles;
+  for (const StepValueFile &in : r.inputFiles)
+    inputFiles.push_back(Object{
+        {"name", in.name},
+        {"file", orNull(in.file)},
+        {"generated_seed",
+         in.seed ? llvm::json::Value(int64_t(*in.seed)) : nullptr},
+        {"converted_from", orNull(in.convertedFrom)}});
+  for (const StepValueFile &out : r.outputFiles)
+    outputFiles.push_back(
+        Object{{"name", out.name}, {"file", orNull(out.file)}});
+  // Every file the run read or wrote (null: none).
+  Object files{{"model", orNull(o.input)},
+               {"config", orNull(o.config)},
+               {"inputs", std::move(inputFiles)},
+               {"outputs", std::move(outputFiles)},
+               {"output_dir", orNull(o.outputDir)},
+               {"trace", orNull(o.traceFile)},
+               {"json", path},
+               {"cache_dir", orNull(o.cacheDir)},
+               {"dump_programs", orNull(o.dumpDir)}};
   Object root{
+      {"files", std::move(files)},
       {"model",
        o.model.empty() ? (o.config.empty() ? o.input : o.config) : o.model},
       {"tp", o.tp},
@@ -1385,6 +1622,18 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
                          {"emit_s", r.compile.emitNs * 1e-9},
                          {"cache_s", r.compile.cacheNs * 1e-9},
                          {"decide_s", r.compile.decideNs * 1e-9},
+                         {"kernel_bodies_s", r.compile.kernelBodiesNs * 1e-9},
+                         {"kernel_bodies", r.compile.kernelBodies},
+                         {"other_s", r.compile.otherNs(r.runs.front().compileNs) *
+                                         1e-9},
+                         {"codegen_rest_s", r.compile.codegenOtherNs() * 1e-9},
+                         {"basis",
+                          "cold_s = graph_s + lowering_s + codegen_s + "
+                          "kernels_s + cache_s + other_s; codegen_s + "
+                          "kernels_s = double_buffer_s + allocate_s + "
+                          "schedule_s + emit_s + codegen_rest_s; decide_s is "
+                          "part of graph_s, kernel_bodies_s (kernel calls "
+                          "inside programs) part of lowering_s"},
                          {"programs", r.compile.programs},
                          {"kernel_programs", r.compile.kernelPrograms},
                          {"instructions", int64_t(r.compile.instructions)}}},
@@ -1394,12 +1643,18 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
       {"warm_step_basis", r.warmStepBasis()},
       {"steps_per_s", r.warmStepNs() > 0 ? 1e9 / r.warmStepNs() : 0.0},
       {"engine_busy_s", std::move(busy)},
+      {"engine_busy_basis",
+       "busy time of each engine over the last step's launches, summed over "
+       "the ranks and, for DMA, over its queues (so it can exceed the step); "
+       "engine_busy_per_rank_s has each rank's figures"},
+      {"engine_busy_per_rank_s", std::move(busyPerRank)},
       {"dma_bytes", int64_t(r.dmaBytes)},
       {"roofline", rooflineJson(r)},
       {"non_finite", int64_t(r.nonFinite)},
       {"check_hazards", r.checkedHazards},
       {"hazards", int64_t(r.hazards)},
       {"faults", Array(r.faults)},
+      {"kernel_rejections", std::move(rejections)},
       {"kernel_decisions", std::move(decisions)},
       {"kernel_explanation", r.explanation ? explanationJson(*r.explanation)
                                            : llvm::json::Value(nullptr)},

@@ -20,6 +20,8 @@ struct SessionOptions {
   std::string model, config, input;
   /// --shape name=AxBxC of an ONNX model's inputs.
   std::vector<std::string> shapes;
+  /// --name: the name an imported model records (seam.model).
+  std::string name;
   /// The model's IR itself (the kernels=auto step model's windows).
   std::string irText;
   bool quietWarnings = false; ///< do not print compile warnings
@@ -65,9 +67,12 @@ struct SessionOptions {
 
 /// The IR text of the model: the .mlir file, the given text, or the model
 /// imported in process; `progress` hears about long imports.
+/// `warning` hears about config fields the import reads but cannot honour
+/// (unset: they are dropped).
 seam::rt::Expected<std::string>
 modelText(const SessionOptions &o,
-          const std::function<void(const std::string &)> &progress);
+          const std::function<void(const std::string &)> &progress,
+          const std::function<void(const std::string &)> &warning = {});
 
 /// The options that shaped a run beyond the header's (model options,
 /// ablations, --set), as flags: "--layers 1", "--no-sync", "--set x=1".
@@ -122,8 +127,22 @@ struct CompileBreakdown {
   /// kernels=auto: deciding kernel or fusion per site (window simulations),
   /// part of graphNs.
   double decideNs = 0;
+  /// Kernel bodies built during lowering (kernel calls inside programs,
+  /// compile mode), part of lowerNs.
+  double kernelBodiesNs = 0;
+  int kernelBodies = 0;
   int programs = 0, kernelPrograms = 0;
   uint64_t instructions = 0;
+  /// What the phases above leave of `totalNs` (bookkeeping between them).
+  double otherNs(double totalNs) const {
+    return totalNs - (graphNs + lowerNs + codegenNs + kernelNs + cacheNs);
+  }
+  /// What the codegen phases leave of codegen + kernels (building
+  /// top-level kernel programs, bookkeeping).
+  double codegenOtherNs() const {
+    return codegenNs + kernelNs -
+           (doubleBufferNs + allocateNs + scheduleNs + emitNs);
+  }
 };
 
 /// The roofline of one launched unit (a program or a top-level kernel): its
@@ -204,6 +223,17 @@ struct KernelExplanation {
   double seconds = 0; ///< wall time of the explanation
 };
 
+/// A step input or output of a functional run: where its values came from
+/// or went.
+struct StepValueFile {
+  std::string name; ///< the graph's name (seam.input / seam.output)
+  std::string file; ///< the .npy read or written; "" when none
+  /// Inputs without --input: generated (seeded uniform in [-1, 1)).
+  std::optional<uint64_t> seed;
+  /// Inputs: the file's dtype when it was converted ("float64").
+  std::string convertedFrom;
+};
+
 struct SessionResult {
   SessionOptions options;
   std::vector<RunStats> runs;
@@ -216,7 +246,9 @@ struct SessionResult {
   int64_t boundaryBytes = 0, regionIoBytes = 0;
   std::map<std::string, int> kernelsByName;
   // Device totals over the last warm step.
+  /// Summed over ranks (and DMA queues); per rank beside it.
   std::map<std::string, double> engineBusyNs;
+  std::vector<std::map<std::string, double>> engineBusyPerRankNs;
   uint64_t dmaBytes = 0;
   uint64_t nonFinite = 0;
   RooflineReport roofline; ///< of the last step
@@ -227,6 +259,9 @@ struct SessionResult {
   bool checkedHazards = false;
   /// kernels=auto: the decisions, in program order (seam.kernel_decisions).
   std::vector<mlir::seam::AutoDecision> kernelDecisions;
+  /// Sites a requested kernel could not take, by kernel and reason
+  /// (seam.kernel_rejections).
+  std::vector<mlir::seam::KernelRejection> kernelRejections;
   /// Warnings of the compile (a kernel that replaced nothing, ...).
   std::vector<std::string> warnings;
   /// --explain-kernels (set by the driver after the run).
@@ -235,6 +270,10 @@ struct SessionResult {
   /// step, as bound: --input or synthetic) and its outputs (one per result),
   /// as the host holds them (f32; complex interleaved).
   std::vector<seam::rt::HostTensor> stepInputs, stepOutputs;
+  /// Functional runs: each input (file or generated, with its seed) and
+  /// each output (named after the graph's result; its file with
+  /// --output-dir), in step order.
+  std::vector<StepValueFile> inputFiles, outputFiles;
   /// --reference (set by the driver after the run).
   std::optional<ReferenceReport> reference;
 
@@ -300,7 +339,8 @@ private:
   /// Adds a launch of the last step to the device totals of `result`.
   void recordDeviceTotals(const std::string &unit,
                           const seam::rt::LaunchResult &res);
-  /// --output-dir: output<i>.npy for each result of the step.
+  /// --output-dir: NAME.npy for each result of the step, named after the
+  /// graph's result (seam.output; output<i> when unnamed).
   seam::rt::Status writeOutputs(Run &r);
   /// Functional runs: the step's inputs and outputs into `result`.
   void recordStepValues(Run &r);
@@ -314,6 +354,11 @@ private:
   void syncAtGraphBreak(seam::rt::Device &device) const;
   /// A progress line on stderr once the invocation has run for 2 s.
   void progress(const std::string &what);
+  /// Step progress past 2 s: on a terminal one line rewritten in place with
+  /// an ETA; on a pipe a line every few seconds and at each run's end.
+  void stepProgress(const Run &r, int step);
+  /// Ends an open in-place progress line (before other output).
+  void endProgressLine();
   /// Whether a second has passed since `lastReport` (then set to now):
   /// long phases report at most one line a second.
   bool reportDue(double &lastReport);
@@ -325,6 +370,9 @@ private:
   int tp = 1; ///< ranks: the IR's seam.tp once the first compile parsed it
   double wall0 = 0; ///< when run() started (ns), for progress
   double lastImportReport = 0, lastCompileReport = 0; ///< s after wall0
+  double lastStepReport = 0; ///< s after wall0 (pipe progress)
+  double runStepsWall0 = 0;  ///< when the current run's first step ended
+  bool progressLineOpen = false;
 };
 
 void printReport(const SessionResult &r, llvm::raw_ostream &os, bool quiet);

@@ -1,48 +1,144 @@
 //===- StepModel.cpp - seam-run's step model for kernels=auto -------------===//
 #include "tools/seam-run/StepModel.h"
 #include "mlir/IR/OperationSupport.h"
+#include "runtime/HostCache.h"
+#include "tools/seam-run/Compiler.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
+#include <optional>
 
 using namespace seamrun;
 using mlir::seam::CostQuery;
 using mlir::seam::StepCost;
 
+namespace {
+
+/// Everything besides the window's text that its step cost depends on.
+std::string stepCostFlags(const SessionOptions &base, const std::string &mode,
+                          const std::string &target, bool share) {
+  std::string s = "kernels=auto step cost: mode=" + mode + " target=" + target +
+                  " share=" + (share ? "1" : "0") +
+                  " boundary=" + base.kernelBoundary +
+                  " tp=" + std::to_string(base.tp) + " costs=";
+  for (bool on :
+       {base.costs.launchOverhead, base.costs.firstRun, base.costs.transfers,
+        base.costs.tracing, base.costs.kernelCallHost, base.graphBreakSyncs})
+    s += on ? '1' : '0';
+  for (const std::string &f : base.figureOverrides)
+    s += " set " + f;
+  return s;
+}
+
+constexpr llvm::StringLiteral kStepCostMagic = "seam-step-cost 1\n";
+
+std::vector<uint8_t> writeStepCost(const StepCost &c) {
+  llvm::json::Object o{{"step_ns", c.stepNs},
+                       {"device_ns", c.deviceNs},
+                       {"launch_ns", c.launchNs},
+                       {"tracing_ns", c.tracingNs},
+                       {"sync_ns", c.syncNs},
+                       {"transfer_ns", c.transferNs},
+                       {"host_ns", c.hostNs},
+                       {"launches", c.launches},
+                       {"hbm_round_trip_bytes", c.hbmRoundTripBytes}};
+  std::string text = kStepCostMagic.str();
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(o));
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+/// A cached step cost; nothing on a miss, a corrupt entry or another kind
+/// of entry (it is then timed again and stored over).
+std::optional<StepCost> readStepCost(const seam::rt::CacheLookup &hit) {
+  if (hit.status != seam::rt::CacheStatus::Hit || hit.failedCompile)
+    return std::nullopt;
+  llvm::StringRef text(reinterpret_cast<const char *>(hit.bytes.data()),
+                       hit.bytes.size());
+  if (!text.consume_front(kStepCostMagic))
+    return std::nullopt;
+  auto v = llvm::json::parse(text);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return std::nullopt;
+  }
+  const llvm::json::Object *o = v->getAsObject();
+  if (!o)
+    return std::nullopt;
+  StepCost c;
+  for (auto [name, field] : {std::pair{"step_ns", &c.stepNs},
+                             {"device_ns", &c.deviceNs},
+                             {"launch_ns", &c.launchNs},
+                             {"tracing_ns", &c.tracingNs},
+                             {"sync_ns", &c.syncNs},
+                             {"transfer_ns", &c.transferNs},
+                             {"host_ns", &c.hostNs}}) {
+    auto n = o->getNumber(name);
+    if (!n)
+      return std::nullopt;
+    *field = *n;
+  }
+  auto launches = o->getInteger("launches");
+  auto bytes = o->getInteger("hbm_round_trip_bytes");
+  if (!launches || !bytes)
+    return std::nullopt;
+  c.launches = int(*launches);
+  c.hbmRoundTripBytes = *bytes;
+  return c;
+}
+
+} // namespace
+
 ScopedStepModel::ScopedStepModel(SessionOptions base)
     : previous(mlir::seam::kernelCostModel()),
-      cacheDir(std::make_shared<std::string>()) {
-  std::shared_ptr<std::string> cache = cacheDir;
+      cacheDir(std::make_shared<TemporaryDirectory>()) {
+  std::shared_ptr<TemporaryDirectory> cache = cacheDir;
   mlir::seam::kernelCostModel() =
       [base, cache](mlir::ModuleOp window, const CostQuery &query,
                     std::string &error) -> mlir::FailureOr<StepCost> {
-    if (cache->empty()) {
-      llvm::SmallString<128> dir;
-      if (llvm::sys::fs::createUniqueDirectory("seam-auto-cache", dir)) {
-        error = "cannot create a temporary compile cache for the windows";
+    if (cache->path().empty()) {
+      std::string why;
+      if (!cache->create("seam-auto-cache", why)) {
+        error = "kernels=auto windows: " + why;
         return mlir::failure();
       }
-      *cache = std::string(dir);
     }
     std::string text;
     llvm::raw_string_ostream os(text);
     window->print(os, mlir::OpPrintingFlags().assumeVerified());
-    auto result = timeOneStep(base, std::move(text),
-                              mlir::seam::stringifyRegionMode(query.mode).str(),
-                              query.target, query.share, *cache);
+    std::string mode = mlir::seam::stringifyRegionMode(query.mode).str();
+    // The answer is kept in the run's compile cache (a kept --cache-dir
+    // makes a warm run's kernels=auto decision a few lookups), keyed by the
+    // window and everything that times it: mode, target, sharing, host
+    // costs, profile overrides, TP, the compiler.
+    std::optional<seam::rt::CompileCache> answers;
+    std::string key;
+    if (!base.cacheDir.empty()) {
+      answers.emplace(base.cacheDir);
+      key = seam::rt::compileCacheKey(
+          text, stepCostFlags(base, mode, query.target, query.share),
+          compilerVersion());
+      if (auto known = readStepCost(answers->lookup(key)))
+        return *known;
+    }
+    auto result = timeOneStep(base, std::move(text), mode, query.target,
+                              query.share, cache->path());
     if (!result) {
       error = result.error();
       return mlir::failure();
     }
-    return stepCostOf(*result);
+    StepCost cost = stepCostOf(*result);
+    if (answers) // a cache that cannot be written only costs the next run
+      (void)answers->store(key, writeStepCost(cost));
+    return cost;
   };
 }
 
 ScopedStepModel::~ScopedStepModel() {
   mlir::seam::kernelCostModel() = previous;
-  if (!cacheDir->empty())
-    llvm::sys::fs::remove_directories(*cacheDir);
+  // The directory goes with the last copy of the model's closure.
 }
 
 seam::rt::Expected<SessionResult>

@@ -11,6 +11,7 @@
 #define SEAM_TOOLS_SEAM_RUN_STEPMODEL_H
 
 #include "passes/KernelCostModel.h"
+#include "tools/seam-run/Interrupt.h"
 #include "tools/seam-run/Session.h"
 #include <memory>
 
@@ -29,8 +30,9 @@ public:
 private:
   mlir::seam::KernelCostModel previous;
   /// The windows' compile cache, created on first use (a seam-opt run
-  /// without kernels=auto leaves nothing behind) and removed with the model.
-  std::shared_ptr<std::string> cacheDir;
+  /// without kernels=auto leaves nothing behind) and removed with the model
+  /// or on an interrupt (Interrupt.h).
+  std::shared_ptr<TemporaryDirectory> cacheDir;
 };
 
 /// One warm step of `irText`, timed as kernels=auto's windows are: a

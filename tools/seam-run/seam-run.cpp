@@ -11,6 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/seam-run/Explain.h"
+#include "tools/seam-run/Interrupt.h"
+#include "kernels/Registry.h"
+#include "tools/seam-import/Import.h"
 #include "tools/seam-run/Session.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -22,8 +25,17 @@ namespace cl = llvm::cl;
 static cl::OptionCategory cat("seam-run options");
 static cl::opt<std::string> model("model", cl::desc("Bundled model name"),
                                   cl::cat(cat));
-static cl::opt<std::string> config("config", cl::desc("HF-style config.json"),
-                                   cl::cat(cat));
+static cl::opt<std::string>
+    config("config",
+           cl::desc("HF-style config.json, or a model directory holding "
+                    "one (a diffusers pipeline: its transformer/)"),
+           cl::cat(cat));
+static cl::opt<std::string> nameOpt(
+    "name",
+    cl::desc("Import: the name the model records (default: the bundled "
+             "name, or the config's file or model directory; for a "
+             "diffusers transformer/ directory, the repository around it)"),
+    cl::cat(cat));
 static cl::opt<std::string> irFile(cl::Positional,
                                    cl::desc("[model.mlir | model.onnx]"),
                                    cl::init(""),
@@ -60,19 +72,25 @@ static cl::opt<std::string>
 static cl::opt<int> tp("tp",
                        cl::desc("Tensor-parallel degree: an import is sharded "
                                 "for it; a .mlir file has its own (seam.tp), "
-                                "which this must match"),
+                                "which this must match (default: 1)"),
                        cl::init(1), cl::cat(cat));
-static cl::opt<std::string> mode("mode", cl::desc("eager or compile"),
+static cl::opt<std::string> mode("mode",
+                                 cl::desc("eager or compile (default: "
+                                          "compile)"),
                                  cl::init("compile"), cl::cat(cat));
 static cl::list<std::string>
     kernels("kernels",
-            cl::desc("Kernels to insert, comma separated (none: no kernel)"),
+            cl::desc("Kernels to insert, comma separated"),
             cl::cat(cat));
-static cl::opt<std::string> target("target", cl::desc("trn1 or trn2"),
+static cl::opt<std::string> target("target",
+                                   cl::desc("trn1 or trn2 (default: trn1)"),
                                    cl::init("trn1"), cl::cat(cat));
-static cl::opt<int> steps("steps", cl::desc("Steps per run"), cl::init(3),
+static cl::opt<int> steps("steps", cl::desc("Steps per run (default: 3)"),
+                          cl::init(3),
                           cl::cat(cat));
-static cl::opt<int> runs("runs", cl::desc("Runs (1 cold, then warm)"),
+static cl::opt<int> runs("runs",
+                         cl::desc("Runs: the first cold, then warm against "
+                                  "the compile cache (default: 2)"),
                          cl::init(2), cl::cat(cat));
 static cl::opt<bool> functional(
     "functional", cl::desc("Execute on real data (default: timing-only)"),
@@ -148,7 +166,9 @@ static cl::opt<bool> noKernelCallHost(
              "per compile in compile mode)"),
     cl::cat(cat));
 static cl::opt<bool> noSync("no-sync",
-                            cl::desc("Ablation: no graph-break syncs"),
+                            cl::desc("Ablation: the host does not wait for the device at "
+                                     "graph breaks (it still does at the "
+                                     "step's end)"),
                             cl::cat(cat));
 static cl::opt<bool> noSharing(
     "no-program-sharing",
@@ -159,7 +179,7 @@ static cl::opt<std::string> kernelBoundary(
     cl::desc("A kernel call's boundary inside a program (compile mode): "
              "barrier (every engine drains before and after it) or "
              "dependency (it waits only for the work it conflicts with, and "
-             "only conflicting work waits for it)"),
+             "only conflicting work waits for it); default: barrier"),
     cl::init("barrier"), cl::cat(cat));
 static cl::opt<bool> explain(
     "explain-kernels",
@@ -180,7 +200,21 @@ static cl::opt<bool> quiet("quiet", cl::desc("Only the summary table"),
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  // Ctrl-C or SIGTERM: remove the temporary compile caches, say so, exit 130
+  // (143 for SIGTERM). After InitLLVM, whose handlers this replaces for
+  // these signals only.
+  installInterruptCleanup("seam-run");
   cl::HideUnrelatedOptions(cat);
+  // The bundled models, from the importer's own list.
+  static const std::string modelHelp =
+      "Bundled model: " + seamimport::bundledModelNames() +
+      " (seam-import --list-models)";
+  model.setDescription(modelHelp);
+  static const std::string kernelHelp =
+      "Kernels to insert, comma separated: " +
+      mlir::seam::knownKernelNames() +
+      "; auto or auto:a,b lets the compiler decide per site (default: none)";
+  kernels.setDescription(kernelHelp);
   cl::ParseCommandLineOptions(argc, argv,
                               "seam-run: compile a model and run it on the "
                               "emulated NeuronCore\n");
@@ -189,6 +223,7 @@ int main(int argc, char **argv) {
   o.config = config;
   o.input = irFile;
   o.shapes.assign(shapes.begin(), shapes.end());
+  o.name = nameOpt;
   o.importArgs = importArgs;
   for (auto [opt, dst] : {std::pair{&layers, &o.layers},
                           {&seq, &o.seq},
@@ -238,16 +273,38 @@ int main(int argc, char **argv) {
     llvm::errs() << "seam-run: " << valid.error() << "\n";
     return 1;
   }
-  if (explain && o.kernels.empty()) {
-    llvm::errs() << "seam-run: --explain-kernels needs --kernels (the "
-                    "kernels whose sites it explains)\n";
-    return 1;
-  }
-  if (reference && o.exec != "functional") {
-    llvm::errs() << "seam-run: --reference needs --functional (a timing-only "
-                    "run computes no values to compare)\n";
-    return 1;
-  }
+  // (After validate(), which puts the kernel list in its one form.) An
+  // option that only means something with another one is an error
+  // without it, whatever its value (--trace-steps last without --trace is
+  // as much a slip as --input without --functional).
+  bool compileWithKernels = o.mode != "eager" && !o.kernels.empty();
+  const struct {
+    const cl::Option &option;
+    bool satisfied;
+    const char *needs;
+  } needs[] = {
+      {traceDetail, !traceFile.empty(), "--trace FILE"},
+      {traceRanks, !traceFile.empty(), "--trace FILE"},
+      {traceProgram, !traceFile.empty(), "--trace FILE"},
+      {traceSteps, !traceFile.empty(), "--trace FILE"},
+      {inputs, bool(functional),
+       "--functional (timing-only runs carry no data)"},
+      {outputDir, bool(functional),
+       "--functional (timing-only runs carry no data)"},
+      {reference, bool(functional),
+       "--functional (a timing-only run computes no values to compare)"},
+      {explain, !o.kernels.empty(),
+       "--kernels (the kernels whose sites it explains)"},
+      {kernelBoundary, compileWithKernels,
+       "--kernels in compile mode (in eager mode each kernel call is a "
+       "launch of its own, with no boundary inside a program)"},
+  };
+  for (const auto &n : needs)
+    if (n.option.getNumOccurrences() && !n.satisfied) {
+      llvm::errs() << "seam-run: --" << n.option.ArgStr << " needs " << n.needs
+                   << "\n";
+      return 1;
+    }
   Session session(o);
   auto result = session.run();
   if (!result) {

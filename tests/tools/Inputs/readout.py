@@ -58,6 +58,17 @@ def main(argv):
             {e["args"]["program"] for e in loops}))
         print("compile events %d" % sum(
             1 for e in host if e["cat"] == "compile"))
+        steps = [e["name"] for e in host if e["cat"] == "step"]
+        print("steps %s" % steps)
+        stamped = [e["ts"] for e in events if "ts" in e]
+        print("first ts %.6f" % min(stamped))
+        starts = {e["id"]: e for e in events if e["ph"] == "s"}
+        ends = [e for e in events if e["ph"] == "f"]
+        # Every arrow: from the host to a core, not before its launch.
+        ok = all(e["id"] in starts and starts[e["id"]]["pid"] == 0 and
+                 e["pid"] > 0 and e["ts"] >= starts[e["id"]]["ts"]
+                 for e in ends)
+        print("flows %d %s" % (len(ends), "host->device" if ok else "BAD"))
         return 0
     return 2
 
