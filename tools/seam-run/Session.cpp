@@ -679,9 +679,15 @@ rt::Expected<SessionResult> Session::run() {
   }
 
   tp = opts.tp; // from the IR's seam.tp once it is parsed
-  for (int runIndex = 0; runIndex < opts.runs; ++runIndex)
+  for (int runIndex = 0; runIndex < opts.runs; ++runIndex) {
     if (rt::Status s = runOnce(runIndex, *text, cache); !s)
       return Result::failure(s.error());
+    // The breakdown is run 0's: so are its window timings.
+    if (runIndex == 0 && stepModel) {
+      result.compile.decideSimulated = stepModel->answers().simulated;
+      result.compile.decideCached = stepModel->answers().cached;
+    }
+  }
   result.warnings.insert(result.warnings.begin(), importWarnings.begin(),
                          importWarnings.end());
   return std::move(result);
@@ -1163,7 +1169,11 @@ void Session::stepProgress(const Run &r, int step) {
   if (!last || r.index + 1 < opts.runs)
     line += llvm::formatv(", ETA {0:F0} s", eta).str();
   if (llvm::sys::Process::StandardErrIsDisplayed()) {
-    // One line, rewritten in place (\r, then clear to its end).
+    // One line, rewritten in place (\r, then clear to its end), at most
+    // ten times a second.
+    if (!last && sec - lastStepReport < 0.1)
+      return;
+    lastStepReport = sec;
     llvm::errs() << "\r" << line << "\x1b[K";
     progressLineOpen = true;
     if (last)
@@ -1361,11 +1371,12 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
     int kept = 0;
     for (const auto &d : r.kernelDecisions)
       kept += d.inserted;
-    os << llvm::formatv("  kernels=auto: {0} of {1} candidate(s) kept, "
-                        "decided in {2:F3} s of the graph phase (windows "
-                        "simulated on the modelled device)\n",
-                        kept, r.kernelDecisions.size(),
-                        r.compile.decideNs * 1e-9);
+    os << llvm::formatv(
+        "  kernels=auto: {0} of {1} candidate(s) kept, decided in {2:F3} s "
+        "of the graph phase ({3} window timing(s) simulated on the "
+        "modelled device, {4} from the compile cache)\n",
+        kept, r.kernelDecisions.size(), r.compile.decideNs * 1e-9,
+        r.compile.decideSimulated, r.compile.decideCached);
     for (const auto &d : r.kernelDecisions)
       os << llvm::formatv("    {0} at {1} (x{2}, {3} site(s) each): {4}\n",
                           d.kernel, d.window, d.windows, d.sites,
@@ -1622,6 +1633,8 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
                          {"emit_s", r.compile.emitNs * 1e-9},
                          {"cache_s", r.compile.cacheNs * 1e-9},
                          {"decide_s", r.compile.decideNs * 1e-9},
+                         {"decide_simulated", r.compile.decideSimulated},
+                         {"decide_cached", r.compile.decideCached},
                          {"kernel_bodies_s", r.compile.kernelBodiesNs * 1e-9},
                          {"kernel_bodies", r.compile.kernelBodies},
                          {"other_s", r.compile.otherNs(r.runs.front().compileNs) *

@@ -125,8 +125,10 @@ struct CompileBreakdown {
   /// (serialising the program). Outside graph/lowering/codegen/kernels.
   double cacheNs = 0;
   /// kernels=auto: deciding kernel or fusion per site (window simulations),
-  /// part of graphNs.
+  /// part of graphNs; the window timings it simulated and those it found
+  /// in the compile cache.
   double decideNs = 0;
+  int decideSimulated = 0, decideCached = 0;
   /// Kernel bodies built during lowering (kernel calls inside programs,
   /// compile mode), part of lowerNs.
   double kernelBodiesNs = 0;

@@ -93,11 +93,13 @@ std::optional<StepCost> readStepCost(const seam::rt::CacheLookup &hit) {
 
 ScopedStepModel::ScopedStepModel(SessionOptions base)
     : previous(mlir::seam::kernelCostModel()),
-      cacheDir(std::make_shared<TemporaryDirectory>()) {
+      cacheDir(std::make_shared<TemporaryDirectory>()),
+      counts(std::make_shared<Answers>()) {
   std::shared_ptr<TemporaryDirectory> cache = cacheDir;
+  std::shared_ptr<Answers> answered = counts;
   mlir::seam::kernelCostModel() =
-      [base, cache](mlir::ModuleOp window, const CostQuery &query,
-                    std::string &error) -> mlir::FailureOr<StepCost> {
+      [base, cache, answered](mlir::ModuleOp window, const CostQuery &query,
+                              std::string &error) -> mlir::FailureOr<StepCost> {
     if (cache->path().empty()) {
       std::string why;
       if (!cache->create("seam-auto-cache", why)) {
@@ -120,8 +122,10 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
       key = seam::rt::compileCacheKey(
           text, stepCostFlags(base, mode, query.target, query.share),
           compilerVersion());
-      if (auto known = readStepCost(answers->lookup(key)))
+      if (auto known = readStepCost(answers->lookup(key))) {
+        ++answered->cached;
         return *known;
+      }
     }
     auto result = timeOneStep(base, std::move(text), mode, query.target,
                               query.share, cache->path());
@@ -129,6 +133,7 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
       error = result.error();
       return mlir::failure();
     }
+    ++answered->simulated;
     StepCost cost = stepCostOf(*result);
     if (answers) // a cache that cannot be written only costs the next run
       (void)answers->store(key, writeStepCost(cost));

@@ -27,12 +27,20 @@ public:
   ScopedStepModel(const ScopedStepModel &) = delete;
   ScopedStepModel &operator=(const ScopedStepModel &) = delete;
 
+  /// Window timings answered so far: simulated, and found in the compile
+  /// cache (a warm run with a kept --cache-dir).
+  struct Answers {
+    int simulated = 0, cached = 0;
+  };
+  Answers answers() const { return *counts; }
+
 private:
   mlir::seam::KernelCostModel previous;
   /// The windows' compile cache, created on first use (a seam-opt run
   /// without kernels=auto leaves nothing behind) and removed with the model
   /// or on an interrupt (Interrupt.h).
   std::shared_ptr<TemporaryDirectory> cacheDir;
+  std::shared_ptr<Answers> counts;
 };
 
 /// One warm step of `irText`, timed as kernels=auto's windows are: a
