@@ -1,9 +1,9 @@
 //===- Roofline.h - a program's floor from its graph ------------*- C++ -*-===//
 //
-// The roofline is the bar for generated code (DESIGN.md, "Decisions added
-// 2026-11-23"): a program's floor comes from the work of the seam graph it
-// computes, never from the instructions it was lowered to, so a wasteful
-// program cannot raise its own floor. It is a lower bound:
+// The roofline is the bar for generated code (docs/architecture.md,
+// "Choices behind the numbers"): a program's floor comes from the work of the
+// seam graph it computes, never from the instructions it was lowered to, so a
+// wasteful program cannot raise its own floor. It is a lower bound:
 //
 //   floor = max(TE flops / TE peak,
 //               elementwise work / the VE, SE and GpSimd peaks,

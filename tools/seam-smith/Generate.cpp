@@ -473,8 +473,8 @@ private:
     if (q < 0 || k < 0 || v < 0)
       return false;
     // The source's flash attention (exp only, no row max) overflows once a
-    // score passes ~88, by design (DESIGN.md, seed kernels keep their
-    // algorithm): where it may be inserted, q and k are normalised, which
+    // score passes ~88, by design (docs/architecture.md: seed kernels keep
+    // their algorithm): where it may be inserted, q and k are normalised, which
     // bounds the scores by scale * D.
     if (has("flash-attn") || rng.chance(0.3)) {
       Node nq = unaryNode(Op::RmsNorm, q), nk = unaryNode(Op::RmsNorm, k);
