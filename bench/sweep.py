@@ -49,21 +49,26 @@ class SweepError(Exception):
 #   runs.N.steps.M.fallback_s    host-fallback ops, run for real on this CPU
 # Compile-cache state (depends on what an earlier point left in a shared
 # cache, not on this point):
-#   compile.instructions, compile.programs, compile.kernel_programs
+#   compile.instructions, compile.programs, compile.kernel_programs,
+#   compile.kernel_bodies, compile.decide_simulated, compile.decide_cached
 #   runs.N.cold, runs.N.cache_hits, runs.N.cache_corrupt, runs.N.compiled_units
+# The invocation's own paths: files.* (the files seam-run read and wrote).
 # Everything else is modelled: the emulator's figures. Those are compared
 # figure for figure; floats to a relative 1e-9 or 1e-12 absolute (1 ps):
 # the step's parts are differences of host-timeline instants that sit after
 # the measured compile, so their last bits can differ between two runs of
 # the same point (other_s: 0 or 3e-17 s).
 CACHE_STATE = ("compile.instructions", "compile.programs",
-               "compile.kernel_programs")
+               "compile.kernel_programs", "compile.kernel_bodies",
+               "compile.decide_simulated", "compile.decide_cached")
 RUN_CACHE_STATE = ("cold", "cache_hits", "cache_corrupt", "compiled_units")
 
 
 def is_unmodelled(field):
     """True for a flattened field that is wall-clock or cache state."""
     parts = field.split(".")
+    if parts[0] == "files":
+        return True
     if parts[0] == "compile":
         return field.endswith("_s") or field in CACHE_STATE
     if parts[0] == "runs" and len(parts) >= 3:
