@@ -13,6 +13,7 @@
 #include "passes/Passes.h"
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
+#include <map>
 
 namespace mlir::seam {
 #define GEN_PASS_DEF_SEAMPLACEONHOST
@@ -33,6 +34,8 @@ struct PlaceOnHostPass
                            "Unrecognised primitives (run on the host)"};
 
   void runOnOperation() override {
+    // Host ops by op name, recorded on the function as `seam.host_ops`.
+    std::map<std::string, int64_t> byOp;
     getOperation().walk([&](Operation *op) {
       auto fc = dyn_cast<FusionClassInterface>(op);
       if (!fc || isa<ParamOp>(op) || op->hasAttr(kOnHostAttrName))
@@ -44,6 +47,7 @@ struct PlaceOnHostPass
             isa<IfftOp, FourierMixOp, FftConvOp>(op))
           return;
         ++numPrimitive;
+        ++byOp[op->getName().getStringRef().str()];
         decisionRemark(remarks, op->getLoc())
             << "seam-place-on-host: " << op->getName()
             << " runs on the host: no fused op took it (seam-recognize) and "
@@ -55,10 +59,18 @@ struct PlaceOnHostPass
         return;
       op->setAttr(kOnHostAttrName, UnitAttr::get(op->getContext()));
       ++numPlaced;
+      ++byOp[op->getName().getStringRef().str()];
       decisionRemark(remarks, op->getLoc())
           << "seam-place-on-host: " << op->getName()
           << " runs on the host: " << why;
     });
+    if (byOp.empty())
+      return;
+    Builder b(&getContext());
+    SmallVector<NamedAttribute> entries;
+    for (auto &[name, n] : byOp)
+      entries.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(n)));
+    getOperation()->setAttr(kHostOpsAttrName, b.getDictionaryAttr(entries));
   }
 };
 

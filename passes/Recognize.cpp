@@ -16,13 +16,16 @@
 // host) and gets a remark that says what did not hold.
 //
 //===----------------------------------------------------------------------===//
+#include "dialect/seam/DeviceSupport.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "passes/Passes.h"
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <cctype>
 #include <cmath>
+#include <map>
 
 namespace mlir::seam {
 #define GEN_PASS_DEF_SEAMRECOGNIZE
@@ -135,14 +138,40 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
     ++numMissed;
   }
   void recognised(Location loc, const Twine &what) {
-    decisionRemark(remarks, loc) << "seam-recognize: " << what.str();
+    std::string text = what.str();
+    decisionRemark(remarks, loc) << "seam-recognize: " << text;
+    // The fused op's name ends the sentence ("... recognised as gelu
+    // (...)"), a packed projection says so.
+    llvm::StringRef rest =
+        llvm::StringRef(text).rsplit(" recognised as ").second;
+    llvm::StringRef kind = rest.starts_with("a packed QKV")
+                               ? llvm::StringRef("packed_qkv")
+                               : rest.take_while([](char c) {
+                                   return std::isalnum(c) || c == '_';
+                                 });
+    ++tally[kind.str()];
   }
+  /// What this run recognised, by fused op: recorded on the function as
+  /// `seam.recognised` (seam-run reports it).
+  std::map<std::string, int64_t> tally;
 
   /// Ops the rewrites erased (the walks' lists may still hold them).
   llvm::DenseSet<Operation *> erased;
 
   void runOnOperation() override {
     erased.clear();
+    tally.clear();
+    recogniseAll();
+    if (tally.empty())
+      return;
+    Builder b(&getContext());
+    SmallVector<NamedAttribute> entries;
+    for (auto &[kind, n] : tally)
+      entries.push_back(b.getNamedAttr(kind, b.getI64IntegerAttr(n)));
+    getOperation()->setAttr(kRecognisedAttrName, b.getDictionaryAttr(entries));
+  }
+
+  void recogniseAll() {
     // Norms and activations first: their multiplies and adds must not be
     // taken as a linear's bias.
     SmallVector<ReduceOp> reduces;

@@ -38,6 +38,12 @@ std::string deviceUnsupportedReason(Operation *op);
 /// needsHostFallback is true).
 constexpr llvm::StringLiteral kOnHostAttrName = "seam.on_host";
 
+/// Function attributes recording the import's recovery for the tools:
+/// seam-recognize's fused ops by kind ({linear = 4, attention = 1, ...}),
+/// and seam-place-on-host's host ops by op name ({"seam.exp" = 2, ...}).
+constexpr llvm::StringLiteral kRecognisedAttrName = "seam.recognised";
+constexpr llvm::StringLiteral kHostOpsAttrName = "seam.host_ops";
+
 } // namespace mlir::seam
 
 #endif

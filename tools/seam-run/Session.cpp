@@ -1,5 +1,6 @@
 //===- Session.cpp - seam-run: compile, cache, launch, account ------------===//
 #include "tools/seam-run/Session.h"
+#include "dialect/seam/DeviceSupport.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -541,6 +542,13 @@ static rt::Status recordStructure(const CompiledModel &cm,
       llvm::errs() << "seam-run: warning: " << w << "\n";
   result.kernelDecisions = mlir::seam::decisionsOf(cm.step);
   result.kernelRejections = mlir::seam::rejectionsOf(cm.step);
+  for (auto [attr, dst] :
+       {std::pair{mlir::seam::kRecognisedAttrName, &result.recognised},
+        {mlir::seam::kHostOpsAttrName, &result.hostOpsByOp}})
+    if (auto d = cm.step->getAttrOfType<DictionaryAttr>(attr))
+      for (NamedAttribute e : d)
+        if (auto n = dyn_cast<IntegerAttr>(e.getValue()))
+          dst->push_back({e.getName().str(), n.getInt()});
   result.warnings = cm.warnings;
   return rt::Status::ok();
 }
@@ -1330,6 +1338,16 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
                       "calls, {3} host ops, {4} launches per step\n",
                       r.regions, r.distinctPrograms, r.kernelCalls, r.hostOps,
                       r.launchesPerStep);
+  if (!r.recognised.empty() || !r.hostOpsByOp.empty()) {
+    auto list = [](const std::vector<std::pair<std::string, int64_t>> &v) {
+      std::string text;
+      for (auto &[name, n] : v)
+        text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+      return text.empty() ? std::string("none") : text;
+    };
+    os << "  recognised (seam-recognize): " << list(r.recognised)
+       << "; on the host: " << list(r.hostOpsByOp) << "\n";
+  }
   printStepValues(r, os);
   // The parts add up: graph + lowering + codegen + kernels + cache + other
   // is the compile; double-buffer + allocate + schedule + emit + rest is
@@ -1437,6 +1455,15 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
 
 /// `roofline`: {floor_s, fraction, bound} for the step and per launched
 /// unit, the terms of each floor, and the DMA figures of the last step.
+/// {name: count} of an import's recovery (recognised ops, host ops).
+static llvm::json::Object
+countsJson(const std::vector<std::pair<std::string, int64_t>> &v) {
+  llvm::json::Object o;
+  for (auto &[name, n] : v)
+    o[name] = n;
+  return o;
+}
+
 static llvm::json::Object rooflineJson(const SessionResult &r) {
   using llvm::json::Array;
   using llvm::json::Object;
@@ -1668,6 +1695,8 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
       {"hazards", int64_t(r.hazards)},
       {"faults", Array(r.faults)},
       {"kernel_rejections", std::move(rejections)},
+      {"recognised", countsJson(r.recognised)},
+      {"host_ops_by_op", countsJson(r.hostOpsByOp)},
       {"kernel_decisions", std::move(decisions)},
       {"kernel_explanation", r.explanation ? explanationJson(*r.explanation)
                                            : llvm::json::Value(nullptr)},

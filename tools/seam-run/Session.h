@@ -264,6 +264,10 @@ struct SessionResult {
   /// Sites a requested kernel could not take, by kernel and reason
   /// (seam.kernel_rejections).
   std::vector<mlir::seam::KernelRejection> kernelRejections;
+  /// An imported primitive graph: the fused ops seam-recognize recovered,
+  /// by kind, and the ops left on the host, by op name (seam.recognised,
+  /// seam.host_ops on the step function).
+  std::vector<std::pair<std::string, int64_t>> recognised, hostOpsByOp;
   /// Warnings of the compile (a kernel that replaced nothing, ...).
   std::vector<std::string> warnings;
   /// --explain-kernels (set by the driver after the run).
