@@ -43,8 +43,7 @@ struct PlaceOnHostPass
       if (fc.needsHostFallback()) {
         // FFT ops run on the host when no kernel takes them (their remark
         // is seam-insert-kernels'); a primitive always does.
-        if (op->getName().getStringRef().starts_with("seam.fft") ||
-            isa<IfftOp, FourierMixOp, FftConvOp>(op))
+        if (isa<FftOp, IfftOp, FourierMixOp, FftConvOp>(op))
           return;
         ++numPrimitive;
         ++byOp[op->getName().getStringRef().str()];
@@ -66,11 +65,7 @@ struct PlaceOnHostPass
     });
     if (byOp.empty())
       return;
-    Builder b(&getContext());
-    SmallVector<NamedAttribute> entries;
-    for (auto &[name, n] : byOp)
-      entries.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(n)));
-    getOperation()->setAttr(kHostOpsAttrName, b.getDictionaryAttr(entries));
+    getOperation()->setAttr(kHostOpsAttrName, countsAttr(&getContext(), byOp));
   }
 };
 

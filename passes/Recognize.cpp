@@ -23,7 +23,6 @@
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
 #include "llvm/Support/FormatVariadic.h"
-#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -137,18 +136,9 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
     decisionRemark(remarks, loc) << "seam-recognize: " << why.str();
     ++numMissed;
   }
-  void recognised(Location loc, const Twine &what) {
-    std::string text = what.str();
-    decisionRemark(remarks, loc) << "seam-recognize: " << text;
-    // The fused op's name ends the sentence ("... recognised as gelu
-    // (...)"), a packed projection says so.
-    llvm::StringRef rest =
-        llvm::StringRef(text).rsplit(" recognised as ").second;
-    llvm::StringRef kind = rest.starts_with("a packed QKV")
-                               ? llvm::StringRef("packed_qkv")
-                               : rest.take_while([](char c) {
-                                   return std::isalnum(c) || c == '_';
-                                 });
+  /// A rewrite made: its remark, and one more of `kind` (the fused op).
+  void recognised(Location loc, llvm::StringRef kind, const Twine &what) {
+    decisionRemark(remarks, loc) << "seam-recognize: " << what.str();
     ++tally[kind.str()];
   }
   /// What this run recognised, by fused op: recorded on the function as
@@ -164,11 +154,8 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
     recogniseAll();
     if (tally.empty())
       return;
-    Builder b(&getContext());
-    SmallVector<NamedAttribute> entries;
-    for (auto &[kind, n] : tally)
-      entries.push_back(b.getNamedAttr(kind, b.getI64IntegerAttr(n)));
-    getOperation()->setAttr(kRecognisedAttrName, b.getDictionaryAttr(entries));
+    getOperation()->setAttr(kRecognisedAttrName,
+                            countsAttr(&getContext(), tally));
   }
 
   void recogniseAll() {
@@ -232,7 +219,7 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
     auto lin = builder.create<LinearOp>(mm.getLoc(), mm.getType(), x, w, bias,
                                         Value(), StringAttr());
     ++numLinear;
-    recognised(mm.getLoc(),
+    recognised(mm.getLoc(), "linear",
                Twine("matmul") + (bias ? " + add" : "") +
                    " recognised as linear (K = " + Twine(shapeOf(w)[0]) +
                    ", N = " + Twine(n) + ")");
@@ -275,9 +262,10 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
                  b.getArrayAttr({b.getStringAttr("q"), b.getStringAttr("k"),
                                  b.getStringAttr("v")}));
     ++numPackedQkv;
-    recognised(lin.getLoc(), "the linear's three slices of " + Twine(n / 3) +
-                                 " columns recognised as a packed QKV "
-                                 "projection");
+    recognised(lin.getLoc(), "packed_qkv",
+               "the linear's three slices of " + Twine(n / 3) +
+                   " columns recognised as a packed QKV "
+                   "projection");
   }
 
   // activations ---------------------------------------------------------------
@@ -473,8 +461,9 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
     add->getResult(0).replaceAllUsesWith(rope.getResult());
     eraseDeadChain(add);
     ++numRope;
-    recognised(loc, "x cos + concat(-x2, x1) sin recognised as rope (" +
-                        describeShape(shape) + ")");
+    recognised(loc, "rope",
+               "x cos + concat(-x2, x1) sin recognised as rope (" +
+                   describeShape(shape) + ")");
   }
 
   template <typename OpT>
@@ -485,7 +474,7 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
     root->getResult(0).replaceAllUsesWith(act.getResult());
     eraseDeadChain(root);
     ++numActivation;
-    recognised(anchor, what);
+    recognised(anchor, OpT::getOperationName().drop_front(5), what);
   }
 
   /// Erases `op` and the ops it used that are now dead (the pattern's
@@ -606,8 +595,9 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
         (last ? last : norm)->getResult(0).replaceAllUsesWith(rms.getResult());
         eraseDeadChain(last ? last : norm);
         ++numNorm;
-        recognised(loc, "x / sqrt(mean(x^2) + eps) recognised as rms_norm" +
-                            Twine(g ? " with its scale" : ""));
+        recognised(loc, "rms_norm",
+                   "x / sqrt(mean(x^2) + eps) recognised as rms_norm" +
+                       Twine(g ? " with its scale" : ""));
         return;
       }
     }
@@ -651,9 +641,10 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
     (last ? last : norm)->getResult(0).replaceAllUsesWith(ln.getResult());
     eraseDeadChain(last ? last : norm);
     ++numNorm;
-    recognised(loc, Twine("(x - mean) / sqrt(var + eps) recognised as "
-                          "layer_norm") +
-                        (g || bias ? " with its affine" : ""));
+    recognised(loc, "layer_norm",
+               Twine("(x - mean) / sqrt(var + eps) recognised as "
+                     "layer_norm") +
+                   (g || bias ? " with its affine" : ""));
   }
 
   Value rowVector(OpBuilder &b, Value v, int64_t d) {
@@ -777,9 +768,10 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
     eraseDeadChain(pv);
     ++numAttention;
     std::string scaleText = llvm::formatv("{0}", scale).str();
-    recognised(loc, "softmax(q k^T * " + scaleText +
-                        ") v recognised as attention (" +
-                        describeShape(shapeOf(q4)) + ")");
+    recognised(loc, "attention",
+               "softmax(q k^T * " + scaleText +
+                   ") v recognised as attention (" +
+                   describeShape(shapeOf(q4)) + ")");
   }
 };
 

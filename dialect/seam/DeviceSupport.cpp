@@ -1,6 +1,7 @@
 //===- DeviceSupport.cpp - which seam ops the ncore lowering takes --------===//
 #include "dialect/seam/DeviceSupport.h"
 #include "dialect/seam/SeamOps.h"
+#include "mlir/IR/Builders.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -67,4 +68,13 @@ std::string seam::deviceUnsupportedReason(Operation *op) {
       return "the device lowers transposes that keep the last dimension or "
              "swap the last two";
   return "";
+}
+
+DictionaryAttr seam::countsAttr(MLIRContext *ctx,
+                                const std::map<std::string, int64_t> &counts) {
+  Builder b(ctx);
+  SmallVector<NamedAttribute> entries;
+  for (auto &[name, n] : counts)
+    entries.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(n)));
+  return b.getDictionaryAttr(entries);
 }

@@ -10,7 +10,9 @@
 #ifndef SEAM_DIALECT_SEAM_DEVICESUPPORT_H
 #define SEAM_DIALECT_SEAM_DEVICESUPPORT_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
+#include <map>
 #include <string>
 #include <utility>
 
@@ -43,6 +45,9 @@ constexpr llvm::StringLiteral kOnHostAttrName = "seam.on_host";
 /// and seam-place-on-host's host ops by op name ({"seam.exp" = 2, ...}).
 constexpr llvm::StringLiteral kRecognisedAttrName = "seam.recognised";
 constexpr llvm::StringLiteral kHostOpsAttrName = "seam.host_ops";
+/// {name = count : i64, ...}: the value of those two attributes.
+DictionaryAttr countsAttr(MLIRContext *ctx,
+                          const std::map<std::string, int64_t> &counts);
 
 } // namespace mlir::seam
 
