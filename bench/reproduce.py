@@ -841,6 +841,56 @@ class Bench:
                    ["mechanism", "gap without it (s)", "contribution (s)",
                     "share of gap"], rows, notes)
 
+    # 3d ----------------------------------------------------------------------
+    def kernel_bar(self):
+        """Every kernel on its models' shapes against the NKI performance
+        guide's bar (build/bin/kernel_bench: one emulated trn2 core,
+        timing-only, hazard-checked)."""
+        path = os.path.join(self.tmp, "kernel_bench.json")
+        try:
+            self.run([os.path.join(self.bin, "kernel_bench"), "--json",
+                      path])
+        except RuntimeError as e:
+            self.fail("kernel_bench: %s" % e)
+            return
+        with open(path) as f:
+            cases = json.load(f)
+        rows = []
+        for c in cases:
+            floor = max(c["te_floor_us"], c["dma_floor_us"])
+            bound = "TE" if c["te_floor_us"] >= c["dma_floor_us"] else "DMA"
+            lat = c.get("latency_floor_us")
+            rows.append([c["kernel"], c["shape"], fmt(c["device_us"]),
+                         "%s (%s)" % (fmt(floor), bound),
+                         "%.0f%%" % (100 * c["of_floor"]),
+                         "%.0f%%" % (100 * max(c["te_busy"], c["ve_busy"],
+                                               c["se_busy"], c["gp_busy"])),
+                         "%.0f%%" % (100 * c["dma_bandwidth"]),
+                         "%s (%s)" % (fmt(c["algorithm_bound_us"]),
+                                      c["algorithm_engine"]),
+                         fmt(lat) if lat is not None else "",
+                         c["bar"]])
+        met = sum(1 for c in cases if c["bar"].startswith("yes"))
+        self.table("3d-kernel-bar", "Kernels against the NKI performance "
+                   "guide's bar (kernel_bench, one trn2 core; us)",
+                   ["kernel", "shape", "device us", "floor us (bound)",
+                    "of floor", "busiest engine", "DMA of peak",
+                    "algorithm bound us (engine)", "latency floor us",
+                    "bar"], rows,
+                   ["bar (awsdocs-neuron nki_perf_guide): compute-bound with "
+                    "an engine >= 90% busy, or memory-bound at >= 60% of the "
+                    "DMA peak, or within 10% of the algorithm bound (the "
+                    "largest per-engine busy time of the kernel's own "
+                    "instruction stream; DMA: its bytes at the peak). A "
+                    "kernel whose floor is under 10 us is held to its latency "
+                    "floor instead: the floor + one DMA fixed cost in and one "
+                    "out + its longest chain of dependent compute "
+                    "instructions (read-after-write, runtime/HazardChecker.h)",
+                    "%d of %d cases meet the bar" % (met, len(cases)),
+                    "floor: the algorithm's matmul work at full tiles on the "
+                    "Tensor engine, or the bytes that must cross HBM once at "
+                    "the DMA peak plus one fixed cost, whichever is larger"])
+
     # 8 -----------------------------------------------------------------------
     def roofline(self):
         rows, self.roofline_raw = roofline.measure(
@@ -1133,7 +1183,7 @@ def main():
                     "the reduced model used for kernel-vs-vanilla correctness")
     ap.add_argument("--only", default="",
                     help="comma list of sections (rope,eager,compile,sites,correct,"
-                    "fnet,fnet-seed,fftconv,ablation,roofline,auto)")
+                    "kernels,fnet,fnet-seed,fftconv,ablation,roofline,auto)")
     ap.add_argument("--scheduler",
                     help="tcp://HOST:PORT of a running Dask scheduler "
                     "(default: an embedded LocalCluster). Its workers need "
@@ -1168,6 +1218,7 @@ def main():
     chains = [[("rope", b.rope_applicability)],
               [("eager", b.eager), ("ablation", b.ablation)],
               [("compile", b.compile_mode)], [("sites", b.kernel_sites)],
+              [("kernels", b.kernel_bar)],
               [("correct", b.correctness)], [("fnet", b.fnet)],
               [("fnet-seed", b.fnet_seed)], [("fftconv", b.fftconv)],
               [("roofline", b.roofline)], [("auto", b.auto)]]

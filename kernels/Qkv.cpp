@@ -23,8 +23,13 @@
 // rows moves on its own.
 //
 // The plan (rows per group, slab width) is the largest that fits the SBUF
-// budget, preferring all rows resident (W read once) and wide slabs (fewer,
-// larger transfers); it is recorded in `seam.kernel_plan`.
+// budget, preferring all rows resident (W read once) and slabs of 256
+// columns (512 when 256 does not fit; 128 last): 1.5 MB per slab at K =
+// 3072 is long enough per transfer, and half a PSUM bank per accumulator
+// shortens the pipeline's fill and drain (kernel_bench, trn2, flux2-klein's
+// three shapes: 0.3-1% faster than 512). The first slab is narrower still
+// (kHeadSlab columns, peeled): the Tensor engine starts once x^T's first
+// block and that slab are in. The plan is recorded in `seam.kernel_plan`.
 //
 //===----------------------------------------------------------------------===//
 #include "kernels/KernelBuilder.h"
@@ -38,6 +43,9 @@ using namespace mlir::seam;
 using namespace mlir::ncore;
 
 namespace {
+
+/// Columns of the peeled first slab of W.
+constexpr int64_t kHeadSlab = 128;
 
 struct QkvPlan {
   int64_t groupBlocks = 0; ///< Full 128-row blocks per row group.
@@ -62,10 +70,14 @@ QkvPlan choosePlan(int64_t m, int64_t k, int64_t n, int64_t dt, bool bias) {
   int64_t blocks = m / kNumPartitions;
   bool tail = m % kNumPartitions != 0;
   SmallVector<int64_t, 3> widths;
-  for (int64_t w : {kMatmulMaxN, kMatmulMaxN / 2, kMatmulMaxN / 4})
+  // One row block: W's stream is the whole cost, and wide slabs pay fewer
+  // DMA fixed costs; more rows: 256 first (see the file comment).
+  bool oneBlock = m <= kNumPartitions;
+  for (int64_t w : {oneBlock ? kMatmulMaxN : kMatmulMaxN / 2,
+                    oneBlock ? kMatmulMaxN / 2 : kMatmulMaxN, kMatmulMaxN / 4})
     if (w <= n || widths.empty())
       widths.push_back(std::min(w, n));
-  // All rows resident (W read once) with the widest slab that fits.
+  // All rows resident (W read once) with the preferred slab that fits.
   for (int64_t ns : widths)
     if (planBytes(nk, k, n, blocks, tail, ns, dt, bias) <=
         kKernelSbufBudgetBytes)
@@ -150,6 +162,11 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
                   kb.psum({kNumPartitions, kMatmulMaxN})};
   Value brow =
       hasBias ? kb.broadcastToPartitions(kb.arg(2), kNumPartitions) : Value();
+  // The peeled head slab pays off once there are several row blocks to
+  // transpose and multiply while the body streams; with one block the W
+  // stream is the whole cost (kernel_bench and the eager step, trn2).
+  int64_t headCols =
+      mdim > kNumPartitions ? std::min<int64_t>({kHeadSlab, ns, ndim}) : 0;
 
   // x^T of `rows` rows (a block or the tail) from `stage` into xT columns
   // [col, col + rows): chunk c is the transpose of columns c, c + nk, ...
@@ -192,9 +209,14 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
   };
 
   auto runGroup = [&](Index block0, int64_t blocks, bool withTail) {
-    int64_t slabs = ndim / ns, restCols = ndim % ns;
-    auto slabOf = [&](Index s) {
-      return kb.view(wH, {kNumPartitions, nk, ns}, {0, 0, s * ns});
+    // The head slab (columns [0, head)) is peeled off and narrower than the
+    // others: the Tensor engine starts once x^T and the head slab are in,
+    // which takes less DMA time than a full slab; the body's slabs stream
+    // behind it.
+    int64_t head = headCols;
+    int64_t slabs = (ndim - head) / ns, restCols = (ndim - head) % ns;
+    auto slabOf = [&](Index s, int64_t nw) {
+      return kb.view(wH, {kNumPartitions, nk, nw}, {0, 0, s * ns + head});
     };
     Value x3 =
         full > 0
@@ -229,51 +251,72 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
                  Index(blocks - 1), buf, n0, nw, 0);
       finishSlab(buf, nw, n0);
     };
-    // x^T of the group, block by block through two staging buffers. With
-    // three blocks or more, the first slab of W is loaded right after the
-    // first block and each block is multiplied by it as soon as it is
-    // transposed: the Tensor engine starts on the slab once one block and
-    // the slab have arrived, not after all of x^T (x's other blocks arrive
-    // while it multiplies). With fewer, x^T is in about as soon as the slab
-    // would be, and the slab between the blocks only delays the second
-    // (kernel_bench, trn2: 3% slower at M = 256 with it).
-    bool early = slabs > 0 && blocks >= 3;
+    auto headSlab = [&] {
+      return kb.view(slab[0], {kNumPartitions, nk, head}, {0, 0, 0});
+    };
+    // x^T of the group, block by block through two staging buffers, the
+    // head slab right after the first block. With three blocks or more,
+    // each block is multiplied by the head slab as soon as it is
+    // transposed: the Tensor engine starts once one block and the head
+    // slab have arrived, not after all of x^T.
+    bool early = head > 0 && blocks >= 3;
     kb.forRangePipelined(
         blocks,
         [&](Index i, unsigned s) {
           kb.dma(stage[s],
                  kb.view(x3, {kNumPartitions, 1, kdim}, {0, block0 + i, 0}));
-          if (early && i.getConstant() == 0)
-            kb.dma(slab[0], slabOf(Index(0)));
+          if (head > 0 && i.getConstant() == 0)
+            kb.dma(headSlab(),
+                   kb.view(wH, {kNumPartitions, nk, head}, {0, 0, 0}));
         },
         [&](Index i, unsigned s) {
           transposeRows(stage[s], kNumPartitions, i * kNumPartitions);
           if (early)
-            multiply(i * kNumPartitions, kNumPartitions, i, 0, Index(0), ns, s);
+            multiply(i * kNumPartitions, kNumPartitions, i, 0, Index(0), head,
+                     s);
         });
+    if (head > 0 && blocks == 0)
+      kb.dma(headSlab(), kb.view(wH, {kNumPartitions, nk, head}, {0, 0, 0}));
     if (withTail) {
       Value st = kb.view(stage[blocks % 2], {tail, kdim}, {0, 0});
       kb.dma(st, kb.view(xH, {tail, kdim}, {full * kNumPartitions, 0}));
       transposeRows(st, tail, Index(tailCol));
     }
-    if (early)
-      finishSlab(0, ns, Index(0));
-    // The (other) slabs, pipelined: slab s in buffer s mod 2.
-    unsigned first = early ? 1 : 0;
+    // The first body slab (or the rest) is on its way before the head
+    // slab's results leave: in the in-order DMA stream it must not wait
+    // behind that store.
+    int64_t n1 = head + slabs * ns;
+    unsigned shift = head > 0 ? 1 : 0; // body slab s in buffer (s + shift) % 2
+    unsigned restBuf = (slabs + shift) % 2;
+    auto loadRest = [&] {
+      kb.dma(kb.view(slab[restBuf], {kNumPartitions, nk, restCols}, {0, 0, 0}),
+             kb.view(wH, {kNumPartitions, nk, restCols}, {0, 0, n1}));
+    };
+    if (head > 0) {
+      if (slabs > 0)
+        kb.dma(slab[1], slabOf(Index(0), ns));
+      else if (restCols)
+        loadRest();
+      if (early)
+        finishSlab(0, head, Index(0));
+      else
+        runSlab(0, head, Index(0));
+    }
+    // The body's slabs, pipelined.
     kb.forRangePipelined(
-        slabs - first,
+        slabs,
         [&](Index s, unsigned set) {
-          kb.dma(slab[set ^ first], slabOf(s + int64_t(first)));
+          if (auto c = s.getConstant(); head > 0 && c && *c == 0)
+            return; // loaded above
+          kb.dma(slab[set ^ shift], slabOf(s, ns));
         },
         [&](Index s, unsigned set) {
-          runSlab(set ^ first, ns, (s + int64_t(first)) * ns);
+          runSlab(set ^ shift, ns, s * ns + head);
         });
     if (restCols) {
-      unsigned buf = slabs % 2;
-      int64_t n0 = slabs * ns;
-      kb.dma(kb.view(slab[buf], {kNumPartitions, nk, restCols}, {0, 0, 0}),
-             kb.view(wH, {kNumPartitions, nk, restCols}, {0, 0, n0}));
-      runSlab(buf, restCols, Index(n0));
+      if (head == 0 || slabs > 0)
+        loadRest();
+      runSlab(restBuf, restCols, Index(n1));
     }
   };
   if (plan.groups == 1) {

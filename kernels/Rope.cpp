@@ -18,48 +18,75 @@ using namespace mlir::seam;
 using namespace mlir::ncore;
 
 /// S a multiple of 128: row r of a head at partition r / n, slot r mod n
-/// (n = S / 128; the tables alike), so that a head moves in one DMA of n d
-/// contiguous elements per partition and each step is one instruction over
-/// the whole head; heads are software pipelined (head i + 1 arrives while
-/// head i is rotated, and leaves while head i + 2 is).
+/// (n = S / 128; the tables alike), so that a head moves as n d contiguous
+/// elements per partition. Every head is resident (x and y: 2 heads n d
+/// elements per partition, 16 KiB at the registry's largest shape) and
+/// every load is issued up front, so that the loads proceed on the queues
+/// side by side; each head is rotated as soon as its own load lands and
+/// leaves at once. The rotation is y = x cos + swap(x) sin' with swap(x) =
+/// [x2, x1] and sin' = [-sin1, sin2] (negated once): four instructions in
+/// the input's dtype, three of them contiguous (all-bf16 add and multiply
+/// run at one element per cycle, twice the rate of a strided or fp32 one;
+/// hardware.md "Instruction costs"). kernel_bench, trn2, [1, 6, 256, 128]:
+/// 14.2 us -> 5.5 us (per-head pipeline on two buffers, one queue per
+/// store, fp32 temporaries before).
 static void buildWholeHeads(KernelBuilder &kb, int64_t heads, int64_t n,
                             int64_t d, Type dtype, Type cosType, Type sinType) {
   constexpr int64_t p = 128;
+  // Loads in 4 partition ranges and stores in 8 (kernel_bench, trn2: 5.5 us
+  // at S = 256 against 5.7-9.2 us for 2-8 ranges each; the last head's
+  // store is the tail).
+  constexpr int64_t kParts = 4, kStoreParts = 8;
   int64_t half = d / 2;
   Value xH = kb.reshape(kb.arg(0), {heads * p, n * d});
   Value yH = kb.reshape(kb.arg(3), {heads * p, n * d});
   Value ct = kb.sbuf({p, n, d}, cosType), st = kb.sbuf({p, n, d}, sinType);
-  kb.dma(kb.reshape(ct, {p, n * d}), kb.reshape(kb.arg(1), {p, n * d}));
-  kb.dma(kb.reshape(st, {p, n * d}), kb.reshape(kb.arg(2), {p, n * d}));
-  Value xt[2], yt[2], t1[2], t2[2];
+  Value xt = kb.sbuf({p, heads, n * d}, dtype);
+  Value yt = kb.sbuf({p, heads, n * d}, dtype);
+  Value t1[2], t2[2];
   for (unsigned i = 0; i < 2; ++i) {
-    xt[i] = kb.sbuf({p, n, d}, dtype);
-    yt[i] = kb.sbuf({p, n, d}, dtype);
-    t1[i] = kb.sbuf({p, n, d}, kb.f32());
-    t2[i] = kb.sbuf({p, n, d}, kb.f32());
+    t1[i] = kb.sbuf({p, n, d}, dtype);
+    t2[i] = kb.sbuf({p, n, d}, dtype);
   }
+  auto head = [&](Value t, Index h) {
+    return kb.reshape(kb.view(t, {p, 1, n * d}, {0, h, 0}), {p, n, d});
+  };
   auto v = [&](Value t, int64_t col, int64_t width) {
     return kb.view(t, {p, n, width}, {0, 0, col});
   };
-  kb.forRangePipelined(
-      heads,
-      [&](Index h, unsigned buf) {
-        kb.dma(kb.reshape(xt[buf], {p, n * d}),
-               kb.view(xH, {p, n * d}, {h * p, 0}));
-      },
-      [&](Index h, unsigned buf) {
-        kb.tensorTensor(AluOp::Multiply, t1[buf], xt[buf], ct);
-        kb.tensorTensor(AluOp::Multiply, v(t2[buf], 0, half),
-                        v(xt[buf], half, half), v(st, 0, half));
-        kb.tensorTensor(AluOp::Multiply, v(t2[buf], half, half),
-                        v(xt[buf], 0, half), v(st, half, half));
-        kb.tensorTensor(AluOp::Subtract, v(yt[buf], 0, half),
-                        v(t1[buf], 0, half), v(t2[buf], 0, half));
-        kb.tensorTensor(AluOp::Add, v(yt[buf], half, half),
-                        v(t1[buf], half, half), v(t2[buf], half, half));
-        kb.dma(kb.view(yH, {p, n * d}, {h * p, 0}),
-               kb.reshape(yt[buf], {p, n * d}));
-      });
+  // The tables, then every head, each transfer its own instruction (not a
+  // loop), so that a head's rotation waits for its own load.
+  kb.dma(kb.reshape(ct, {p, n * d}), kb.reshape(kb.arg(1), {p, n * d}));
+  kb.dma(kb.reshape(st, {p, n * d}), kb.reshape(kb.arg(2), {p, n * d}));
+  int64_t rows = p / kParts;
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t q = 0; q < kParts; ++q)
+      kb.dma(kb.view(xt, {rows, 1, n * d}, {q * rows, h, 0}),
+             kb.view(xH, {rows, n * d}, {h * p + q * rows, 0}));
+  // sin1 negated once: y = x cos + swap(x) sin', swap(x) = [x2, x1].
+  kb.tensorScalar(AluOp::Multiply, v(st, 0, half), v(st, 0, half), -1.0);
+  for (int64_t hc = 0; hc < heads; ++hc) {
+    Index h(hc);
+    unsigned buf = hc % 2;
+    Value x = head(xt, h), y = head(yt, h);
+    kb.tensorTensor(AluOp::Multiply, t1[buf], x, ct);
+    // The swapped halves slot by slot: each a contiguous run of d / 2
+    // elements (the all-bf16 contiguous rate, hardware.md), where one
+    // instruction over every slot would stride and pay twice per element.
+    for (int64_t slot = 0; slot < n; ++slot) {
+      auto hv = [&](Value t, int64_t col) {
+        return kb.view(t, {p, 1, half}, {0, slot, col});
+      };
+      kb.tensorTensor(AluOp::Multiply, hv(t2[buf], 0), hv(x, half), hv(st, 0));
+      kb.tensorTensor(AluOp::Multiply, hv(t2[buf], half), hv(x, 0),
+                      hv(st, half));
+    }
+    kb.tensorTensor(AluOp::Add, y, t1[buf], t2[buf]);
+    int64_t srows = p / kStoreParts;
+    for (int64_t q = 0; q < kStoreParts; ++q)
+      kb.dma(kb.view(yH, {srows, n * d}, {h * p + q * srows, 0}),
+             kb.view(yt, {srows, 1, n * d}, {q * srows, h, 0}));
+  }
 }
 
 FailureOr<ProgramOp> seam::buildRopeKernel(OpBuilder &b, ModuleOp module,

@@ -697,4 +697,87 @@ std::string Hazard::str() const {
   return os.str();
 }
 
+//===----------------------------------------------------------------------===//
+// The longest dependent chain
+//===----------------------------------------------------------------------===//
+
+std::optional<double>
+dependentChainNs(const std::vector<const Program *> &programs,
+                 const std::vector<AccessRecord> &log, size_t maxLive) {
+  /// A write still visible: its hull, and the chain that ends with it.
+  struct Live {
+    uint16_t core;
+    MemSpace space;
+    uint32_t p0, p1;
+    int64_t lo, hi;
+    double chain;
+  };
+  std::vector<Live> live;
+  auto sameInstance = [](const AccessRecord &a, const AccessRecord &b) {
+    return a.core == b.core && a.engine == b.engine && a.pc == b.pc &&
+           a.depth == b.depth && a.iters == b.iters;
+  };
+  auto overlaps = [](const Live &w, uint16_t core, const Extent &x) {
+    return w.core == core && w.space == x.space && w.p0 < x.p1 && x.p0 < w.p1 &&
+           w.lo < x.hi && x.lo < w.hi;
+  };
+  double longest = 0;
+  for (size_t i = 0; i < log.size();) {
+    size_t end = i + 1;
+    while (end < log.size() && sameInstance(log[i], log[end]))
+      ++end;
+    const AccessRecord &first = log[i];
+    if (first.core >= programs.size() || !programs[first.core])
+      return std::nullopt;
+    const Program &program = *programs[first.core];
+    const auto &stream = program.streams[static_cast<unsigned>(first.engine)];
+    if (first.pc >= stream.size())
+      return std::nullopt;
+    const Instruction &inst = stream[first.pc];
+    bool compute =
+        inst.op != Opcode::DmaCopy &&
+        (first.engine == Engine::Tensor || first.engine == Engine::Vector ||
+         first.engine == Engine::Scalar || first.engine == Engine::GpSimd);
+    // The chain into this instruction: the latest writes its reads meet.
+    double before = 0, weight = 0;
+    for (size_t k = i; k < end; ++k) {
+      const AccessRecord &r = log[k];
+      bool accumulates = r.write && r.slot == Instruction::Dst &&
+                         inst.op == Opcode::Matmul && inst.accumulate &&
+                         !(inst.startLevel >= 0 && inst.startLevel < r.depth &&
+                           r.iters[inst.startLevel] == 0);
+      if (r.write && compute)
+        weight = std::max(weight, r.endNs - r.issueNs);
+      if (r.write && !accumulates)
+        continue;
+      Extent x = extentOf(program, r.ap, r.iters.data(), r.depth);
+      for (const Live &w : live)
+        if (overlaps(w, r.core, x))
+          before = std::max(before, w.chain);
+    }
+    double chain = before + (compute ? weight : 0.0);
+    longest = std::max(longest, chain);
+    // Its writes hide the earlier ones they cover.
+    for (size_t k = i; k < end; ++k) {
+      const AccessRecord &r = log[k];
+      if (!r.write)
+        continue;
+      Extent x = extentOf(program, r.ap, r.iters.data(), r.depth);
+      live.erase(std::remove_if(live.begin(), live.end(),
+                                [&](const Live &w) {
+                                  return w.core == r.core &&
+                                         w.space == x.space && w.p0 >= x.p0 &&
+                                         w.p1 <= x.p1 && w.lo >= x.lo &&
+                                         w.hi <= x.hi;
+                                }),
+                 live.end());
+      live.push_back({r.core, x.space, x.p0, x.p1, x.lo, x.hi, chain});
+      if (live.size() > maxLive)
+        return std::nullopt;
+    }
+    i = end;
+  }
+  return longest;
+}
+
 } // namespace seam::rt

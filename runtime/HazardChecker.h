@@ -49,6 +49,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,21 @@ struct AccessRecord {
 };
 /// Whether `slot` of `inst` is written (Dst; activation's Aux).
 bool writesSlot(const Instruction &inst, Instruction::Slot slot);
+
+/// The longest chain of read-after-write dependent compute instructions in
+/// a run's access log (SimulationOptions::accessLog, in issue order;
+/// `programs[c]` is core c's): a compute instruction weighs its issue to
+/// result time in that run, a DMA transfer or collective nothing (a
+/// kernel's latency floor counts one DMA fixed cost in and one out on its
+/// own); a read depends on the latest earlier writes whose hulls overlap
+/// it (conservative where strided accesses interleave), and a matmul that
+/// accumulates also reads its PSUM destination. The order of an engine's
+/// stream is not a dependency here. Compares every access with the live
+/// writes: for small kernels (std::nullopt past `maxLive` live writes).
+std::optional<double>
+dependentChainNs(const std::vector<const Program *> &programs,
+                 const std::vector<AccessRecord> &log,
+                 size_t maxLive = 1u << 16);
 
 /// The checker the timing walk drives (one per simulate call).
 class HazardChecker {
