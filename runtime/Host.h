@@ -45,7 +45,7 @@ struct HostCosts {
   bool launchOverhead = true;
   bool firstRun = true;
   bool transfers = true;
-  bool tracing = true;
+  bool tracing = true; ///< lazy tracing and graph lookups
   /// The framework's host time per custom-kernel call
   /// (Profile::kernelCallHostNs).
   bool kernelCallHost = true;
@@ -206,6 +206,10 @@ public:
   // Eager (lazy-tensor) accounting.
   /// Charges the host for recording `ops` ops into a lazy graph.
   void chargeTracing(uint64_t ops);
+  /// Charges the host for hashing `graphs` recorded lazy graphs and looking
+  /// them up in the compile cache (Profile::graphLookupNs; a Trace event,
+  /// switched off with the tracing cost).
+  void chargeGraphLookups(uint64_t graphs);
   /// Charges the framework's host time of `calls` custom-kernel calls
   /// (kernel construction in the Python call stack): per call per step in
   /// eager mode, per call site once per compile in compile mode.

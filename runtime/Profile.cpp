@@ -12,7 +12,7 @@
 
 namespace seam::rt {
 
-#include "ProfilesData.inc" // kTrn1ProfileJson, kTrn2ProfileJson
+#include "ProfilesData.inc" // kTrn1ProfileJson, kTrn2ProfileJson, kFrameworkProfiles
 
 double Profile::clockGhz(Engine engine) const {
   switch (engine) {
@@ -74,7 +74,15 @@ struct FieldRef {
   uint64_t *u64 = nullptr;
   bool positive = true; ///< > 0; otherwise >= 0.
   double max = 0;       ///< Upper bound when non-zero.
+  bool host = false;    ///< A framework (host) figure, not the chip's.
 };
+
+FieldRef hostField(const char *name, double *d, bool positive = false) {
+  FieldRef f{name, d};
+  f.positive = positive;
+  f.host = true;
+  return f;
+}
 
 constexpr double kMaxCount = 1024;             // cores, engines, queues, banks
 constexpr double kMaxPartitionBytes = 1 << 24; // 16 MiB per partition
@@ -109,12 +117,14 @@ std::vector<FieldRef> fieldTable(Profile &p) {
        false},
       {"reciprocal_cycles_per_element", &p.reciprocalCyclesPerElement},
       {"gpsimd_fixed_cycles", &p.gpsimdFixedCycles, nullptr, nullptr, false},
-      {"pcie_bytes_per_ns", &p.pcieBytesPerNs},
-      {"launch_overhead_ns", &p.launchOverheadNs, nullptr, nullptr, false},
-      {"first_run_overhead_ns", &p.firstRunOverheadNs, nullptr, nullptr, false},
-      {"tracing_cost_per_op_ns", &p.tracingCostPerOpNs, nullptr, nullptr,
-       false},
-      {"kernel_call_host_ns", &p.kernelCallHostNs, nullptr, nullptr, false},
+      hostField("pcie_bytes_per_ns", &p.pcieBytesPerNs, true),
+      hostField("transfer_latency_ns", &p.transferLatencyNs),
+      hostField("launch_overhead_ns", &p.launchOverheadNs),
+      hostField("first_run_overhead_ns", &p.firstRunOverheadNs),
+      hostField("tracing_cost_per_op_ns", &p.tracingCostPerOpNs),
+      hostField("graph_lookup_ns", &p.graphLookupNs),
+      hostField("sync_ns", &p.syncNs),
+      hostField("kernel_call_host_ns", &p.kernelCallHostNs),
       {"collective_hop_latency_ns", &p.collectiveHopLatencyNs, nullptr, nullptr,
        false},
       {"neuronlink_bytes_per_ns", &p.neuronLinkBytesPerNs},
@@ -169,6 +179,39 @@ Status checkConsistency(const Profile &p) {
                            std::to_string(p.psumPartitionBytes) +
                            ") is not a multiple of psum_banks (" +
                            std::to_string(p.psumBanks) + ")");
+  return Status::ok();
+}
+
+/// Reads a profile's "figures" object: each has a numeric value, a source
+/// and whether it is estimated (and may be marked calibrated).
+Status readFigures(const json::Value &figs,
+                   std::map<std::string, Figure> &out) {
+  using json::Value;
+  for (const auto &[key, v] : figs.object) {
+    if (!v.isObject())
+      return Status::failure("figure '" + key + "' is not an object");
+    const Value *value = v.get("value");
+    const Value *source = v.get("source");
+    const Value *estimated = v.get("estimated");
+    const Value *calibrated = v.get("calibrated");
+    if (!value || !value->isNumber())
+      return Status::failure("figure '" + key + "' has no numeric 'value'");
+    if (!source || !source->isString() || source->string.empty())
+      return Status::failure("figure '" + key + "' has no 'source'");
+    if (!estimated || !estimated->isBool())
+      return Status::failure("figure '" + key + "' has no boolean 'estimated'");
+    if (calibrated && !calibrated->isBool())
+      return Status::failure("figure '" + key +
+                             "': 'calibrated' is not a boolean");
+    Figure fig;
+    fig.value = value->number;
+    fig.source = source->string;
+    fig.estimated = estimated->boolean;
+    fig.calibrated = calibrated && calibrated->boolean;
+    if (const Value *unit = v.get("unit"); unit && unit->isString())
+      fig.unit = unit->string;
+    out[key] = fig;
+  }
   return Status::ok();
 }
 } // namespace
@@ -243,27 +286,17 @@ Expected<Profile> Profile::fromJson(std::string_view text,
   const Value *figs = root.get("figures");
   if (!figs || !figs->isObject())
     return fail("missing object 'figures'");
-  for (const auto &[key, v] : figs->object) {
-    if (!v.isObject())
-      return fail("figure '" + key + "' is not an object");
-    const Value *value = v.get("value");
-    const Value *source = v.get("source");
-    const Value *estimated = v.get("estimated");
-    if (!value || !value->isNumber())
-      return fail("figure '" + key + "' has no numeric 'value'");
-    if (!source || !source->isString() || source->string.empty())
-      return fail("figure '" + key + "' has no 'source'");
-    if (!estimated || !estimated->isBool())
-      return fail("figure '" + key + "' has no boolean 'estimated'");
-    Figure fig;
-    fig.value = value->number;
-    fig.source = source->string;
-    fig.estimated = estimated->boolean;
-    if (const Value *unit = v.get("unit"); unit && unit->isString())
-      fig.unit = unit->string;
-    p.figures[key] = fig;
-  }
+  if (Status read = readFigures(*figs, p.figures); !read)
+    return fail(read.error());
+  for (const auto &[key, fig] : p.figures)
+    if (isHostFigure(key))
+      return fail("figure '" + key +
+                  "' is a host (framework) figure: it belongs in a "
+                  "framework profile (runtime/profiles/frameworks), not "
+                  "in a device profile");
   for (const FieldRef &f : fieldTable(p)) {
+    if (f.host)
+      continue;
     auto it = p.figures.find(f.name);
     if (it == p.figures.end())
       return fail(std::string("missing figure '") + f.name + "'");
@@ -274,7 +307,196 @@ Expected<Profile> Profile::fromJson(std::string_view text,
   }
   if (Status consistent = checkConsistency(p); !consistent)
     return fail(consistent.error());
+  Expected<FrameworkProfile> framework =
+      FrameworkProfile::builtin(FrameworkProfile::kDefault);
+  if (!framework)
+    return fail(framework.error());
+  if (Status applied = p.applyFramework(*framework); !applied)
+    return fail(applied.error());
   return p;
+}
+
+bool FrameworkProfile::supports(Target target) const {
+  return std::find(targets.begin(), targets.end(), target) != targets.end();
+}
+
+Expected<FrameworkProfile>
+FrameworkProfile::fromJson(std::string_view text, const std::string &origin) {
+  using json::Value;
+  auto fail = [&](const std::string &m) {
+    return Expected<FrameworkProfile>::failure("framework profile " + origin +
+                                               ": " + m);
+  };
+  Expected<Value> parsed = json::parse(text);
+  if (!parsed)
+    return fail(parsed.error());
+  const Value &root = *parsed;
+  if (!root.isObject())
+    return fail("top level is not an object");
+  FrameworkProfile fw;
+  const Value *nameV = root.get("name");
+  if (!nameV || !nameV->isString() || nameV->string.empty())
+    return fail("missing string 'name'");
+  fw.name = nameV->string;
+  if (const Value *d = root.get("description"); d && d->isString())
+    fw.description = d->string;
+  const Value *targetsV = root.get("targets");
+  if (!targetsV || !targetsV->isArray() || targetsV->array.empty())
+    return fail("missing non-empty array 'targets'");
+  for (const Value &t : targetsV->array) {
+    std::optional<Target> target =
+        t.isString() ? parseTarget(t.string) : std::nullopt;
+    if (!target)
+      return fail("'targets' holds " +
+                  (t.isString() ? "unknown target '" + t.string + "'"
+                                : std::string("a non-string")) +
+                  " (expected trn1 or trn2)");
+    fw.targets.push_back(*target);
+  }
+  const Value *figs = root.get("figures");
+  if (!figs || !figs->isObject())
+    return fail("missing object 'figures'");
+  if (Status read = readFigures(*figs, fw.figures); !read)
+    return fail(read.error());
+  Profile scratch;
+  std::string hostNames;
+  for (const FieldRef &f : fieldTable(scratch))
+    if (f.host)
+      hostNames += (hostNames.empty() ? "" : ", ") + std::string(f.name);
+  std::string calibrated;
+  for (const auto &[key, fig] : fw.figures) {
+    if (!Profile::isHostFigure(key))
+      return fail("figure '" + key +
+                  "' is not a host figure (host figures: " + hostNames + ")");
+    if (!fig.calibrated)
+      continue;
+    if (!calibrated.empty())
+      return fail("figures '" + calibrated + "' and '" + key +
+                  "' are both calibrated: a profile calibrates at most one");
+    calibrated = key;
+  }
+  for (const FieldRef &f : fieldTable(scratch)) {
+    if (!f.host)
+      continue;
+    auto it = fw.figures.find(f.name);
+    if (it == fw.figures.end())
+      return fail(std::string("missing figure '") + f.name + "'");
+    if (Status valid = checkValue(f, it->second.value); !valid)
+      return fail(valid.error());
+  }
+  if (const Value *c = root.get("calibration")) {
+    if (!c->isObject())
+      return fail("'calibration' is not an object");
+    Calibration cal;
+    auto str = [&](const char *key, std::string &out) {
+      const Value *v = c->get(key);
+      if (!v || !v->isString() || v->string.empty())
+        return false;
+      out = v->string;
+      return true;
+    };
+    if (!str("figure", cal.figure))
+      return fail("calibration has no string 'figure'");
+    if (!str("row", cal.row))
+      return fail("calibration has no string 'row' (the published row it "
+                  "is computed on)");
+    if (!str("count", cal.count) ||
+        (cal.count != "traced_ops" && cal.count != "kernel_calls"))
+      return fail("calibration's 'count' must be traced_ops or kernel_calls");
+    str("what", cal.what);
+    if (const Value *h = c->get("held_out")) {
+      if (!h->isArray())
+        return fail("calibration's 'held_out' is not an array");
+      for (const Value &row : h->array) {
+        if (!row.isString() || row.string.empty())
+          return fail("calibration's 'held_out' holds a non-string");
+        if (row.string == cal.row)
+          return fail("calibration row '" + cal.row +
+                      "' is also listed as held out");
+        cal.heldOut.push_back(row.string);
+      }
+    }
+    if (cal.figure != calibrated)
+      return fail("calibration figure '" + cal.figure +
+                  "' is not the figure marked \"calibrated\": true" +
+                  (calibrated.empty() ? std::string(" (none is)")
+                                      : " ('" + calibrated + "' is)"));
+    fw.calibration = std::move(cal);
+  } else if (!calibrated.empty()) {
+    return fail("figure '" + calibrated +
+                "' is calibrated but the profile names no 'calibration' row");
+  }
+  return fw;
+}
+
+Expected<FrameworkProfile> FrameworkProfile::load(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Expected<FrameworkProfile>::failure("framework profile " + path +
+                                               ": cannot open");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return fromJson(ss.str(), path);
+}
+
+std::string FrameworkProfile::builtinNames() {
+  std::string names;
+  for (const EmbeddedFramework &f : kFrameworkProfiles)
+    names += (names.empty() ? "" : ", ") + std::string(f.name);
+  return names;
+}
+
+Expected<FrameworkProfile> FrameworkProfile::builtin(std::string_view name) {
+  for (const EmbeddedFramework &f : kFrameworkProfiles) {
+    if (name != f.name)
+      continue;
+    Expected<FrameworkProfile> fw =
+        fromJson(f.json, std::string("<builtin ") + f.name + ">");
+    if (fw && fw->name != f.name)
+      return Expected<FrameworkProfile>::failure(
+          "framework profile <builtin " + std::string(f.name) +
+          ">: its name is '" + fw->name + "'");
+    return fw;
+  }
+  return Expected<FrameworkProfile>::failure(
+      "unknown framework '" + std::string(name) +
+      "' (known: " + builtinNames() + ")");
+}
+
+bool Profile::isHostFigure(std::string_view figure) {
+  Profile scratch;
+  for (const FieldRef &f : fieldTable(scratch))
+    if (f.host && figure == f.name)
+      return true;
+  return false;
+}
+
+Status Profile::applyFramework(const FrameworkProfile &fw) {
+  if (!fw.supports(target)) {
+    std::string names;
+    for (Target t : fw.targets)
+      names += (names.empty() ? "" : ", ") + std::string(seam::rt::name(t));
+    return Status::failure("framework '" + fw.name + "' has no figures for " +
+                           std::string(seam::rt::name(target)) +
+                           " (its targets: " + names + ")");
+  }
+  Profile next = *this;
+  for (const FieldRef &f : fieldTable(next)) {
+    if (!f.host)
+      continue;
+    auto it = fw.figures.find(f.name);
+    if (it == fw.figures.end())
+      return Status::failure("framework '" + fw.name + "' has no figure '" +
+                             f.name + "'");
+    if (Status valid = checkValue(f, it->second.value); !valid)
+      return Status::failure("framework '" + fw.name + "': " + valid.error());
+    assign(f, it->second.value);
+    next.figures[f.name] = it->second;
+  }
+  next.framework = fw.name;
+  next.calibration = fw.calibration;
+  *this = std::move(next);
+  return Status::ok();
 }
 
 Expected<Profile> Profile::load(const std::string &path) {

@@ -4,6 +4,13 @@
 // (runtime/profiles/<target>.json, embedded at build time and loadable from
 // a path). Each figure carries its source and whether it is estimated.
 //
+// The host and framework figures (PCIe, launch, tracing, graph lookup, sync,
+// kernel-call host time) belong to the software stack the model runs on, not
+// to the chip: they come from a framework profile
+// (runtime/profiles/frameworks/<name>.json), applied over the device
+// profile. A framework profile may mark one figure calibrated, on one named
+// published row (`calibration`); bench/reproduce.py computes it.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SEAM_RUNTIME_PROFILE_H
@@ -14,8 +21,10 @@
 #include "runtime/Program.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace seam::rt {
 
@@ -24,12 +33,53 @@ struct Figure {
   std::string unit;
   std::string source;
   bool estimated = false;
+  /// Computed from one published row (FrameworkProfile::calibration); the
+  /// file's value is the prior used until something calibrates it.
+  bool calibrated = false;
+};
+
+/// The published row a framework profile calibrates its one calibrated
+/// figure on, and the rows that are then held-out predictions. Rows are
+/// paths into the published figures (seed-results.json), e.g.
+/// "flux2_klein.eager.rows[0].warm_s_per_step".
+struct Calibration {
+  std::string figure;
+  std::string row;
+  std::string what;  ///< the row in words
+  std::string count; ///< what the figure is paid per: traced_ops, kernel_calls
+  std::vector<std::string> heldOut;
+};
+
+/// Host and framework costs of one software stack (torch-xla lazy tensors,
+/// PyTorch native eager, ...), for the targets it names.
+struct FrameworkProfile {
+  std::string name;
+  std::string description;
+  std::vector<Target> targets;
+  std::map<std::string, Figure> figures;
+  std::optional<Calibration> calibration;
+
+  bool supports(Target target) const;
+  static Expected<FrameworkProfile> fromJson(std::string_view text,
+                                             const std::string &origin);
+  static Expected<FrameworkProfile> load(const std::string &path);
+  /// A framework embedded in the binary, by name; an unknown name's error
+  /// lists the known ones.
+  static Expected<FrameworkProfile> builtin(std::string_view name);
+  /// The embedded frameworks' names, comma separated.
+  static std::string builtinNames();
+  /// The framework a device profile gets unless told otherwise.
+  static constexpr const char *kDefault = "torch-xla-lazy";
 };
 
 struct Profile {
   std::string name;
   Target target = Target::Trn1;
+  /// Device figures and, after applyFramework, the framework's host figures.
   std::map<std::string, Figure> figures;
+  /// The framework whose host figures are applied.
+  std::string framework;
+  std::optional<Calibration> calibration;
 
   // Typed views of the figures (filled from `figures`).
   unsigned coresPerChip = 0;
@@ -47,9 +97,15 @@ struct Profile {
   double reciprocalCyclesPerElement = 0, gpsimdFixedCycles = 0;
   double pcieBytesPerNs = 0, launchOverheadNs = 0, firstRunOverheadNs = 0;
   double tracingCostPerOpNs = 0;
-  /// Host time of one custom-kernel call in the framework (estimated: one
-  /// user measurement, see the profile's source).
+  /// Host time of one custom-kernel call in the framework (see the framework
+  /// profile's source).
   double kernelCallHostNs = 0;
+  /// Fixed latency of one host <-> device copy, on top of its bytes.
+  double transferLatencyNs = 0;
+  /// Per lazy graph executed: hash and compile-cache lookup.
+  double graphLookupNs = 0;
+  /// Fixed host cost of one sync, beyond the wait for the device.
+  double syncNs = 0;
   double collectiveHopLatencyNs = 0, neuronLinkBytesPerNs = 0;
   unsigned teArrayRows = 0, teArrayCols = 0;
   unsigned veLanes = 0, veLanesBf16 = 0, seLanes = 0, gpsimdLanes = 0;
@@ -82,11 +138,19 @@ struct Profile {
   Status set(std::string_view assignment);
   /// Every figure name a profile has, comma separated.
   static std::string figureNames();
+  /// Whether `figure` is a host (framework) figure.
+  static bool isHostFigure(std::string_view figure);
+  /// Replaces the host figures with `framework`'s; fails (profile unchanged)
+  /// when the framework has no figures for this target.
+  Status applyFramework(const FrameworkProfile &framework);
 
+  /// A device profile (host figures are not allowed in it) with the default
+  /// framework's host figures applied.
   static Expected<Profile> fromJson(std::string_view text,
                                     const std::string &origin);
   static Expected<Profile> load(const std::string &path);
-  /// The profile embedded in the binary for `target`.
+  /// The profile embedded in the binary for `target`, with the default
+  /// framework.
   static const Profile &builtin(Target target);
   static Expected<Profile> builtin(std::string_view targetName);
 };

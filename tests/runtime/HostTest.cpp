@@ -128,6 +128,36 @@ TEST(Host, KernelCallHostCostAndItsAblation) {
   EXPECT_FALSE(bool(p.set("kernel_call_host_ns=-1")));
 }
 
+/// The framework profile's per-graph lookup, per-sync and per-copy latency
+/// figures are charged where they occur: graph lookups with tracing (and
+/// its ablation switch), the sync cost at every wait, the copy latency on
+/// every transfer.
+TEST(Host, FrameworkLookupSyncAndTransferLatency) {
+  Profile prof = Profile::builtin(Target::Trn2);
+  ASSERT_TRUE(bool(prof.set("graph_lookup_ns=700")));
+  ASSERT_TRUE(bool(prof.set("sync_ns=300")));
+  ASSERT_TRUE(bool(prof.set("transfer_latency_ns=2000")));
+  DeviceOptions opts;
+  opts.mode = ExecMode::TimingOnly;
+  Device dev(prof, opts);
+  dev.chargeGraphLookups(4);
+  EXPECT_DOUBLE_EQ(dev.hostNs(), 4 * 700.0);
+  EXPECT_EQ(dev.hostEvents().back().category, HostCategory::Trace);
+  double t0 = dev.hostNs();
+  dev.stepEndSync();
+  EXPECT_DOUBLE_EQ(dev.hostNs() - t0, 300.0);
+  t0 = dev.hostNs();
+  dev.chargeTransfer("copy", 2500);
+  EXPECT_DOUBLE_EQ(dev.hostNs() - t0, 2000 + 2500 / prof.pcieBytesPerNs);
+  t0 = dev.hostNs();
+  dev.chargeTransfer("nothing", 0);
+  EXPECT_DOUBLE_EQ(dev.hostNs(), t0); // no bytes, no copy, no latency
+  opts.costs.tracing = false;
+  Device off(prof, opts);
+  off.chargeGraphLookups(4);
+  EXPECT_DOUBLE_EQ(off.hostNs(), 0);
+}
+
 /// seam.fft's pad_to: each line zero-padded to padTo points, the first N
 /// bins kept (the FNet source's transform, not the N-point DFT).
 TEST(Host, FallbackFftPadTo) {

@@ -120,3 +120,181 @@ TEST(Profile, FilesAreCheckedByTheSameRules) {
             "profile f.json: figure 'cores_per_chip' must be a whole number, "
             "got 1.5");
 }
+
+/// Host figures come from a framework profile: the device files hold none,
+/// the default framework fills them, and another framework replaces them.
+TEST(FrameworkProfile, BuiltinsApplyOverTheDeviceProfile) {
+  EXPECT_EQ(FrameworkProfile::builtinNames(),
+            "torch-native-eager, torch-xla-lazy");
+  const Profile &t1 = Profile::builtin(Target::Trn1);
+  EXPECT_EQ(t1.framework, "torch-xla-lazy");
+  EXPECT_TRUE(Profile::isHostFigure("kernel_call_host_ns"));
+  EXPECT_FALSE(Profile::isHostFigure("te_clock_ghz"));
+
+  auto xla = FrameworkProfile::builtin("torch-xla-lazy");
+  ASSERT_TRUE(bool(xla)) << xla.error();
+  EXPECT_TRUE(xla->supports(Target::Trn1));
+  EXPECT_TRUE(xla->supports(Target::Trn2));
+  auto native = FrameworkProfile::builtin("torch-native-eager");
+  ASSERT_TRUE(bool(native)) << native.error();
+  EXPECT_FALSE(native->supports(Target::Trn1));
+
+  // Every host figure of each framework has a source; exactly one is
+  // calibrated, on a named row, with held-out rows.
+  for (const FrameworkProfile *fw : {&*xla, &*native}) {
+    int calibrated = 0;
+    for (const auto &[key, fig] : fw->figures) {
+      EXPECT_TRUE(Profile::isHostFigure(key)) << key;
+      EXPECT_FALSE(fig.source.empty()) << key;
+      calibrated += fig.calibrated;
+    }
+    EXPECT_EQ(calibrated, 1) << fw->name;
+    ASSERT_TRUE(fw->calibration.has_value()) << fw->name;
+    EXPECT_TRUE(fw->figures.at(fw->calibration->figure).calibrated);
+    EXPECT_FALSE(fw->calibration->heldOut.empty());
+  }
+  EXPECT_EQ(xla->calibration->figure, "tracing_cost_per_op_ns");
+  EXPECT_EQ(xla->calibration->row, "flux2_klein.eager.rows[0].warm_s_per_step");
+  EXPECT_EQ(native->calibration->figure, "kernel_call_host_ns");
+  EXPECT_EQ(native->calibration->row, "fnet_fft.rows[0].kernel_ms");
+
+  Profile t2 = Profile::builtin(Target::Trn2);
+  ASSERT_TRUE(bool(t2.applyFramework(*native)));
+  EXPECT_EQ(t2.framework, "torch-native-eager");
+  EXPECT_DOUBLE_EQ(t2.tracingCostPerOpNs, 0);
+  EXPECT_DOUBLE_EQ(t2.kernelCallHostNs,
+                   native->figures.at("kernel_call_host_ns").value);
+  EXPECT_NE(t2.kernelCallHostNs, t1.kernelCallHostNs);
+  EXPECT_TRUE(t2.figures.at("kernel_call_host_ns").calibrated);
+  EXPECT_DOUBLE_EQ(t2.teClockGhz,
+                   Profile::builtin(Target::Trn2).teClockGhz); // untouched
+
+  Profile p = t1;
+  Status wrong = p.applyFramework(*native);
+  EXPECT_EQ(wrong.error(), "framework 'torch-native-eager' has no figures "
+                           "for trn1 (its targets: trn2)");
+  EXPECT_EQ(p.framework, "torch-xla-lazy"); // unchanged
+
+  EXPECT_EQ(FrameworkProfile::builtin("jax").error(),
+            "unknown framework 'jax' (known: torch-native-eager, "
+            "torch-xla-lazy)");
+  auto file = FrameworkProfile::load(
+      std::string(SEAM_SOURCE_DIR) +
+      "/runtime/profiles/frameworks/torch-native-eager.json");
+  ASSERT_TRUE(bool(file)) << file.error();
+  EXPECT_EQ(file->figures.size(), native->figures.size());
+}
+
+namespace {
+/// A framework profile's JSON with every host figure at 0 and `extra`
+/// members (`figures` entries first, then top-level members).
+std::string frameworkJson(const std::string &figureExtra,
+                          const std::string &topExtra,
+                          const std::string &targets = "[\"trn2\"]") {
+  std::string figs;
+  for (const char *n :
+       {"pcie_bytes_per_ns", "transfer_latency_ns", "launch_overhead_ns",
+        "first_run_overhead_ns", "tracing_cost_per_op_ns", "graph_lookup_ns",
+        "sync_ns", "kernel_call_host_ns"})
+    if (figureExtra.find(std::string("\"") + n + "\"") == std::string::npos)
+      figs += std::string(figs.empty() ? "" : ",") + "\"" + n +
+              "\":{\"value\":" +
+              (std::string(n) == "pcie_bytes_per_ns" ? "25" : "0") +
+              ",\"source\":\"s\",\"estimated\":true}";
+  if (!figureExtra.empty())
+    figs += "," + figureExtra;
+  return "{\"name\":\"f\",\"targets\":" + targets + ",\"figures\":{" + figs +
+         "}" + topExtra + "}";
+}
+std::string frameworkError(const std::string &text) {
+  auto fw = FrameworkProfile::fromJson(text, "fw.json");
+  return fw ? std::string("(loaded)") : fw.error();
+}
+} // namespace
+
+TEST(FrameworkProfile, MalformedFilesGiveOneClearError) {
+  EXPECT_EQ(frameworkError(frameworkJson("", "")), "(loaded)");
+  EXPECT_EQ(frameworkError("{\"name\": \"f\",\n \"targets\": ]}"),
+            "framework profile fw.json: JSON parse error at line 2, column "
+            "13: unexpected character ']'");
+  EXPECT_EQ(frameworkError(frameworkJson("", "", "[]")),
+            "framework profile fw.json: missing non-empty array 'targets'");
+  EXPECT_EQ(frameworkError(frameworkJson("", "", "[\"trn9\"]")),
+            "framework profile fw.json: 'targets' holds unknown target "
+            "'trn9' (expected trn1 or trn2)");
+  EXPECT_EQ(
+      frameworkError(frameworkJson(
+          R"("te_clock_ghz":{"value":1,"source":"s","estimated":false})", "")),
+      "framework profile fw.json: figure 'te_clock_ghz' is not a host figure "
+      "(host figures: pcie_bytes_per_ns, transfer_latency_ns, "
+      "launch_overhead_ns, first_run_overhead_ns, tracing_cost_per_op_ns, "
+      "graph_lookup_ns, sync_ns, kernel_call_host_ns)");
+  EXPECT_EQ(frameworkError(frameworkJson(
+                R"("sync_ns":{"value":-1,"source":"s","estimated":true})", "")),
+            "framework profile fw.json: figure 'sync_ns' must be "
+            "non-negative, got -1");
+  EXPECT_EQ(frameworkError(frameworkJson(
+                R"("sync_ns":{"value":1,"source":"","estimated":true})", "")),
+            "framework profile fw.json: figure 'sync_ns' has no 'source'");
+  std::string calibratedSync =
+      R"("sync_ns":{"value":1,"source":"s","estimated":true,"calibrated":true})";
+  EXPECT_EQ(frameworkError(frameworkJson(calibratedSync, "")),
+            "framework profile fw.json: figure 'sync_ns' is calibrated but "
+            "the profile names no 'calibration' row");
+  EXPECT_EQ(
+      frameworkError(frameworkJson(
+          calibratedSync +
+              R"(,"graph_lookup_ns":{"value":1,"source":"s","estimated":true,"calibrated":true})",
+          "")),
+      "framework profile fw.json: figures 'graph_lookup_ns' and 'sync_ns' "
+      "are both calibrated: a profile calibrates at most one");
+  EXPECT_EQ(
+      frameworkError(frameworkJson(
+          calibratedSync,
+          R"(,"calibration":{"figure":"graph_lookup_ns","row":"a.b","count":"kernel_calls"})")),
+      "framework profile fw.json: calibration figure 'graph_lookup_ns' is "
+      "not the figure marked \"calibrated\": true ('sync_ns' is)");
+  EXPECT_EQ(
+      frameworkError(frameworkJson(
+          calibratedSync,
+          R"(,"calibration":{"figure":"sync_ns","count":"kernel_calls"})")),
+      "framework profile fw.json: calibration has no string 'row' (the "
+      "published row it is computed on)");
+  EXPECT_EQ(
+      frameworkError(frameworkJson(
+          calibratedSync,
+          R"(,"calibration":{"figure":"sync_ns","row":"a.b","count":"steps"})")),
+      "framework profile fw.json: calibration's 'count' must be traced_ops "
+      "or kernel_calls");
+  EXPECT_EQ(
+      frameworkError(frameworkJson(
+          calibratedSync,
+          R"(,"calibration":{"figure":"sync_ns","row":"a.b","count":"kernel_calls","held_out":["a.b"]})")),
+      "framework profile fw.json: calibration row 'a.b' is also listed as "
+      "held out");
+  EXPECT_EQ(
+      frameworkError(frameworkJson(
+          calibratedSync,
+          R"(,"calibration":{"figure":"sync_ns","row":"a.b","count":"kernel_calls","held_out":["a.c"]})")),
+      "(loaded)");
+  // A missing host figure.
+  std::string noSync = frameworkJson("", "");
+  size_t at = noSync.find(",\"sync_ns\"");
+  noSync.erase(at, noSync.find('}', at) - at + 1);
+  EXPECT_EQ(frameworkError(noSync),
+            "framework profile fw.json: missing figure 'sync_ns'");
+  EXPECT_EQ(FrameworkProfile::load("/nonexistent/fw.json").error(),
+            "framework profile /nonexistent/fw.json: cannot open");
+}
+
+/// A device profile holding a host figure is refused: host figures belong
+/// to the framework.
+TEST(FrameworkProfile, DeviceProfilesHoldNoHostFigures) {
+  auto p = Profile::fromJson(
+      R"({"name":"x","target":"trn1","figures":{"kernel_call_host_ns":{"value":1,"source":"s","estimated":true}}})",
+      "d.json");
+  EXPECT_EQ(p.error(), "profile d.json: figure 'kernel_call_host_ns' is a "
+                       "host (framework) figure: it belongs in a framework "
+                       "profile (runtime/profiles/frameworks), not in a "
+                       "device profile");
+}

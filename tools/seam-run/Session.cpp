@@ -497,11 +497,33 @@ rt::Status seamrun::validate(SessionOptions &o) {
     if (rt::Status e = checkOutputDir("--cache-dir", o.cacheDir); !e)
       return e;
   // The profile owns the figures and their rules.
-  rt::Profile profile = rt::Profile::builtin(*rt::parseTarget(o.target));
+  if (rt::Expected<rt::Profile> profile = seamrun::buildProfile(o); !profile)
+    return rt::Status::failure(profile.error());
+  return rt::Status::ok();
+}
+
+rt::Expected<rt::Profile> seamrun::buildProfile(const SessionOptions &o) {
+  using Result = rt::Expected<rt::Profile>;
+  rt::Expected<rt::Profile> base = rt::Profile::builtin(o.target);
+  if (!base)
+    return base;
+  rt::Profile profile = *base;
+  if (!o.framework.empty()) {
+    // A name of the built-in frameworks, or a file.
+    bool isPath = o.framework.find('/') != std::string::npos ||
+                  llvm::StringRef(o.framework).ends_with(".json");
+    rt::Expected<rt::FrameworkProfile> fw =
+        isPath ? rt::FrameworkProfile::load(o.framework)
+               : rt::FrameworkProfile::builtin(o.framework);
+    if (!fw)
+      return Result::failure("--framework " + o.framework + ": " + fw.error());
+    if (rt::Status s = profile.applyFramework(*fw); !s)
+      return Result::failure("--framework " + o.framework + ": " + s.error());
+  }
   for (const std::string &f : o.figureOverrides)
     if (rt::Status s = profile.set(f); !s)
-      return rt::Status::failure("--set " + f + ": " + s.error());
-  return rt::Status::ok();
+      return Result::failure("--set " + f + ": " + s.error());
+  return profile;
 }
 
 /// What the first run's compile says about the step: the TP degree (the IR
@@ -702,13 +724,11 @@ rt::Expected<SessionResult> Session::run() {
 }
 
 rt::Status Session::applyProfile() {
-  auto builtin = rt::Profile::builtin(opts.target);
-  if (!builtin)
-    return rt::Status::failure(builtin.error());
-  profile = *builtin;
-  for (const std::string &f : opts.figureOverrides)
-    if (rt::Status s = profile.set(f); !s)
-      return rt::Status::failure("--set " + f + ": " + s.error());
+  rt::Expected<rt::Profile> built = buildProfile(opts);
+  if (!built)
+    return rt::Status::failure(built.error());
+  profile = *built;
+  result.profile = profile;
   return rt::Status::ok();
 }
 
@@ -1058,6 +1078,11 @@ rt::Status Session::launch(Run &r, const PlanItem &item, int step,
       device.chargeKernelCalls("kernel call '" + item.unit + "'", 1);
     }
     device.chargeTracing(item.tracedOps);
+    st.tracedOps += item.tracedOps;
+    // Each program launched in eager mode is a recorded graph: hashed and
+    // looked up in the compile cache before it runs.
+    if (!item.isKernel)
+      device.chargeGraphLookups(1);
   }
   CompiledUnit &unit = r.cm.units.at(item.unit);
   rt::TensorMap inputs;
@@ -1287,6 +1312,8 @@ std::vector<std::string> seamrun::shapingOptions(const SessionOptions &o) {
         {"--no-program-sharing", !o.programSharing}})
     if (off)
       flags.push_back(name);
+  if (!o.framework.empty())
+    flags.push_back("--framework " + o.framework);
   if (o.kernelBoundary != "barrier")
     flags.push_back("--kernel-boundary " + o.kernelBoundary);
   for (const std::string &f : o.figureOverrides)
@@ -1435,6 +1462,22 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
           ? llvm::formatv(" + other {0:F6}", last.otherNs * 1e-9).str()
           : std::string(),
       last.deviceNs * 1e-9, last.kernelCallNs * 1e-9);
+  if (!r.profile.framework.empty()) {
+    os << "  host costs: framework " << r.profile.framework;
+    if (const auto &c = r.profile.calibration) {
+      bool given = llvm::any_of(o.figureOverrides, [&](const std::string &f) {
+        return llvm::StringRef(f).starts_with(c->figure + "=");
+      });
+      char value[32];
+      std::snprintf(value, sizeof value, "%.10g",
+                    r.profile.figures.at(c->figure).value);
+      os << llvm::formatv(
+          "; {0} = {1} ns ({2}; calibrated on {3})", c->figure, value,
+          given ? "given by --set" : "the prior: nothing calibrated it",
+          c->row);
+    }
+    os << "\n";
+  }
   int corrupt = 0;
   for (const RunStats &run : r.runs)
     corrupt += run.cacheCorrupt;
@@ -1512,6 +1555,36 @@ static llvm::json::Object rooflineJson(const SessionResult &r) {
                        {"dma_bytes_per_s", rf.peakDmaBytesPerNs * 1e9}}}};
 }
 
+/// The host (framework) figures the run used, each with its source and
+/// status, and the profile's calibration: its figure is the prior unless
+/// --set gave it a value (bench/reproduce.py computes it on the row).
+static llvm::json::Value frameworkJson(const rt::Profile &p) {
+  using llvm::json::Array;
+  using llvm::json::Object;
+  Object figures;
+  for (const auto &[name, f] : p.figures) {
+    if (!rt::Profile::isHostFigure(name))
+      continue;
+    figures[name] = Object{{"value", f.value},
+                           {"unit", f.unit},
+                           {"estimated", f.estimated},
+                           {"calibrated", f.calibrated},
+                           {"source", f.source}};
+  }
+  llvm::json::Value calibration = nullptr;
+  if (p.calibration) {
+    const rt::Calibration &c = *p.calibration;
+    calibration = Object{{"figure", c.figure},
+                         {"row", c.row},
+                         {"what", c.what},
+                         {"count", c.count},
+                         {"held_out", Array(c.heldOut)}};
+  }
+  return Object{{"name", p.framework},
+                {"figures", std::move(figures)},
+                {"calibration", std::move(calibration)}};
+}
+
 rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
   using llvm::json::Array;
   using llvm::json::Object;
@@ -1527,6 +1600,7 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
                              {"transfer_s", s.transferNs * 1e-9},
                              {"tracing_s", s.tracingNs * 1e-9},
                              {"kernel_call_s", s.kernelCallNs * 1e-9},
+                             {"traced_ops", int64_t(s.tracedOps)},
                              {"sync_s", s.syncNs * 1e-9},
                              {"step_end_wait_s", s.stepEndWaitNs * 1e-9},
                              {"fallback_s", s.fallbackNs * 1e-9},
@@ -1639,6 +1713,7 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
       {"tp", o.tp},
       {"options", std::move(options)},
       {"target", o.target},
+      {"framework", frameworkJson(r.profile)},
       {"mode", o.mode},
       {"kernel_boundary", o.kernelBoundary},
       {"kernels", std::move(kernels)},

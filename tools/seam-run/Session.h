@@ -61,6 +61,10 @@ struct SessionOptions {
   /// The hazard checker (runtime/HazardChecker.h) in every launch; unset:
   /// on in functional runs, off in timing-only ones.
   std::optional<bool> checkHazards;
+  /// The framework (host) profile: a built-in name (rt::FrameworkProfile::
+  /// builtinNames) or a path to a framework profile file; empty: the
+  /// default (rt::FrameworkProfile::kDefault).
+  std::string framework;
   std::vector<std::string> figureOverrides; ///< "name=value"
   std::string toolPath;                     ///< argv[0]
 };
@@ -82,6 +86,10 @@ std::vector<std::string> shapingOptions(const SessionOptions &o);
 /// option. Puts the kernel list in its one form (names in order, each once;
 /// `none`, empty items and spaces dropped).
 seam::rt::Status validate(SessionOptions &o);
+/// The profile a run uses: the target's device figures, the framework's
+/// host figures (--framework: a built-in name or a file; an unknown name's
+/// error lists the known ones), then the --set overrides.
+seam::rt::Expected<seam::rt::Profile> buildProfile(const SessionOptions &o);
 
 /// Where the time of one step went (ns). The host-timeline parts sum to
 /// the latency (otherNs is what they miss: zero unless the timeline gains a
@@ -96,6 +104,7 @@ struct StepStats {
   double transferNs = 0;    ///< PCIe
   double tracingNs = 0;     ///< lazy tracing
   double kernelCallNs = 0;  ///< framework host time of kernel calls
+  uint64_t tracedOps = 0;   ///< ops the lazy tracer recorded (eager)
   double syncNs = 0;        ///< waiting for the device at graph breaks
   double stepEndWaitNs = 0; ///< waiting for the device at the step's end
   double otherNs = 0;
@@ -247,6 +256,8 @@ struct SessionResult {
   /// host ops) and at region boundaries.
   int64_t boundaryBytes = 0, regionIoBytes = 0;
   std::map<std::string, int> kernelsByName;
+  /// The profile the run used: device and framework figures after --set.
+  seam::rt::Profile profile;
   // Device totals over the last warm step.
   /// Summed over ranks (and DMA queues); per rank beside it.
   std::map<std::string, double> engineBusyNs;

@@ -193,6 +193,9 @@ static cl::opt<bool> reference(
              "inputs and compare every output (rel-L2 <= 1e-5, or 1e-2 with "
              "bf16 on its path); a mismatch fails the run (also in --json)"),
     cl::cat(cat));
+static cl::opt<std::string> framework(
+    "framework",
+    cl::desc("Framework (host) profile"), cl::cat(cat));
 static cl::list<std::string> setFigures(
     "set", cl::desc("Override a profile figure: name=value"), cl::cat(cat));
 static cl::opt<bool> quiet("quiet", cl::desc("Only the summary table"),
@@ -215,6 +218,13 @@ int main(int argc, char **argv) {
       mlir::seam::knownKernelNames() +
       "; auto or auto:a,b lets the compiler decide per site (default: none)";
   kernels.setDescription(kernelHelp);
+  static const std::string frameworkHelp =
+      "Framework (host) profile, the software stack's host costs (tracing, "
+      "graph lookup, launch, sync, transfers, kernel-call host time): " +
+      seam::rt::FrameworkProfile::builtinNames() +
+      " or a framework profile file (default: " +
+      seam::rt::FrameworkProfile::kDefault + ")";
+  framework.setDescription(frameworkHelp);
   cl::ParseCommandLineOptions(argc, argv,
                               "seam-run: compile a model and run it on the "
                               "emulated NeuronCore\n");
@@ -266,6 +276,7 @@ int main(int argc, char **argv) {
   o.graphBreakSyncs = !noSync;
   o.programSharing = !noSharing;
   o.kernelBoundary = kernelBoundary;
+  o.framework = framework;
   o.figureOverrides.assign(setFigures.begin(), setFigures.end());
   o.toolPath = argv[0];
 
