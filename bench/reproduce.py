@@ -699,7 +699,11 @@ class Bench:
                          calibrate.error_text(ht, r["cpu_fallback_ms"]),
                          "%.1fx" % (ht / kt) if kt else "-",
                          "%.1fx" % r["speedup"], fmt(ft), acc,
-                         "; ".join(m for m in (kmech, cmech) if m)])
+                         "; ".join(m for m in (
+                             kmech and "kernel: a size-dependent cost of "
+                             "the path (table 0)",
+                             cmech and "CPU fallback: the source's "
+                             "per-element cost (table 0)") if m)])
             self.fnet_rows.append((b, s, d, ht / kt if kt else 0,
                                    r["speedup"]))
         self.table("5-fnet", "FNet Fourier mixing: the source's kernel path "
