@@ -38,6 +38,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -59,6 +60,10 @@ struct Case {
   std::function<ncore::ProgramOp(OpBuilder &, ModuleOp)> build;
   double bf16Macs = 0, fp32Macs = 0; ///< Matmul work of the algorithm.
   double hbmBytes = 0;               ///< Bytes that must cross HBM once.
+  /// Also measure engine activity as neuron-profile does (the share of the
+  /// run in which the engine has an instruction executing; DMA: at least
+  /// one transfer in flight on any queue), from the run's events.
+  bool activity = false;
 };
 
 RankedTensorType tensor(MLIRContext *ctx, ArrayRef<int64_t> shape, Type elt) {
@@ -267,6 +272,53 @@ std::vector<Case> allCases() {
     c.hbmBytes = 4 * bytesOf({bt, h, s, d}, 2);
     cs.push_back(c);
   }
+
+  // -- the NKI tutorials' kernels at their published shapes (validation) ------
+  // kernel-optimization.rst: fp32 lhsT [8192, 4096] x rhs [8192, 8192], trn2.
+  for (int v = 2; v <= 5; ++v) {
+    int64_t k = 8192, m = 4096, n = 8192;
+    Case c;
+    c.name = "nki-matmul-v" + std::to_string(v);
+    c.shape = "lhsT [8192, 4096] rhs [8192, 8192] f32";
+    c.build = [=](OpBuilder &b, ModuleOp module) -> ncore::ProgramOp {
+      sk::NkiMatmulParams p;
+      p.version = v;
+      p.k = k;
+      p.m = m;
+      p.n = n;
+      auto prog = sk::buildNkiMatmul(b, module, "nki_matmul", p);
+      return succeeded(prog) ? *prog : ncore::ProgramOp();
+    };
+    c.fp32Macs = double(k) * m * n;
+    c.hbmBytes = bytesOf({k, m}, 4) + bytesOf({k, n}, 4) + bytesOf({m, n}, 4);
+    c.activity = true;
+    cs.push_back(c);
+  }
+  // fused_mamba.rst: [batch, seq_len, channels, state], fp32.
+  for (auto [v, seq, ch] : {std::tuple<int, int64_t, int64_t>{1, 512, 256},
+                            {1, 512, 4096},
+                            {2, 512, 4096},
+                            {2, 8192, 4096},
+                            {3, 8192, 4096}}) {
+    int64_t st = 16;
+    Case c;
+    c.name = "nki-mamba-v" + std::to_string(v);
+    c.shape =
+        "[1, " + std::to_string(seq) + ", " + std::to_string(ch) + ", 16] f32";
+    c.build = [=](OpBuilder &b, ModuleOp module) -> ncore::ProgramOp {
+      sk::NkiMambaParams p;
+      p.version = v;
+      p.seq = seq;
+      p.channels = ch;
+      p.state = st;
+      auto prog = sk::buildNkiMamba(b, module, "nki_mamba", p);
+      return succeeded(prog) ? *prog : ncore::ProgramOp();
+    };
+    c.hbmBytes = 3 * bytesOf({ch, seq}, 4) + bytesOf({ch, st}, 4) +
+                 2 * bytesOf({st, seq}, 4);
+    c.activity = true;
+    cs.push_back(c);
+  }
   return cs;
 }
 
@@ -283,11 +335,49 @@ struct Measured {
   /// of dependent compute instructions (runtime/HazardChecker.h) and the
   /// latency floor, floor + one DMA fixed cost in and one out + the chain.
   std::optional<double> chainNs, latencyFloorNs;
+  /// Active share of the run per engine (Case::activity), -1 when not
+  /// measured.
+  std::array<double, rt::kNumEngines> activeNs{};
+  bool haveActivity = false;
 };
 
 /// A kernel whose whole floor is under this is held to its latency floor
 /// (issue 34: rope at S = 256).
 constexpr double kLatencyFloorBelowNs = 10e3;
+
+/// The union of the intervals of `events` per engine, over the work
+/// instructions (not semaphore and loop control), DMA transfers counted as
+/// DMA whichever stream issued them.
+std::array<double, rt::kNumEngines>
+activeNs(const std::vector<rt::TimelineEvent> &events) {
+  std::array<std::vector<std::pair<double, double>>, rt::kNumEngines> spans;
+  for (const rt::TimelineEvent &ev : events) {
+    if (ev.core != 0 || ev.op == rt::Opcode::SemSignal ||
+        ev.op == rt::Opcode::SemWait || ev.op == rt::Opcode::LoopBegin ||
+        ev.op == rt::Opcode::LoopEnd || ev.endNs <= ev.startNs)
+      continue;
+    unsigned e = unsigned(ev.dmaQueue >= 0 ? rt::Engine::Dma : ev.engine);
+    spans[e].push_back({ev.startNs, ev.endNs});
+  }
+  std::array<double, rt::kNumEngines> out{};
+  for (unsigned e = 0; e < rt::kNumEngines; ++e) {
+    auto &v = spans[e];
+    std::sort(v.begin(), v.end());
+    double total = 0, curStart = -1, curEnd = -1;
+    for (auto [a, b] : v) {
+      if (a > curEnd) {
+        total += curEnd - curStart;
+        curStart = a;
+        curEnd = b;
+      } else {
+        curEnd = std::max(curEnd, b);
+      }
+    }
+    total += curEnd - curStart;
+    out[e] = total;
+  }
+  return out;
+}
 
 double nowMs() {
   return std::chrono::duration<double, std::milli>(
@@ -331,7 +421,7 @@ Measured measure(const Case &c, rt::Target target, const std::string &tracePath,
   rt::DeviceOptions dopts;
   dopts.mode = rt::ExecMode::TimingOnly;
   dopts.cores = 1;
-  dopts.collectEvents = !tracePath.empty();
+  dopts.collectEvents = !tracePath.empty() || c.activity;
   // Kernels synchronise by hand: a race (runtime/HazardChecker.h) fails
   // the case rather than timing a program the device would run wrong.
   dopts.checkHazards = true;
@@ -348,6 +438,10 @@ Measured measure(const Case &c, rt::Target target, const std::string &tracePath,
   }
   if (!tracePath.empty())
     (void)device.writeTrace(tracePath);
+  if (c.activity) {
+    m.activeNs = activeNs(res->timeline.events);
+    m.haveActivity = true;
+  }
   const rt::CoreTimingStats &st = res->timeline.cores.at(0);
   m.deviceNs = res->deviceNs;
   m.busyNs = st.busyNs;
@@ -498,8 +592,31 @@ int main(int argc, char **argv) {
                 m.teFloorNs / 1e3, m.dmaFloorNs / 1e3,
                 100.0 * floorNs / m.deviceNs, m.staticInstructions, m.compileMs,
                 dmaBwPct, algNs / 1e3, latency.c_str(), bar);
+    if (m.haveActivity)
+      std::printf("%-22s %-40s active (neuron-profile): TE %.2f%% VE %.2f%% "
+                  "SE %.2f%% GP %.2f%% DMA %.2f%%\n",
+                  "", "",
+                  100 * m.activeNs[unsigned(rt::Engine::Tensor)] / m.deviceNs,
+                  100 * m.activeNs[unsigned(rt::Engine::Vector)] / m.deviceNs,
+                  100 * m.activeNs[unsigned(rt::Engine::Scalar)] / m.deviceNs,
+                  100 * m.activeNs[unsigned(rt::Engine::GpSimd)] / m.deviceNs,
+                  100 * m.activeNs[unsigned(rt::Engine::Dma)] / m.deviceNs);
     std::fflush(stdout);
-    char buf[1024];
+    std::string activityJson;
+    if (m.haveActivity) {
+      char ab[256];
+      std::snprintf(
+          ab, sizeof ab,
+          ", \"te_active\": %.4f, \"ve_active\": %.4f, \"se_active\": "
+          "%.4f, \"gp_active\": %.4f, \"dma_active\": %.4f",
+          m.activeNs[unsigned(rt::Engine::Tensor)] / m.deviceNs,
+          m.activeNs[unsigned(rt::Engine::Vector)] / m.deviceNs,
+          m.activeNs[unsigned(rt::Engine::Scalar)] / m.deviceNs,
+          m.activeNs[unsigned(rt::Engine::GpSimd)] / m.deviceNs,
+          m.activeNs[unsigned(rt::Engine::Dma)] / m.deviceNs);
+      activityJson = ab;
+    }
+    char buf[1536];
     std::snprintf(
         buf, sizeof buf,
         "%s  {\"kernel\": \"%s\", \"shape\": \"%s\", \"device_us\": %.4f, "
@@ -510,7 +627,7 @@ int main(int argc, char **argv) {
         "\"compile_ms\": %.2f, \"dma_bandwidth\": %.4f, "
         "\"algorithm_bound_us\": %.4f, \"algorithm_engine\": \"%s\", "
         "\"chain_us\": %s, "
-        "\"latency_floor_us\": %s, \"bar\": \"%s\"}",
+        "\"latency_floor_us\": %s, \"bar\": \"%s\"%s}",
         first ? "" : ",\n", jsonEscape(c.name).c_str(),
         jsonEscape(c.shape).c_str(), m.deviceNs / 1e3,
         pct(rt::Engine::Tensor) / 100, pct(rt::Engine::Vector) / 100,
@@ -520,7 +637,7 @@ int main(int argc, char **argv) {
         (unsigned long long)m.dmaTransfers, m.staticInstructions,
         (unsigned long long)m.issued, m.compileMs, dmaBwPct / 100, algNs / 1e3,
         alg.engine.c_str(), orNull(m.chainNs).c_str(),
-        orNull(m.latencyFloorNs).c_str(), bar);
+        orNull(m.latencyFloorNs).c_str(), bar, activityJson.c_str());
     json += buf;
     first = false;
   }

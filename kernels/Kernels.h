@@ -25,6 +25,45 @@ SEAM_KERNEL_BUILD(buildFourierMixKernel)
 SEAM_KERNEL_BUILD(buildFftconvKernel)
 #undef SEAM_KERNEL_BUILD
 
+/// The NKI tutorials' kernels (kernels/NkiTutorials.cpp): hardware-profiled
+/// references for validating the timing model, built standalone (they
+/// replace no graph op, so they are not in the kernel registry).
+/// result[M, N] = lhsT[K, M]^T rhs[K, N], fp32.
+struct NkiMatmulParams {
+  int version = 2; ///< 2..5
+  int64_t k = 0, m = 0, n = 0;
+  /// v5's blocks in tiles (the tutorial's meta-parameters).
+  int64_t blockM = 16, blockN = 2, blockK = 8;
+};
+std::optional<std::string> nkiMatmulError(const NkiMatmulParams &p);
+FailureOr<ncore::ProgramOp> buildNkiMatmul(OpBuilder &b, ModuleOp module,
+                                           StringRef name,
+                                           const NkiMatmulParams &p);
+/// out[b, c, s] of the fused Mamba SSM: inputs delta, u [b, c, s], A [c, n],
+/// B, C [b, n, s], fp32.
+struct NkiMambaParams {
+  int version = 1; ///< 1..3
+  int64_t batch = 1, seq = 0, channels = 0, state = 0;
+  /// SBUF bytes per partition the kernel may fill; v2 spills delta, u and
+  /// its accumulator to HBM beyond it. Default: trn1's 192 KiB (the
+  /// smaller SBUF of the profiles), twice the planning budget.
+  int64_t sbufBytes = 2 * 96 * 1024;
+};
+std::optional<std::string> nkiMambaError(const NkiMambaParams &p);
+/// Whether `p` is v2 with more live tiles than `sbufBytes` (built spilled).
+bool nkiMambaSpills(const NkiMambaParams &p);
+FailureOr<ncore::ProgramOp> buildNkiMamba(OpBuilder &b, ModuleOp module,
+                                          StringRef name,
+                                          const NkiMambaParams &p);
+struct NkiTutorialKernel {
+  StringRef name; ///< "nki-matmul-v2" .. "nki-mamba-v3"
+  bool mamba;
+  int version;
+  StringRef summary;
+};
+ArrayRef<NkiTutorialKernel> nkiTutorialKernels();
+const NkiTutorialKernel *lookupNkiTutorialKernel(StringRef name);
+
 /// How the FFT kernels compute sizes of 256 and 512.
 enum class FftVariant {
   /// Four-step N = N1 x N2 with DFT matmuls on both factors.

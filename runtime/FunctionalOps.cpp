@@ -328,6 +328,33 @@ Status execScalarTensorTensor(Exec &x) {
   return Status::ok();
 }
 
+Status execTensorTensorScan(Exec &x) {
+  // Per partition, along the free dim: acc = initial (the Aux [P, 1] tile
+  // or the immediate), then acc = (data0[i] <alu> acc) <alu1> data1[i],
+  // each step's acc stored (NKI's tensor_tensor_scan, op0 and op1).
+  const Instruction &inst = x.inst;
+  size_t f = x.f();
+  if (Status e = x.sameShape(S::Src0); !e)
+    return e;
+  if (Status e = x.sameShape(S::Src1); !e)
+    return e;
+  if (Status e = x.perPartitionOr(S::Aux, inst.scalar); !e)
+    return e;
+  x.m.load(x.src, x.in);
+  x.m.load(x.res[S::Src1], x.in2);
+  x.out.resize(x.in.size());
+  for (unsigned p = 0; p < x.dst.partitions; ++p) {
+    float acc = x.scalars[p];
+    for (size_t i = 0; i < f; ++i) {
+      acc = applyAlu(inst.alu1, applyAlu(inst.alu, x.in[p * f + i], acc),
+                     x.in2[p * f + i]);
+      x.out[p * f + i] = acc;
+    }
+  }
+  x.m.store(x.dst, x.out.data());
+  return Status::ok();
+}
+
 Status execTensorReduce(Exec &x) {
   const ResolvedAccess &src = x.src, &dst = x.dst;
   const AccessPattern &sap = x.inst.ap(S::Src0);

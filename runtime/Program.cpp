@@ -533,9 +533,15 @@ Status verifyProgram(const Program &program, const MemoryLimits *limits) {
           inst.alu != AluOp::IsEqual)
         return Status::failure(
             where() + "affine_select predicate must be is_ge or is_equal");
-      if (inst.secondOp && inst.op != Opcode::TensorScalar)
+      if (inst.secondOp && inst.op != Opcode::TensorScalar &&
+          inst.op != Opcode::TensorTensorScan)
+        return Status::failure(where() + "has a second operation "
+                                         "(tensor_scalar and "
+                                         "tensor_tensor_scan only)");
+      if (inst.op == Opcode::TensorTensorScan && !inst.secondOp)
         return Status::failure(where() +
-                               "has a second operation (tensor_scalar only)");
+                               "tensor_tensor_scan needs its second "
+                               "operation (op1)");
       if (inst.secondOp && !decodeAluOp(static_cast<uint64_t>(inst.alu1)))
         return Status::failure(where() + "unknown second ALU op");
       if (inst.op == Opcode::TensorScalar && inst.has(Instruction::Aux) &&

@@ -83,6 +83,16 @@ double cyclesScalarTensorTensor(const Instruction &inst, const Profile &p) {
   return cyclesTensorTensor(inst, p);
 }
 
+double cyclesTensorTensorScan(const Instruction &inst, const Profile &p) {
+  // tensor_tensor_scan: the NKI ISA reference gives no cost formula
+  // (nki.isa.tensor_tensor_scan; hardware.md has no row). Estimated as
+  // tensor_tensor's formula: it streams the same two tensor inputs per
+  // element, the running value kept inside the Vector engine (fused_mamba
+  // tutorial, step 4: "caching the intermediate scan result ... internally
+  // in VectorE without going through SBUF").
+  return cyclesTensorTensor(inst, p);
+}
+
 double cyclesTensorReduce(const Instruction &inst, const Profile &) {
   // tensor_reduce: N (N/2 for bf16 add/max).
   double n = freeN(inst, S::Src0);

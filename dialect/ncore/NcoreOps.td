@@ -627,6 +627,55 @@ def Ncore_ScalarTensorTensorOp : Ncore_InstOp<"scalar_tensor_tensor"> {
   }];
 }
 
+def Ncore_TensorTensorScanOp : Ncore_InstOp<"tensor_tensor_scan"> {
+  let summary = "scan of two tiles along the free dimension";
+  let description = [{
+    NKI's `tensor_tensor_scan` (Vector engine only): per partition, along
+    the free elements i, `acc = (data0[i] <op0> acc) <op1> data1[i]` and
+    `dst[i] = acc`, starting from `initial`: a [P, 1] tile or the `imm`
+    immediate (exactly one of them). Same partitions and free element count
+    for dst, data0 and data1; at most one of data0 and data1 in PSUM. Mamba's
+    recurrence `h[i] = dA[i] * h[i-1] + dBu[i]` is `multiply then add`.
+
+    ```mlir
+    ncore.tensor_tensor_scan multiply then add %h, %da, %dbu imm 0.0
+        : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+    ncore.tensor_tensor_scan multiply then add %h, %da, %dbu, %h0
+        : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x1xf32>
+    ```
+  }];
+  let arguments = (ins Dst:$dst, Src:$data0, Src:$data1, OptSrc:$initial_tile,
+                       Ncore_AluOp:$op0, Ncore_AluOp:$op1,
+                       OptionalAttr<F32Attr>:$imm,
+                       OptionalAttr<Ncore_Engine>:$engine);
+  let assemblyFormat = [{
+    $op0 `then` $op1 $dst `,` $data0 `,` $data1 (`,` $initial_tile^)?
+    (`imm` $imm^)? (`on` $engine^)? attr-dict `:` type(operands)
+  }];
+  let translation = [{
+    t.operands({getDst(), getData0(), getData1(), getInitialTile()});
+    t.inst.alu = t.convert(getOp0());
+    t.inst.secondOp = true;
+    t.inst.alu1 = t.convert(getOp1());
+    t.inst.scalar = getImm() ? getImm()->convertToFloat() : 0.0f;
+  }];
+  let verification = [{
+    if (failed(verifySameLayout(*this, getDst(), "dst", getData0(), "data0")) ||
+        failed(verifySameLayout(*this, getDst(), "dst", getData1(), "data1")))
+      return failure();
+    if (tileOf(getData0()).getSpace() == MemSpace::Psum &&
+        tileOf(getData1()).getSpace() == MemSpace::Psum)
+      return emitOpError("reads at most one operand from PSUM (data0 and "
+                         "data1 are both in psum)");
+    if (bool(getInitialTile()) == bool(getImm()))
+      return emitOpError("takes one initial value: an immediate (imm) or a "
+                         "[P, 1] tile");
+    if (getInitialTile())
+      return verifyColumn(*this, getInitialTile(), "initial", getDst());
+    return success();
+  }];
+}
+
 def Ncore_TensorReduceOp : Ncore_InstOp<"tensor_reduce"> {
   let summary = "reduce along the last free dimension";
   let description = [{

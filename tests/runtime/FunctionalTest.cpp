@@ -208,6 +208,46 @@ TEST(Functional, ScalarTensorTensor) {
   EXPECT_GT(relL2(out(r, "add"), wantAdd), 0.0);  // and it did round
 }
 
+TEST(Functional, TensorTensorScan) {
+  // h[i] = a[i] * h[i-1] + b[i] along the free dim, from a [P, 1] initial
+  // tile, and (a[i] + h[i-1]) * b[i] from an immediate.
+  std::vector<float> a = randomValues(P * F, 4, 0.5f, 1.0f);
+  std::vector<float> b = randomValues(P * F, 5, -1.0f, 1.0f);
+  std::vector<float> h0 = randomValues(P, 6, -1.0f, 1.0f);
+  TileProgram t;
+  AccessPattern ia = t.input("a", P, F, a, DType::F32, 0);
+  AccessPattern ib = t.input("b", P, F, b, DType::F32, 1024);
+  AccessPattern ih = t.input("h0", P, 1, h0, DType::F32, 2048);
+  AccessPattern o1 = sbufTile(DType::F32, 0, P, 3072, F);
+  AccessPattern o2 = sbufTile(DType::F32, 0, P, 4096, F);
+  Instruction mamba = isa::make(Opcode::TensorTensorScan, {o1, ia, ib, ih});
+  mamba.alu = AluOp::Multiply;
+  mamba.secondOp = true;
+  mamba.alu1 = AluOp::Add;
+  Instruction other = isa::make(Opcode::TensorTensorScan, {o2, ia, ib});
+  other.alu = AluOp::Add;
+  other.secondOp = true;
+  other.alu1 = AluOp::Multiply;
+  other.scalar = 0.25f;
+  t.add(mamba);
+  t.add(other);
+  t.output("mamba", o1);
+  t.output("other", o2);
+  LaunchResult r = t.run();
+  std::vector<double> want1(P * F), want2(P * F);
+  for (uint32_t p = 0; p < P; ++p) {
+    double h = h0[p], g = 0.25;
+    for (uint32_t i = 0; i < F; ++i) {
+      h = double(a[p * F + i]) * h + b[p * F + i];
+      g = (double(a[p * F + i]) + g) * b[p * F + i];
+      want1[p * F + i] = h;
+      want2[p * F + i] = g;
+    }
+  }
+  EXPECT_LT(relL2(out(r, "mamba"), want1), 1e-5);
+  EXPECT_LT(relL2(out(r, "other"), want2), 1e-5);
+}
+
 TEST(Functional, IotaAffineSelectMemset) {
   TileProgram t;
   std::vector<float> ones(P * F, 1.0f);

@@ -50,6 +50,11 @@ TEST(TimingCost, FormulasPerInstruction) {
     EXPECT_EQ(cycles(stt), std::max(64.0, 2 * N));
     EXPECT_EQ(cycles(isa::make(Opcode::ScalarTensorTensor, {bf, bf, bf})),
               std::max(64.0, N));
+    // tensor_tensor_scan: estimated as tensor_tensor (TimingCost.cpp).
+    auto scan =
+        isa::make(Opcode::TensorTensorScan, {tile(n), tile(n), tile(n)});
+    scan.secondOp = true;
+    EXPECT_EQ(cycles(scan), std::max(64.0, 2 * N));
     EXPECT_EQ(cycles(isa::iota(tile(n), 0, 0, 1)), 150 + N);
     EXPECT_EQ(
         cycles(isa::affineSelect(tile(n), tile(n), AluOp::IsGe, 0, 0, 0, 0)),

@@ -738,6 +738,22 @@ ncore.program @scalar_tensor_tensor_scalar() {
 
 // -----
 
+ncore.program @tensor_tensor_scan_initial() {
+  %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  // expected-error @+1 {{takes one initial value: an immediate (imm) or a [P, 1] tile}}
+  ncore.tensor_tensor_scan multiply then add %d, %d, %d : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+}
+
+// -----
+
+ncore.program @tensor_tensor_scan_engine() {
+  %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
+  // expected-error @+1 {{cannot run on the gpsimd engine}}
+  ncore.tensor_tensor_scan multiply then add %d, %d, %d imm 0.0 on gpsimd : !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
+}
+
+// -----
+
 ncore.program @scalar_tensor_tensor_shape() {
   %d = ncore.alloc : !ncore.tile<sbuf, 128x512xf32>
   %t = ncore.alloc : !ncore.tile<sbuf, 128x256xf32>

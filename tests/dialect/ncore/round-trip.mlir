@@ -101,6 +101,10 @@ ncore.program @softmax(%x: !ncore.tile<hbm, 128x512xf32>) {
   ncore.reciprocal %r, %sum on gpsimd : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
   // CHECK: ncore.scalar_tensor_tensor multiply %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
   ncore.scalar_tensor_tensor multiply %r, %sum, %m, %r : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
+  // CHECK: ncore.tensor_tensor_scan multiply then add %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
+  ncore.tensor_tensor_scan multiply then add %r, %sum, %m, %r : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
+  // CHECK: ncore.tensor_tensor_scan add then multiply %{{.+}}, %{{.+}}, %{{.+}} imm 0.000000e+00 :
+  ncore.tensor_tensor_scan add then multiply %r, %sum, %m imm 0.0 : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
   // CHECK: ncore.scalar_tensor_tensor add %{{.+}}, %{{.+}}, %{{.+}} imm 2.000000e+00 on gpsimd :
   ncore.scalar_tensor_tensor add %r, %sum, %m imm 2.0 on gpsimd : !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>, !ncore.tile<sbuf, 128x1xf32>
   // CHECK: ncore.tensor_scalar multiply %{{.+}}, %{{.+}}, %{{.+}} :
