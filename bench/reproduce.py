@@ -36,6 +36,7 @@ import benchlib
 import calibrate
 import roofline
 import auto_kernels
+import nki_validation
 from benchlib import log, markdown
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1178,6 +1179,28 @@ class Bench:
                    "fusion per site, against every fixed kernel set",
                    auto_kernels.HEADER, rows, auto_kernels.NOTES)
 
+    # 10 ----------------------------------------------------------------------
+    def nki(self):
+        """The NKI tutorials' published profiles beside seam's (issue 42):
+        kernel_bench at the published shapes (timing-only)."""
+        if self.smoke:
+            log("nki validation: skipped in --smoke (full shapes only)")
+            return
+        try:
+            got = nki_validation.measure(
+                os.path.join(self.bin, "kernel_bench"), self.tmp)
+        except RuntimeError as e:
+            self.fail("nki validation: %s" % e)
+            return
+        rows, steps, summary, self.nki_raw = nki_validation.table(got)
+        self.table("10-nki", "The emulator against hardware: the NKI "
+                   "tutorials' published profiles (held out, not fitted)",
+                   nki_validation.HEADER, rows,
+                   nki_validation.notes(summary))
+        self.table("10-nki-steps", "The NKI tutorials' optimisation steps, "
+                   "seam against published",
+                   nki_validation.STEP_HEADER, steps)
+
     def profile_figure(self, profile, name):
         """A figure of a framework profile (its calibrated value when
         calibrate_frameworks computed it) or of a device profile."""
@@ -1461,7 +1484,7 @@ def main():
                     "the reduced model used for kernel-vs-vanilla correctness")
     ap.add_argument("--only", default="",
                     help="comma list of sections (rope,eager,compile,sites,correct,"
-                    "kernels,fnet,fnet-seed,fftconv,ablation,roofline,auto)")
+                    "kernels,fnet,fnet-seed,fftconv,ablation,roofline,auto,nki)")
     ap.add_argument("--scheduler",
                     help="tcp://HOST:PORT of a running Dask scheduler "
                     "(default: an embedded LocalCluster). Its workers need "
@@ -1500,7 +1523,8 @@ def main():
               [("correct", b.correctness)],
               [("fnet-seed", b.fnet_seed), ("fnet", b.fnet)],
               [("fftconv", b.fftconv)],
-              [("roofline", b.roofline)], [("auto", b.auto)]]
+              [("roofline", b.roofline)], [("auto", b.auto)],
+              [("nki", b.nki)]]
     if "fnet" in only:
         only.add("fnet-seed")  # table 5 reads fnet-seed's runs
     chains = [[(n, fn) for n, fn in c if not only or n in only]

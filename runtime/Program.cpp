@@ -539,9 +539,8 @@ Status verifyProgram(const Program &program, const MemoryLimits *limits) {
                                          "(tensor_scalar and "
                                          "tensor_tensor_scan only)");
       if (inst.op == Opcode::TensorTensorScan && !inst.secondOp)
-        return Status::failure(where() +
-                               "tensor_tensor_scan needs its second "
-                               "operation (op1)");
+        return Status::failure(where() + "tensor_tensor_scan needs its second "
+                                         "operation (op1)");
       if (inst.secondOp && !decodeAluOp(static_cast<uint64_t>(inst.alu1)))
         return Status::failure(where() + "unknown second ALU op");
       if (inst.op == Opcode::TensorScalar && inst.has(Instruction::Aux) &&
