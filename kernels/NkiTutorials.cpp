@@ -415,8 +415,11 @@ FailureOr<ProgramOp> seam::buildNkiMamba(OpBuilder &b, ModuleOp module,
     // Step 3: delta * u * B_i.
     tt(AluOp::Multiply, t.dU, dv, uv);
     mulBroadcast(t, 0, t.dU, t.rowB, bH, bRow, col, w);
-    // Step 4: the scan.
+    // Step 4: the scan; its last column is the next seq tile's initial
+    // value (taken before step 5 scales the scan in place).
     scan(t, init);
+    if (init)
+      kb.copy(init, kb.view(t.sc, {kP, 1}, {0, w - 1}));
     // Step 5: * C_i; step 6: accumulate over the states.
     mulBroadcast(t, 1, t.sc, t.rowC, cH, bRow, col, w);
     tt(AluOp::Add, accv, accv, t.sc);
@@ -588,7 +591,6 @@ FailureOr<ProgramOp> seam::buildNkiMamba(OpBuilder &b, ModuleOp module,
                 kb.view(uv[cset], {kP, w}, {0, col}),
                 kb.view(acc[cset], {kP, w}, {0, col}), bi * ns + st, col, w,
                 init[par]);
-          kb.copy(init[par], kb.view(tp.sc, {kP, 1}, {0, w - 1}));
         });
       });
       kb.dma(kb.view(out, {kP, ss}, {row, 0}), acc[cset]);

@@ -109,7 +109,8 @@ MambaRun runMamba(int version, int64_t batch, int64_t seq, int64_t channels,
 }
 
 TEST(NkiTutorialKernels, MambaVersionsMatchFloat64) {
-  // Two channel tiles, two batches, seq of two v3 tiles.
+  // Two channel tiles, two batches, seq of two v3 tiles (the scan carried
+  // from one to the next).
   for (int v = 1; v <= 3; ++v)
     EXPECT_LE(runMamba(v, 2, 1024, 256, 4).err, 1e-5) << "v" << v;
 }
