@@ -224,6 +224,19 @@ std::string Profile::figureNames() {
   return names;
 }
 
+std::map<std::string, double> Profile::overrides() const {
+  const Profile &base = builtin(target);
+  std::map<std::string, double> changed;
+  for (const auto &[figure, f] : figures) {
+    if (isHostFigure(figure))
+      continue;
+    auto it = base.figures.find(figure);
+    if (it == base.figures.end() || it->second.value != f.value)
+      changed[figure] = f.value;
+  }
+  return changed;
+}
+
 Status Profile::set(const std::string &figure, double value) {
   for (const FieldRef &f : fieldTable(*this)) {
     if (figure != f.name)

@@ -136,6 +136,11 @@ struct Profile {
   Status set(const std::string &figure, double value);
   /// The same from "name=value" text.
   Status set(std::string_view assignment);
+  /// The device figures whose value differs from the built-in profile of
+  /// `target` (what seam-run --set or a loaded file changed), by name: what
+  /// the compiler plans with. Host (framework) figures are left out: they
+  /// change no program.
+  std::map<std::string, double> overrides() const;
   /// Every figure name a profile has, comma separated.
   static std::string figureNames();
   /// Whether `figure` is a host (framework) figure.

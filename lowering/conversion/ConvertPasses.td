@@ -40,7 +40,8 @@ def ConvertSeamToNcore : Pass<"convert-seam-to-ncore", "ModuleOp"> {
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"trn1\"",
-           "Target profile: trn1 or trn2 (SBUF capacity)">,
+           "Target (trn1 or trn2) when the module has no ncore.target, "
+           "which the pass then sets">,
     Option<"remarks", "remarks", "bool", /*default=*/"true",
            "Explain each tiling decision with a remark (seam-run turns them "
            "off: it shows warnings and errors only)">,

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lowering/conversion/ConvertSeamToNcore.h"
+#include "dialect/ncore/NcoreTarget.h"
 #include "dialect/seam/DeviceSupport.h"
 
 #include "dialect/seam/SeamOps.h"
@@ -1014,20 +1015,21 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
 void ConvertSeamToNcorePass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *ctx = &getContext();
-  auto parsed = ::seam::rt::parseTarget(target);
-  if (!parsed) {
-    module.emitError() << "convert-seam-to-ncore: unknown target '" << target
-                       << "' (expected trn1 or trn2)";
+  FailureOr<::seam::rt::Profile> targetProfile =
+      ncore::getTargetProfile(module, target, "convert-seam-to-ncore");
+  if (failed(targetProfile))
     return signalPassFailure();
-  }
-  const ::seam::rt::Profile &profile = ::seam::rt::Profile::builtin(*parsed);
+  const ::seam::rt::Profile &profile = *targetProfile;
+  // The passes after this one plan with the same profile.
+  if (!ncore::findTargetAttr(module))
+    ncore::setTargetProfile(module, profile);
   if (kernelBoundary != "barrier" && kernelBoundary != "dependency") {
     module.emitError() << "convert-seam-to-ncore: unknown kernel-boundary '"
                        << kernelBoundary << "' (barrier or dependency)";
     return signalPassFailure();
   }
   TargetInfo info;
-  info.name = target;
+  info.name = std::string(::seam::rt::name(profile.target));
   info.remarks = remarks;
   info.kernelBoundary = kernelBoundary;
   info.sbufPartitionBytes = int64_t(profile.sbufPartitionBytes);

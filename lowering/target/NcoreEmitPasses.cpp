@@ -24,16 +24,16 @@ namespace {
 
 /// Emits every defined program of `module`; calls `use` on each.
 LogicalResult forEachProgram(
-    ModuleOp module, StringRef targetName,
+    ModuleOp module, const Pass::Option<std::string> &target, StringRef pass,
     llvm::function_ref<LogicalResult(ProgramOp, rt::Program &)> use) {
-  std::optional<rt::Target> target = rt::parseTarget(targetName.str());
-  if (!target)
-    return module.emitError()
-           << "unknown target '" << targetName << "' (trn1 or trn2)";
+  FailureOr<rt::Profile> profile =
+      getTargetProfile(module, target.getValue(), target.hasValue(), pass);
+  if (failed(profile))
+    return failure();
   WalkResult r = module.walk([&](ProgramOp program) {
     if (program.isDeclaration())
       return WalkResult::advance();
-    FailureOr<rt::Program> p = emitProgram(program, *target);
+    FailureOr<rt::Program> p = emitProgram(program, profile->target);
     if (failed(p) || failed(use(program, *p)))
       return WalkResult::interrupt();
     return WalkResult::advance();
@@ -61,7 +61,7 @@ public:
       numInstructions += static_cast<int64_t>(p.instructionCount());
       return success();
     };
-    if (failed(forEachProgram(getOperation(), target, write)))
+    if (failed(forEachProgram(getOperation(), target, "ncore-emit", write)))
       signalPassFailure();
   }
 
@@ -89,7 +89,7 @@ public:
       os << ss.str();
       return success();
     };
-    if (failed(forEachProgram(getOperation(), target, dump)))
+    if (failed(forEachProgram(getOperation(), target, "ncore-dump", dump)))
       signalPassFailure();
     os.flush();
   }

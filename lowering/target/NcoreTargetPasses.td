@@ -21,7 +21,7 @@ def NcoreEmit : Pass<"ncore-emit", "ModuleOp"> {
   let options = [
     Option<"dir", "dir", "std::string", "\".\"", "Output directory">,
     Option<"target", "target", "std::string", "\"trn1\"",
-           "Target recorded in the program (trn1 or trn2)">
+           "Target (trn1 or trn2) when the module has no ncore.target">
   ];
 }
 
@@ -33,7 +33,7 @@ def NcoreDump : Pass<"ncore-dump", "ModuleOp"> {
   }];
   let options = [
     Option<"target", "target", "std::string", "\"trn1\"",
-           "Target recorded in the program (trn1 or trn2)">,
+           "Target (trn1 or trn2) when the module has no ncore.target">,
     Option<"file", "file", "std::string", "\"-\"",
            "Where to print (- for stdout)">
   ];

@@ -439,12 +439,11 @@ LogicalResult NcoreAllocatePass::allocateWithCallees(ProgramOp program) {
 LogicalResult NcoreAllocatePass::allocate(ProgramOp program) {
   if (program.isDeclaration())
     return success();
-  std::optional<::seam::rt::Target> tgt = ::seam::rt::parseTarget(target);
-  if (!tgt) {
-    return program.emitError() << "ncore-allocate: unknown target '" << target
-                               << "' (trn1 or trn2)";
-  }
-  const ::seam::rt::Profile &profile = ::seam::rt::Profile::builtin(*tgt);
+  FailureOr<::seam::rt::Profile> targetProfile =
+      getTargetProfile(program, target, "ncore-allocate");
+  if (failed(targetProfile))
+    return failure();
+  const ::seam::rt::Profile &profile = *targetProfile;
   ProgramOrder order(program);
 
   std::vector<Item> sbuf, psum;

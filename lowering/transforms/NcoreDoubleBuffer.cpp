@@ -123,11 +123,11 @@ private:
 } // namespace
 
 void NcoreDoubleBufferPass::run(ProgramOp program) {
-  std::optional<::seam::rt::Target> tgt = ::seam::rt::parseTarget(target);
-  if (!tgt)
-    return;
-  int64_t capacity = static_cast<int64_t>(
-      ::seam::rt::Profile::builtin(*tgt).sbufPartitionBytes);
+  FailureOr<::seam::rt::Profile> profile =
+      getTargetProfile(program, target, "ncore-double-buffer");
+  if (failed(profile))
+    return signalPassFailure();
+  int64_t capacity = static_cast<int64_t>(profile->sbufPartitionBytes);
   // What the tiles already take (the converter's figure, or every SBUF tile
   // at once): a loop's second buffers must fit in what is left. They live
   // only inside their loop, and the loops considered are innermost, so the

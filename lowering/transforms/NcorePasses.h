@@ -1,14 +1,15 @@
 //===- NcorePasses.h - ncore codegen passes ---------------------*- C++ -*-===//
 //
-// ncore-double-buffer, ncore-allocate, ncore-schedule, ncore-split-dma and
-// ncore-inline-calls (NcorePasses.td); the emission passes are in
-// lowering/target.
+// ncore-double-buffer, ncore-allocate, ncore-assign-engines, ncore-schedule,
+// ncore-split-dma and ncore-inline-calls (NcorePasses.td); the emission
+// passes are in lowering/target.
 //
 //===----------------------------------------------------------------------===//
 #ifndef SEAM_LOWERING_TRANSFORMS_NCOREPASSES_H
 #define SEAM_LOWERING_TRANSFORMS_NCOREPASSES_H
 
 #include "dialect/ncore/NcoreOps.h"
+#include "dialect/ncore/NcoreTarget.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -205,13 +205,11 @@ public:
   using NcoreSplitDmaBase::NcoreSplitDmaBase;
 
   void runOnOperation() override {
-    std::optional<::seam::rt::Target> tgt = ::seam::rt::parseTarget(target);
-    if (!tgt) {
-      getOperation()->emitError() << "ncore-split-dma: unknown target '"
-                                  << target << "' (expected trn1 or trn2)";
+    FailureOr<::seam::rt::Profile> targetProfile =
+        getTargetProfile(getOperation(), target, "ncore-split-dma");
+    if (failed(targetProfile))
       return signalPassFailure();
-    }
-    const ::seam::rt::Profile &profile = ::seam::rt::Profile::builtin(*tgt);
+    const ::seam::rt::Profile &profile = *targetProfile;
     int64_t minPiece = minPieceBytes;
     if (minPiece <= 0)
       minPiece = static_cast<int64_t>(4 * profile.dmaFixedCostNs *

@@ -5,7 +5,7 @@
 // A single tile larger than a partition's SBUF (trn1: 192 KiB = 196608 B)
 // is a compile error, not an emulator fault. On trn2 (224 KiB) it fits.
 // TRN2: ncore.alloc offset 0 : <sbuf, 128x50000xf32>
-// TARGET: ncore-allocate: unknown target 'trn9' (trn1 or trn2)
+// TARGET: ncore-allocate: unknown target 'trn9' (expected trn1 or trn2)
 ncore.program @too_big(%x: !ncore.tile<hbm, 128x50000xf32>) {
   // expected-error@+1 {{tile [128, 50000] x f32 in sbuf needs 200000 bytes per partition, more than the 196608 bytes per partition of SBUF}}
   %t = ncore.alloc : !ncore.tile<sbuf, 128x50000xf32>

@@ -1,6 +1,7 @@
 //===- Compiler.cpp - seam-run's compile driver with the cache ------------===//
 #include "tools/seam-run/Compiler.h"
 #include "dialect/ncore/NcoreOps.h"
+#include "dialect/ncore/NcoreTarget.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
 #include "lowering/target/NcoreCodegen.h"
@@ -16,6 +17,7 @@
 #include "tools/seam-run/Registration.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/xxhash.h"
@@ -123,7 +125,11 @@ const std::string &seamrun::compilerVersion() {
 }
 
 std::string Compiler::flags() const {
-  return std::string("target=") + std::string(rt::name(target)) +
+  // The figures --set changed enter the key: they change the plan.
+  std::string overrides;
+  for (const auto &[figure, value] : profile.overrides())
+    overrides += llvm::formatv(" {0}={1:e16}", figure, value).str();
+  return std::string("target=") + std::string(rt::name(target)) + overrides +
          " mode=" + mode + " kernels=" + llvm::join(kernels, ",") +
          " sharing=" + (sharing ? "1" : "0") +
          (kernelBoundary == "barrier" ? "" : " boundary=" + kernelBoundary);
@@ -269,6 +275,8 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   t0 = nowNs();
   cm.lowered = cast<ModuleOp>((*cm.module)->clone());
   ModuleOp lowered = *cm.lowered;
+  // The profile (--set overrides included) every pass below plans with.
+  ncore::setTargetProfile(lowered, profile);
   PassManager lpm(&ctx);
   // The lowered IR is verified once, after the pass, on the context's
   // threads (verifyOnThreads: the pass manager's verifier walks the

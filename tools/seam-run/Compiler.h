@@ -14,6 +14,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "runtime/HostCache.h"
+#include "runtime/Profile.h"
 #include "runtime/Program.h"
 #include "tools/seam-run/Session.h"
 #include "llvm/ADT/DenseMap.h"
@@ -50,11 +51,15 @@ struct CompiledModel {
 
 class Compiler {
 public:
-  Compiler(seam::rt::Target target, std::string mode,
+  /// `profile`: the target and its figures (seam-run --set overrides
+  /// included), which the compiler plans with: they travel on the lowered
+  /// IR as its ncore.target attribute (dialect/ncore/NcoreTarget.h).
+  Compiler(const seam::rt::Profile &profile, std::string mode,
            std::vector<std::string> kernels, bool programSharing,
            std::string kernelBoundary = "barrier")
-      : target(target), mode(std::move(mode)), kernels(std::move(kernels)),
-        sharing(programSharing), kernelBoundary(std::move(kernelBoundary)) {}
+      : profile(profile), target(profile.target), mode(std::move(mode)),
+        kernels(std::move(kernels)), sharing(programSharing),
+        kernelBoundary(std::move(kernelBoundary)) {}
 
   /// `sourceName` names the text in diagnostics (the .mlir file's path).
   seam::rt::Expected<CompiledModel> compile(const std::string &irText,
@@ -69,6 +74,7 @@ public:
   };
 
 private:
+  seam::rt::Profile profile;
   seam::rt::Target target;
   std::string mode;
   std::vector<std::string> kernels;

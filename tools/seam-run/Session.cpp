@@ -806,8 +806,8 @@ static rt::Status dumpPrograms(const CompiledModel &cm,
 rt::Status Session::compile(Run &r, const std::string &text,
                             rt::CompileCache &cache) {
   double compileStart = nowNs();
-  Compiler compiler(*rt::parseTarget(opts.target), opts.mode, opts.kernels,
-                    opts.programSharing, opts.kernelBoundary);
+  Compiler compiler(profile, opts.mode, opts.kernels, opts.programSharing,
+                    opts.kernelBoundary);
   compiler.progress = [&](const std::string &what) {
     // Inside the compile: at most one line a second.
     if (reportDue(lastCompileReport))
