@@ -45,7 +45,8 @@ private:
       timings.doubleBufferNs += ns;
     else if (arg == "ncore-allocate")
       timings.allocateNs += ns;
-    else if (arg == "ncore-schedule" || arg == "ncore-split-dma")
+    else if (arg == "ncore-assign-engines" || arg == "ncore-schedule" ||
+             arg == "ncore-split-dma")
       timings.scheduleNs += ns;
     else if (arg == "ncore-inline-calls")
       timings.emitNs += ns;
@@ -78,7 +79,8 @@ static LogicalResult prepareOne(ProgramOp program, rt::Target target,
     std::string t(rt::name(target));
     pm.addPass(createNcoreDoubleBuffer(NcoreDoubleBufferOptions{t}));
     pm.addPass(createNcoreAllocate(NcoreAllocateOptions{t}));
-    pm.addPass(createNcoreSchedule(NcoreScheduleOptions{t}));
+    pm.addPass(createNcoreAssignEngines(NcoreAssignEnginesOptions{t}));
+    pm.addPass(createNcoreSchedule());
     pm.addPass(createNcoreSplitDma(NcoreSplitDmaOptions{t, 0}));
     if (timings)
       ++timings->programsPrepared;

@@ -1,7 +1,7 @@
 //===- NcoreCodegen.h - ncore -> runtime program ----------------*- C++ -*-===//
 //
 // The codegen half of lowering as one call: ncore-double-buffer,
-// ncore-allocate, ncore-schedule and ncore-split-dma
+// ncore-allocate, ncore-assign-engines, ncore-schedule and ncore-split-dma
 // (in place, on the program and every program it calls, each once), then
 // emission. seam-run and the benchmarks call this; an optional
 // CodegenTimings reports the wall time of each phase.
@@ -23,7 +23,8 @@ namespace mlir::ncore {
 struct CodegenTimings {
   double doubleBufferNs = 0; ///< ncore-double-buffer
   double allocateNs = 0;     ///< ncore-allocate
-  double scheduleNs = 0;     ///< ncore-schedule + ncore-split-dma
+  /// ncore-assign-engines + ncore-schedule + ncore-split-dma
+  double scheduleNs = 0;
   double emitNs = 0;         ///< ncore-inline-calls + emitProgram (-> runtime)
   /// Programs double-buffered/allocated/scheduled here (callees included;
   /// programs already scheduled are not counted).

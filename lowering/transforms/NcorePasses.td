@@ -34,7 +34,7 @@ def NcoreAllocate : Pass<"ncore-allocate"> {
   }];
   let options = [
     Option<"target", "target", "std::string", "\"trn1\"",
-           "Hardware profile (trn1 or trn2)">
+           "Target (trn1 or trn2) when no enclosing op has ncore.target">
   ];
 }
 
@@ -54,22 +54,50 @@ def NcoreDoubleBuffer : Pass<"ncore-double-buffer"> {
   }];
   let options = [
     Option<"target", "target", "std::string", "\"trn1\"",
-           "Hardware profile (trn1 or trn2) for the SBUF capacity">
+           "Target (trn1 or trn2) when no enclosing op has ncore.target">
+  ];
+}
+
+def NcoreAssignEngines : Pass<"ncore-assign-engines"> {
+  let summary = "Choose the engine of each movable instruction";
+  let description = [{
+    Runs on every `ncore.program` at or below the op it is scheduled on,
+    before ncore-schedule, and records its decisions in the IR: a moved
+    instruction's `engine` attribute names the engine it runs on.
+    Instructions that VE, SE and GpSimd can all run (tensor_copy,
+    tensor_scalar, memset, ...) go to the legal engine where they would
+    finish first on an estimated timeline (each engine in order, an
+    instruction starting when its engine is free and the Tensor engine has
+    written the tiles it reads: work an engine did long before a
+    Tensor-engine phase does not keep it from the evacuations and norms
+    after it); GpSimd never takes one that touches PSUM; the rest keep
+    their Isa.def engine (statistic engine-moves). Costs are the runtime's
+    (runtime/TimingCost.cpp) with the target profile's figures
+    (the module's `ncore.target`, else the `target` option).
+
+    DMAs are triggered from two in-order queues: loads (and HBM-to-HBM
+    copies) from the DMA engine's, stores (on chip to HBM) from the Sync
+    engine's, so that a store waiting for the compute that produced its
+    tile holds up no load behind it (statistic stores-on-sync).
+
+    An instruction whose `engine` attribute is already set is pinned and
+    keeps it. A program already scheduled (`ncore.scheduled`) or that
+    contains semaphore ops is left as it is.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"trn1\"",
+           "Target (trn1 or trn2) when no enclosing op has ncore.target">
   ];
 }
 
 def NcoreSchedule : Pass<"ncore-schedule"> {
-  let summary = "Assign engines and synchronise them with semaphores";
+  let summary = "Synchronise the engines with semaphores";
   let description = [{
-    Runs on every `ncore.program` at or below the op it is scheduled on.
+    Runs on every `ncore.program` at or below the op it is scheduled on,
+    after ncore-assign-engines chose the engines (it reads each
+    instruction's execution engine and changes none).
     Program order is kept: each engine's stream is the program's
-    instructions on that engine, in order. Instructions that VE, SE and
-    GpSimd can all run (tensor_copy, tensor_scalar, memset, ...) go to the
-    legal engine where they would finish first on an estimated timeline
-    (each engine in order, an instruction starting when its engine is free
-    and the Tensor engine has written the tiles it reads: work an engine did
-    long before a Tensor-engine phase does not keep it from the evacuations
-    and norms after it); the rest keep their Isa.def engine. Then, for every
+    instructions on that engine, in order. For every
     instruction, the latest earlier instruction on each other engine that
     conflicts with it (writes what it reads, or touches what it writes:
     same buffer, overlapping windows) is waited for:
@@ -95,10 +123,8 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
     iteration i for the producer's iteration i only, so the two loops run
     as a pipeline.
 
-    DMAs are triggered from two in-order queues: loads (and HBM-to-HBM
-    copies) from the DMA engine's, stores (on chip to HBM) from the Sync
-    engine's, so that a store waiting for the compute that produced its
-    tile holds up no load behind it (statistic stores-on-sync). DMA
+    DMAs are triggered from two in-order queues (loads from the DMA
+    engine's, stores from the Sync engine's: ncore-assign-engines). DMA
     transfers complete out of order across the queues, so DMA-to-DMA
     dependencies are synchronised too, within one trigger queue as well;
     a trigger queue's semaphore counts its transfers as they retire in
@@ -126,10 +152,6 @@ def NcoreSchedule : Pass<"ncore-schedule"> {
     that last read that buffer, so it overlaps compute on the other one.
     A program that already contains semaphore ops is left as it is.
   }];
-  let options = [
-    Option<"target", "target", "std::string", "\"trn1\"",
-           "Hardware profile (trn1 or trn2) for cost estimates">
-  ];
 }
 
 def NcoreSplitDma : Pass<"ncore-split-dma"> {
@@ -187,7 +209,7 @@ def NcoreSplitDma : Pass<"ncore-split-dma"> {
   }];
   let options = [
     Option<"target", "target", "std::string", "\"trn1\"",
-           "Hardware profile (trn1 or trn2) for the DMA figures">,
+           "Target (trn1 or trn2) when no enclosing op has ncore.target">,
     Option<"minPieceBytes", "min-piece-bytes", "int64_t", "0",
            "Smallest piece in bytes (0: derived from the profile)">,
     Option<"minStorePieceBytes", "min-store-piece-bytes", "int64_t", "0",

@@ -116,13 +116,6 @@ bool dmaStream(unsigned engine) {
          engine == static_cast<unsigned>(Engine::Sync);
 }
 
-int64_t tripProduct(ArrayRef<LoopOp> loops) {
-  int64_t p = 1;
-  for (LoopOp l : loops)
-    p *= l.getTrips();
-  return p;
-}
-
 /// The root of placed on-chip footprints: the memory itself, so that tiles
 /// the allocator let share bytes meet.
 const void *memoryRoot(MemSpace space) {
@@ -577,298 +570,201 @@ void planBoundaries(
   }
 }
 
-class NcoreSchedulePass
-    : public mlir::ncore::impl::NcoreScheduleBase<NcoreSchedulePass> {
-public:
-  using NcoreScheduleBase::NcoreScheduleBase;
-  void runOnOperation() override {
-    getOperation()->walk([&](ProgramOp program) {
-      if (failed(schedule(program)))
-        signalPassFailure();
-    });
-  }
+/// (instruction, footprint): an entry of an access list.
+using Entry = std::pair<unsigned, unsigned>;
 
-private:
-  LogicalResult schedule(ProgramOp program);
-  PassCounter numWaits{"ncore-schedule", "waits", "Semaphore waits inserted"};
-  PassCounter numSignals{"ncore-schedule", "signals",
-                         "Instructions made to signal a semaphore"};
-  PassCounter numCarried{"ncore-schedule", "loop-carried-waits",
-                         "Waits on the previous iteration of a loop"};
-  PassCounter numMoved{"ncore-schedule", "engine-moves",
-                       "Instructions moved off their default engine"};
-  PassCounter numStores{"ncore-schedule", "stores-on-sync",
-                        "Stores issued from the Sync engine's DMA queue"};
-  PassCounter numKernelWaits{
-      "ncore-schedule", "kernel-waits",
-      "Instructions after a dependency-boundary kernel call that wait for it"};
+/// On-chip access lists are kept per window of this many bytes of a
+/// partition.
+constexpr int64_t kBucketBytes = 4096;
+
+/// The windows of kBucketBytes `f` touches (HBM: one list, window 0).
+std::pair<int64_t, int64_t> bucketsOf(const Footprint &f) {
+  if (!f.onChip || f.hi <= f.lo)
+    return {0, 0};
+  return {f.lo / kBucketBytes, (f.hi - 1) / kBucketBytes};
+}
+
+// The engines of each access list's first i entries (bit per engine): a
+// scan back stops when no earlier entry is of an engine it still looks
+// for, rather than walking every same-engine access back to the epoch's
+// start (a weight tile read by hundreds of matmuls). A read conflicts
+// only with writes, so its scan looks at the engines of the writes alone
+// (a weight in HBM, never written, read by a hundred slab loads: each
+// load's scan would otherwise walk every load before it).
+static_assert(kEngines <= 7, "engine masks are 7 bits and a write bit");
+uint8_t engineBit(unsigned engine) { return uint8_t(1u << engine); }
+constexpr uint8_t kWriteBit = 0x80;
+struct EngineMasks {
+  std::vector<uint8_t> any, writes;
+  /// Per entry, its engine's bit (| kWriteBit for a write) and its epoch:
+  /// the scans read these, not the instruction, for the entries they pass.
+  std::vector<uint8_t> bits;
+  std::vector<unsigned> epochs;
+  /// Per engine, the positions of its entries, ascending (bucket lists
+  /// only: the scans of a placed tile's predecessors read them).
+  std::array<std::vector<unsigned>, kEngines> byEngine;
 };
 
-/// The runtime's view of `inst` (runtime/TimingCost.cpp costs it), from the
-/// operands' sizes, dtypes and memory spaces; failure for what it cannot
-/// translate; `loopDepth` ncore.loops enclose it. Translated once per
-/// instruction: its cost on each candidate engine only changes the engine.
-FailureOr<rt::Instruction> costView(InstructionOpInterface inst,
-                                    unsigned loopDepth) {
-  auto sizes = [&](Value tile) -> FailureOr<rt::AccessPattern> {
-    FailureOr<TileAccess> a = resolveAccess(tile);
-    if (failed(a))
-      return failure();
-    rt::AccessPattern ap;
-    ap.space = static_cast<rt::MemSpace>(static_cast<uint8_t>(a->space));
-    ap.dtype = a->elementType.isBF16() ? rt::DType::BF16 : rt::DType::F32;
-    ap.partitions = static_cast<uint32_t>(a->partitions);
-    ap.numDims = static_cast<uint8_t>(
-        std::min<size_t>(a->dims.size(), rt::kMaxFreeDims));
-    for (unsigned d = 0; d < ap.numDims; ++d)
-      ap.dims[d] = rt::FreeDim{static_cast<uint32_t>(a->dims[d].size),
-                               a->dims[d].stride};
-    return ap;
-  };
-  return translateInstruction(inst, sizes, loopDepth);
-}
-
-/// The cost the simulator charges `ri` on engine `e`; 0 for an instruction
-/// it does not time (DMA, collectives, semaphores) or could not translate.
-double estimateNs(FailureOr<rt::Instruction> &ri, Engine e,
-                  const rt::Profile &profile) {
-  if (failed(ri))
-    return 0;
-  ri->engine = static_cast<rt::Engine>(e);
-  return rt::instructionCost(*ri, profile).busyNs;
-}
-
-} // namespace
-
-LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
-  if (program.isDeclaration() || program->hasAttr(kScheduledAttrName))
-    return success();
-  std::optional<rt::Target> tgt = rt::parseTarget(target);
-  if (!tgt) {
-    return program.emitError() << "ncore-schedule: unknown target '" << target
-                               << "' (trn1 or trn2)";
+/// The masks of `list` (entries of `insts`).
+void fillMasks(const std::vector<Entry> &list, ArrayRef<Inst> insts,
+               bool bucket, EngineMasks &m) {
+  m.any.assign(list.size() + 1, 0);
+  m.writes.assign(list.size() + 1, 0);
+  m.bits.resize(list.size());
+  m.epochs.resize(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Inst &inst = insts[list[i].first];
+    uint8_t bit = engineBit(inst.engine);
+    bool write = inst.footprints[list[i].second].write;
+    m.any[i + 1] = m.any[i] | bit;
+    m.writes[i + 1] = m.writes[i] | (write ? bit : 0);
+    m.bits[i] = bit | (write ? kWriteBit : 0);
+    m.epochs[i] = inst.epoch;
+    if (bucket)
+      m.byEngine[inst.engine].push_back(unsigned(i));
   }
-  const rt::Profile &profile = rt::Profile::builtin(*tgt);
-  MLIRContext *ctx = program.getContext();
-  // The instructions in program order (one walk serves every step below),
-  // with the kernel calls before each.
+}
+
+/// A consumer's wait: per consumer and producer engine, one per shared
+/// depth.
+struct Req {
+  unsigned engine;
+  unsigned shared;
+  int64_t value;
+  bool carried;
+  /// Step per iteration of the consumer's outermost loop (aligned edges;
+  /// 0 otherwise).
+  int64_t alignStep = 0;
+  /// The wait's step per consumer loop (filled once the set is final).
+  SmallVector<int64_t, 4> steps;
+};
+
+/// A wait already made by an engine (requirements(): what it implies).
+struct Done {
+  unsigned producer;
+  /// Outer loops in whose first iteration the wait holds (0: none).
+  unsigned carried;
+  int64_t value;
+  ArrayRef<int64_t> steps; ///< The Req's (reqs outlive `done`).
+  ArrayRef<LoopOp> loops;  ///< The consumer's.
+};
+
+/// What rewrite() inserted (the pass's statistics).
+struct RewriteCounts {
+  int64_t waits = 0, signals = 0, carried = 0, kernelWaits = 0;
+};
+
+/// ncore-schedule on one program, phase by phase (as MLIR's loop pipelining
+/// separates its analysis from its rewrite): each method reads what the
+/// earlier ones produced, named at each, and only rewrite() changes the IR.
+class ProgramScheduler {
+public:
+  explicit ProgramScheduler(ProgramOp program)
+      : program(program), ctx(program.getContext()) {}
+
+  /// The instructions in program order (`listed`, with the barrier calls
+  /// before each) and the dependency-boundary calls among them
+  /// (`dependencyCalls`). False when the program synchronises itself
+  /// (contains semaphore ops): it is then left alone.
+  bool list();
+  /// 1. From `listed`: `insts` with their loops and footprints, their
+  /// access lists (`byBucket`, `byTile`) and the lists' engine masks
+  /// (`enginesBefore`), `indexOf`. Fails on an operand it cannot resolve.
+  LogicalResult footprints();
+  /// From `dependencyCalls` and the access lists: `boundaries`, what each
+  /// call's body waits for (BoundaryCall::entry) and which instructions
+  /// after it wait for it (`waitsForCall`). Fails on a call whose callee
+  /// it cannot read.
+  LogicalResult kernelBoundaries();
+  /// From the access lists: for each placed on-chip tile, the latest
+  /// access of each engine to its bytes before it was live (`before`).
+  void tilePredecessors();
+  /// 2. From the access lists and `before`: for each consumer, the
+  /// producers it must wait for (`edges`); marks those producers
+  /// (Inst::signals).
+  void dependencies();
+  /// 3. From Inst::signals: each producer's count in the first iteration of
+  /// every loop (Inst::base) and each loop's signals per iteration and
+  /// engine (`perIter`).
+  void counts();
+  /// 4. From `edges` and the counts: each consumer's waits (`reqs`),
+  /// without those an earlier wait of its engine implies, and the largest
+  /// deficit of each semaphore (`deficit`).
+  void requirements();
+  /// 5. The IR: signals after producers, waits before consumers, kernel
+  /// waits, the pre-signal of each semaphore with a deficit at the start,
+  /// the boundary calls' ids and entry waits, and ncore.scheduled.
+  RewriteCounts rewrite();
+
+private:
+  ProgramOp program;
+  MLIRContext *ctx;
+
   struct Listed {
     InstructionOpInterface inst;
     unsigned epoch;
   };
   std::vector<Listed> listed;
-  bool hasSems = false;
-  // Dependency-boundary calls do not start an epoch: dependencies are
-  // tracked across them, and through them (planBoundaries).
+  /// Dependency-boundary calls do not start an epoch: dependencies are
+  /// tracked across them, and through them (planBoundaries). Each with its
+  /// position in `listed` and its epoch.
   SmallVector<std::tuple<CallKernelOp, size_t, unsigned>> dependencyCalls;
-  {
-    unsigned epoch = 0;
-    program.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (auto call = dyn_cast<CallKernelOp>(op)) {
-        if (hasDependencyBoundary(call))
-          dependencyCalls.push_back({call, listed.size(), epoch});
-        else
-          ++epoch;
-      } else if (auto inst = dyn_cast<InstructionOpInterface>(op)) {
-        listed.push_back({inst, epoch});
-      }
-      hasSems |= isa<SemWaitOp, SemSignalOp, KernelWaitOp>(op);
-    });
-  }
-  // A program that synchronises itself is left alone.
-  if (hasSems) {
-    program->setAttr(kScheduledAttrName, UnitAttr::get(ctx));
-    return success();
-  }
 
-  // 1. Engines: a movable instruction goes to the engine where it would
-  // finish first on an estimated timeline: each engine in order, an
-  // instruction starting when its engine is free and the tiles it reads are
-  // written (for a reader inside the writer's loop
-  // when the writer's first iteration completes: loops pipeline; for one
-  // outside when all of them have). Work queued earlier on an engine that
-  // then waited for a Tensor-engine phase does not count against it (after
-  // it the Vector engine is as free as the others). Every engine's writes
-  // set a time, but a vector engine's (Vector, Scalar, GpSimd) only for
-  // readers outside the writer's loop: inside it, the flash attention
-  // kernel's software-pipelined softmax chain (producers later in the loop
-  // body than their readers) was mis-timed and 18% slower. Outside, a
-  // rope reading the q/k that a linear's evacuations wrote starts after
-  // them, on whichever engine is free then (with the Tensor engine's
-  // writes only, every such op looked ready at once on the engine idle
-  // during the linear, and all went to GpSimd).
-  std::array<double, kEngines> load{};
-  struct Ready {
-    double first = 0, all = 0;
-    Operation *loop = nullptr; ///< The writer's innermost loop.
-    bool vector = false;       ///< Written by a vector engine.
-  };
-  llvm::DenseMap<Value, Ready> readyAt;
-  // What the timeline needs of each instruction that the choices before it
-  // do not change, computed on the context's threads: its operands' buffers,
-  // its loops' trip product, the runtime's view of it (compute) or the time
-  // its bytes take to cross (transfers and collectives).
-  struct Facts {
-    InstructionOpInterface inst;
-    SmallVector<Value, 4> roots; ///< Per operand (null: not a tile).
-    int64_t mult = 1;
-    LoopOp loop; ///< Innermost.
-    bool timed = false;
-    /// The cost on each engine it may run on (timed instructions).
-    std::array<double, kEngines> ns{};
-    double transferNs = 0;
-  };
-  std::vector<Facts> facts(listed.size());
-  for (size_t i = 0; i < listed.size(); ++i)
-    facts[i].inst = listed[i].inst;
-  parallelChunks(ctx, facts.size(), [&](size_t i) {
-    Facts &f = facts[i];
-    Operation *op = f.inst;
-    for (Value v : op->getOperands()) {
-      Value root;
-      if (isa<TileType>(v.getType()))
-        if (FailureOr<TileAccess> a = resolveAccess(v); succeeded(a))
-          root = a->root;
-      f.roots.push_back(root);
-    }
-    f.loop = op->getParentOfType<LoopOp>();
-    unsigned depth = 0;
-    for (LoopOp l = f.loop; l; l = l->getParentOfType<LoopOp>(), ++depth)
-      f.mult *= l.getTrips();
-    // Transfers and collectives take no engine time here.
-    f.timed = !isa<DmaCopyOp, AllReduceOp, AllGatherOp>(op);
-    if (f.timed) {
-      FailureOr<rt::Instruction> view = costView(f.inst, depth);
-      // The engines the timeline below can read: its own, and the legal
-      // ones among those a movable instruction may go to.
-      Engine own = f.inst.getExecutionEngine();
-      f.ns[static_cast<unsigned>(own)] = estimateNs(view, own, profile);
-      for (Engine e : {f.inst.getDefaultEngine(), Engine::Vector,
-                       Engine::Scalar, Engine::GpSimd})
-        if (e != own && f.inst.isLegalEngine(e))
-          f.ns[static_cast<unsigned>(e)] = estimateNs(view, e, profile);
-      return;
-    }
-    // A transfer's destination is ready once its bytes have crossed: a DMA
-    // at its fixed cost plus its bytes over every queue (estimated: the
-    // queues' other traffic is not modelled), a collective at its ring cost
-    // (runtime/TimingCost.cpp). Without this, the reads of a loaded tile
-    // (the residual add after an all_reduce) looked ready at once, and the
-    // engine that looked free then took them all.
-    FailureOr<TileAccess> a = resolveAccess(op->getOperand(0));
-    if (failed(a))
-      return;
-    int64_t elems = a->partitions;
-    for (const FreeDimAccess &dim : a->dims)
-      elems *= dim.size;
-    double bytes = double(elems) * (a->elementType.isBF16() ? 2 : 4);
-    if (isa<DmaCopyOp>(op))
-      f.transferNs = rt::dmaDurationNs(
-          uint64_t(bytes),
-          profile.dmaEngineBytesPerNs * std::max<double>(1, profile.dmaEngines),
-          profile);
-    else if (auto ar = dyn_cast<AllReduceOp>(op))
-      f.transferNs =
-          rt::collectiveDurationNs(rt::Opcode::AllReduce, uint64_t(bytes),
-                                   unsigned(ar.getRanks()), profile);
-    else if (auto ag = dyn_cast<AllGatherOp>(op))
-      f.transferNs = rt::collectiveDurationNs(
-          rt::Opcode::AllGather,
-          uint64_t(bytes) / std::max<uint64_t>(1, ag.getRanks()),
-          unsigned(ag.getRanks()), profile);
-  });
-  for (Facts &f : facts) {
-    InstructionOpInterface inst = f.inst;
-    Operation *op = inst;
-    double inputsReady = 0;
-    if (!readyAt.empty())
-      for (Value r : f.roots) {
-        if (!r)
-          continue;
-        auto it = readyAt.find(r);
-        if (it == readyAt.end())
-          continue;
-        const Ready &w = it->second;
-        bool inside = w.loop && w.loop->isAncestor(op);
-        if (inside && w.vector)
-          continue;
-        inputsReady = std::max(inputsReady, inside ? w.first : w.all);
-      }
-    int64_t mult = f.mult;
-    Engine chosen = inst.getExecutionEngine();
-    std::optional<Attribute> engineAttr = op->getInherentAttr("engine");
-    bool pinned = engineAttr && *engineAttr;
-    if (auto dma = dyn_cast<DmaCopyOp>(op)) {
-      // Two DMA trigger queues: loads (and HBM -> HBM copies) on the DMA
-      // engine's, stores on the Sync engine's. A store waits for the compute
-      // that produced its tile; in one in-order queue it would hold up every
-      // load behind it, the next op's weights included.
-      if (!pinned && dma.isStore()) {
-        chosen = Engine::Sync;
-        inst.setExecutionEngine(chosen);
-        ++numStores;
-      }
-    } else if (!pinned) {
-      bool touchesPsum = llvm::any_of(op->getOperands(), [](Value v) {
-        auto t = dyn_cast<TileType>(v.getType());
-        return t && t.getSpace() == MemSpace::Psum;
-      });
-      double best = -1;
-      for (Engine e : {inst.getDefaultEngine(), Engine::Vector, Engine::Scalar,
-                       Engine::GpSimd}) {
-        if (!inst.isLegalEngine(e) || (e == Engine::GpSimd && touchesPsum))
-          continue;
-        double t = std::max(load[static_cast<unsigned>(e)], inputsReady) +
-                   mult * f.ns[static_cast<unsigned>(e)];
-        if (best < 0 || t < best) {
-          best = t;
-          chosen = e;
-        }
-      }
-      if (chosen != inst.getDefaultEngine()) {
-        inst.setExecutionEngine(chosen);
-        ++numMoved;
-      }
-    }
-    Value dest = f.roots.empty() ? Value() : f.roots.front();
-    if (!f.timed) {
-      if (dest)
-        readyAt[dest] = {inputsReady + f.transferNs,
-                         inputsReady + mult * f.transferNs, f.loop, false};
-      continue;
-    }
-    double &l = load[static_cast<unsigned>(chosen)];
-    double start = std::max(l, inputsReady),
-           one = f.ns[static_cast<unsigned>(chosen)];
-    l = start + mult * one;
-    if (dest)
-      readyAt[dest] = {start + one, start + mult * one, f.loop,
-                       chosen != Engine::Tensor};
-  }
-
-  // 2. Instructions in program order with their footprints. (Reserved:
-  // Inst holds SmallVectors, whose moves are not noexcept, so a growing
-  // vector would copy every Inst on each reallocation.)
+  /// The instructions in program order. (Reserved: Inst holds SmallVectors,
+  /// whose moves are not noexcept, so a growing vector would copy every
+  /// Inst on each reallocation.)
   std::vector<Inst> insts;
-  insts.reserve(facts.size());
-  // Footprints (instruction, footprint) in program order, per root and, on
-  // chip, per window of kBucketBytes of a partition's bytes: placed SBUF and
-  // PSUM tiles share one root, and a consumer only needs to look at the
-  // accesses that can overlap its own bytes. (HBM footprints stay in one
-  // list per binding.)
-  constexpr int64_t kBucketBytes = 4096;
-  using Entry = std::pair<unsigned, unsigned>;
+  llvm::DenseMap<Operation *, unsigned> indexOf;
+  /// Footprints (instruction, footprint) in program order, per root and, on
+  /// chip, per window of kBucketBytes of a partition's bytes: placed SBUF
+  /// and PSUM tiles share one root, and a consumer only needs to look at the
+  /// accesses that can overlap its own bytes. (HBM footprints stay in one
+  /// list per binding.)
   llvm::DenseMap<std::pair<const void *, int64_t>, std::vector<Entry>> byBucket;
-  // The same entries per buffer. A read of an on-chip tile only depends on
-  // writes to that tile: ncore-allocate never gives live tiles the same
-  // bytes, so a write to another tile that shares bytes with this one came
-  // before its live range, and the tile's own writes waited for it.
+  /// The same entries per buffer. A read of an on-chip tile only depends on
+  /// writes to that tile: ncore-allocate never gives live tiles the same
+  /// bytes, so a write to another tile that shares bytes with this one came
+  /// before its live range, and the tile's own writes waited for it.
   llvm::DenseMap<const void *, std::vector<Entry>> byTile;
-  auto bucketsOf = [&](const Footprint &f) -> std::pair<int64_t, int64_t> {
-    if (!f.onChip || f.hi <= f.lo)
-      return {0, 0};
-    return {f.lo / kBucketBytes, (f.hi - 1) / kBucketBytes};
-  };
+  /// Per access list (of byBucket and byTile).
+  llvm::DenseMap<const std::vector<Entry> *, EngineMasks> enginesBefore;
+
+  std::vector<BoundaryCall> boundaries;
+  std::vector<SmallVector<std::pair<unsigned, uint8_t>, 1>> waitsForCall;
+  /// Accesses to an on-chip tile depend on the tile's own accesses, and its
+  /// writes also on what used its bytes before it was live (other tiles the
+  /// allocator placed there earlier): per engine the latest such access,
+  /// found once per tile by a scan back from the tile's first access. (An
+  /// engine completes in order, so waiting for its latest access covers its
+  /// earlier ones.) Per placed tile, latest first.
+  llvm::DenseMap<const void *, SmallVector<unsigned, 4>> before;
+  /// Per consumer.
+  std::vector<std::vector<Edge>> edges;
+  llvm::DenseMap<Operation *, std::array<int64_t, kEngines>> perIter;
+  /// Per consumer.
+  std::vector<SmallVector<Req, 2>> reqs;
+  std::array<int64_t, kEngines> deficit{};
+};
+
+bool ProgramScheduler::list() {
+  bool hasSems = false;
+  unsigned epoch = 0;
+  program.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto call = dyn_cast<CallKernelOp>(op)) {
+      if (hasDependencyBoundary(call))
+        dependencyCalls.push_back({call, listed.size(), epoch});
+      else
+        ++epoch;
+    } else if (auto inst = dyn_cast<InstructionOpInterface>(op)) {
+      listed.push_back({inst, epoch});
+    }
+    hasSems |= isa<SemWaitOp, SemSignalOp, KernelWaitOp>(op);
+  });
+  return !hasSems;
+}
+
+LogicalResult ProgramScheduler::footprints() {
+  insts.reserve(listed.size());
   for (Listed &l : listed) {
     Inst &inst = insts.emplace_back();
     inst.op = l.inst;
@@ -898,48 +794,8 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
         byTile[f.tile].push_back(e);
     }
 
-  llvm::DenseMap<Operation *, unsigned> indexOf;
   for (auto [i, inst] : llvm::enumerate(insts))
     indexOf[inst.op] = i;
-  // The engines of each access list's first i entries (bit per engine): a
-  // scan back stops when no earlier entry is of an engine it still looks
-  // for, rather than walking every same-engine access back to the epoch's
-  // start (a weight tile read by hundreds of matmuls). A read conflicts
-  // only with writes, so its scan looks at the engines of the writes alone
-  // (a weight in HBM, never written, read by a hundred slab loads: each
-  // load's scan would otherwise walk every load before it).
-  static_assert(kEngines <= 7, "engine masks are 7 bits and a write bit");
-  auto engineBit = [](unsigned engine) { return uint8_t(1u << engine); };
-  constexpr uint8_t kWriteBit = 0x80;
-  struct EngineMasks {
-    std::vector<uint8_t> any, writes;
-    /// Per entry, its engine's bit (| kWriteBit for a write) and its epoch:
-    /// the scans read these, not the instruction, for the entries they pass.
-    std::vector<uint8_t> bits;
-    std::vector<unsigned> epochs;
-    /// Per engine, the positions of its entries, ascending (bucket lists
-    /// only: the scans of a placed tile's predecessors read them).
-    std::array<std::vector<unsigned>, kEngines> byEngine;
-  };
-  llvm::DenseMap<const std::vector<Entry> *, EngineMasks> enginesBefore;
-  auto addMasks = [&](const std::vector<Entry> &list, EngineMasks &m,
-                      bool bucket) {
-    m.any.assign(list.size() + 1, 0);
-    m.writes.assign(list.size() + 1, 0);
-    m.bits.resize(list.size());
-    m.epochs.resize(list.size());
-    for (size_t i = 0; i < list.size(); ++i) {
-      const Inst &inst = insts[list[i].first];
-      uint8_t bit = engineBit(inst.engine);
-      bool write = inst.footprints[list[i].second].write;
-      m.any[i + 1] = m.any[i] | bit;
-      m.writes[i + 1] = m.writes[i] | (write ? bit : 0);
-      m.bits[i] = bit | (write ? kWriteBit : 0);
-      m.epochs[i] = inst.epoch;
-      if (bucket)
-        m.byEngine[inst.engine].push_back(unsigned(i));
-    }
-  };
   // Every list's entry first (the map then stays put), filled on the
   // context's threads.
   enginesBefore.reserve(byBucket.size() + byTile.size());
@@ -958,24 +814,25 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
                         /*bucket=*/false});
   parallelChunks(ctx, maskJobs.size(), [&](size_t j) {
     auto [list, masks, bucket] = maskJobs[j];
-    addMasks(*list, *masks, bucket);
+    fillMasks(*list, insts, bucket, *masks);
   });
+  return success();
+}
 
+LogicalResult ProgramScheduler::kernelBoundaries() {
   // Dependency-boundary calls: what their bodies wait for, and what waits
   // for them. The caller's engines with an access before `position` that
   // conflicts with `f`: found latest first in f's access lists (up to a
   // bound, past which every engine the rest of a list holds counts).
-  std::vector<BoundaryCall> boundaries;
-  std::vector<SmallVector<std::pair<unsigned, uint8_t>, 1>> waitsForCall(
-      insts.size());
+  waitsForCall.resize(insts.size());
   for (auto [call, position, epoch] : dependencyCalls) {
     FailureOr<BoundaryCall> bc = boundaryCall(call, position, epoch);
     if (failed(bc))
       return failure();
     boundaries.push_back(std::move(*bc));
   }
-  auto callerEnginesBefore = [&](const Footprint &f, size_t position,
-                                 unsigned epoch) -> uint8_t {
+  auto callerEnginesBefore = [this](const Footprint &f, size_t position,
+                                    unsigned epoch) -> uint8_t {
     constexpr unsigned kScanBound = 512;
     uint8_t found = 0;
     auto scan = [&](const std::vector<Entry> &list) {
@@ -1006,27 +863,10 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     return found;
   };
   planBoundaries(boundaries, insts, callerEnginesBefore, waitsForCall);
+  return success();
+}
 
-  // 3. Dependencies: for each consumer, the producers it must wait for.
-  // Candidates are scanned latest first. Before the consumer in program
-  // order, the latest conflicting instruction of an engine dominates the
-  // earlier ones of that engine, and an earlier write in the same loop body
-  // that covers the whole footprint ends the scan: it already waited for
-  // everything before it that touched those bytes. After the consumer
-  // (previous iterations), only instructions of a loop around it count.
-  llvm::DenseMap<Operation *, int64_t> loopEnd;
-  for (auto [i, inst] : llvm::enumerate(insts))
-    for (LoopOp l : inst.loops) {
-      int64_t &end = loopEnd[l];
-      end = std::max<int64_t>(end, i);
-    }
-  // Accesses to an on-chip tile depend on the tile's own accesses, and its
-  // writes also on what used its bytes before it was live (other tiles the
-  // allocator placed there earlier): per engine the latest such access,
-  // found once per tile by a scan back from the tile's first access. (An
-  // engine completes in order, so waiting for its latest access covers its
-  // earlier ones.)
-  llvm::DenseMap<const void *, SmallVector<unsigned, 4>> before;
+void ProgramScheduler::tilePredecessors() {
   std::vector<std::pair<const void *, const std::vector<Entry> *>> placed;
   for (auto &[tile, list] : byTile) {
     const Footprint &f0 =
@@ -1105,9 +945,23 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     for (Entry e : found)
       out.push_back(e.first);
   });
+}
 
+void ProgramScheduler::dependencies() {
+  // Candidates are scanned latest first. Before the consumer in program
+  // order, the latest conflicting instruction of an engine dominates the
+  // earlier ones of that engine, and an earlier write in the same loop body
+  // that covers the whole footprint ends the scan: it already waited for
+  // everything before it that touched those bytes. After the consumer
+  // (previous iterations), only instructions of a loop around it count.
+  llvm::DenseMap<Operation *, int64_t> loopEnd;
+  for (auto [i, inst] : llvm::enumerate(insts))
+    for (LoopOp l : inst.loops) {
+      int64_t &end = loopEnd[l];
+      end = std::max<int64_t>(end, i);
+    }
   // On the context's threads: each consumer writes its own edges.
-  std::vector<std::vector<Edge>> edges(insts.size());
+  edges.resize(insts.size());
   parallelChunks(ctx, insts.size(), [&](size_t c) {
     const Inst &C = insts[c];
     llvm::SmallDenseSet<unsigned, 8> producers;
@@ -1248,11 +1102,12 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   for (const std::vector<Edge> &es : edges)
     for (const Edge &e : es)
       insts[e.producer].signals = true;
+}
 
-  // 4. Counts: base(P) and perIter(L) per engine, by a walk that keeps the
-  // signals of each engine with every loop in its first iteration.
+void ProgramScheduler::counts() {
+  // By a walk that keeps the signals of each engine with every loop in its
+  // first iteration.
   std::array<int64_t, kEngines> cnt{};
-  llvm::DenseMap<Operation *, std::array<int64_t, kEngines>> perIter;
   std::function<void(Block &)> count = [&](Block &block) {
     for (Operation &op : block) {
       if (auto loop = dyn_cast<LoopOp>(op)) {
@@ -1275,34 +1130,16 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     }
   };
   count(program.getBody().front());
+}
 
-  // 5. Requirements per consumer and producer engine, one per shared depth.
-  struct Req {
-    unsigned engine;
-    unsigned shared;
-    int64_t value;
-    bool carried;
-    /// Step per iteration of the consumer's outermost loop (aligned edges;
-    /// 0 otherwise).
-    int64_t alignStep = 0;
-    /// The wait's step per consumer loop (filled once the set is final).
-    SmallVector<int64_t, 4> steps;
-  };
-  struct Done {
-    unsigned producer;
-    /// Outer loops in whose first iteration the wait holds (0: none).
-    unsigned carried;
-    int64_t value;
-    ArrayRef<int64_t> steps; ///< The Req's (reqs outlive `done`).
-    ArrayRef<LoopOp> loops;  ///< The consumer's.
-  };
+void ProgramScheduler::requirements() {
   // Read-only from here on (the lookups below run on several threads).
   auto per = [&](LoopOp loop, unsigned engine) {
     return perIter.find(loop)->second[engine];
   };
   // Each consumer's own requirements, on the context's threads: the
   // strongest per (engine, depth, kind), without the ones another covers.
-  std::vector<SmallVector<Req, 2>> reqs(insts.size());
+  reqs.resize(insts.size());
   parallelChunks(ctx, insts.size(), [&](size_t c) {
     SmallVector<Req, 4> rs;
     for (const Edge &e : edges[c]) {
@@ -1367,7 +1204,6 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
   // iteration of the loops they share) holds for this one too: in program
   // order, against the last 32 waits of the consumer's engine.
   std::array<std::vector<Done>, kEngines> done;
-  std::array<int64_t, kEngines> deficit{};
   for (unsigned c = 0; c < insts.size(); ++c) {
     const Inst &C = insts[c];
     auto &prior = done[C.engine];
@@ -1404,9 +1240,10 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     }
     rs.truncate(keep);
   }
+}
 
-  // 6. Rewrite: signals after producers, waits before consumers, the
-  // pre-signal of each semaphore with a deficit at the start.
+RewriteCounts ProgramScheduler::rewrite() {
+  RewriteCounts n;
   OpBuilder b(ctx);
   // The attributes every semaphore op shares, uniqued once.
   std::array<IntegerAttr, kEngines> semAttr;
@@ -1452,17 +1289,17 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
       b.create<KernelWaitOp>(op->getLoc(), b.getI64IntegerAttr(k),
                              b.getDenseI64ArrayAttr(named),
                              engineAttr[insts[c].engine]);
-      ++numKernelWaits;
+      ++n.kernelWaits;
     }
     for (Operation *wait : waitsOf[c])
       ops.insert(Block::iterator(op), wait);
     if (Operation *signal = signalOf[c]) {
       ops.insertAfter(Block::iterator(op), signal);
-      ++numSignals;
+      ++n.signals;
     }
-    numWaits += waitsOf[c].size();
+    n.waits += waitsOf[c].size();
     for (const Req &r : reqs[c])
-      numCarried += r.carried;
+      n.carried += r.carried;
   }
   Block &entry = program.getBody().front();
   for (unsigned e = 0; e < kEngines; ++e) {
@@ -1483,5 +1320,53 @@ LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
     bc.call->setAttr(kEntryWaitsAttrName, b.getDenseI64ArrayAttr(entry));
   }
   program->setAttr(kScheduledAttrName, UnitAttr::get(ctx));
+  return n;
+}
+
+class NcoreSchedulePass
+    : public mlir::ncore::impl::NcoreScheduleBase<NcoreSchedulePass> {
+public:
+  using NcoreScheduleBase::NcoreScheduleBase;
+  void runOnOperation() override {
+    getOperation()->walk([&](ProgramOp program) {
+      if (failed(schedule(program)))
+        signalPassFailure();
+    });
+  }
+
+private:
+  LogicalResult schedule(ProgramOp program);
+  PassCounter numWaits{"ncore-schedule", "waits", "Semaphore waits inserted"};
+  PassCounter numSignals{"ncore-schedule", "signals",
+                         "Instructions made to signal a semaphore"};
+  PassCounter numCarried{"ncore-schedule", "loop-carried-waits",
+                         "Waits on the previous iteration of a loop"};
+  PassCounter numKernelWaits{
+      "ncore-schedule", "kernel-waits",
+      "Instructions after a dependency-boundary kernel call that wait for it"};
+};
+
+} // namespace
+
+LogicalResult NcoreSchedulePass::schedule(ProgramOp program) {
+  if (program.isDeclaration() || program->hasAttr(kScheduledAttrName))
+    return success();
+  ProgramScheduler scheduler(program);
+  // A program that synchronises itself is left alone.
+  if (!scheduler.list()) {
+    program->setAttr(kScheduledAttrName, UnitAttr::get(program.getContext()));
+    return success();
+  }
+  if (failed(scheduler.footprints()) || failed(scheduler.kernelBoundaries()))
+    return failure();
+  scheduler.tilePredecessors();
+  scheduler.dependencies();
+  scheduler.counts();
+  scheduler.requirements();
+  RewriteCounts n = scheduler.rewrite();
+  numWaits += n.waits;
+  numSignals += n.signals;
+  numCarried += n.carried;
+  numKernelWaits += n.kernelWaits;
   return success();
 }

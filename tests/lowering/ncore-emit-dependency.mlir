@@ -1,4 +1,4 @@
-// RUN: seam-opt %s -ncore-schedule -ncore-inline-calls -ncore-dump -o /dev/null | FileCheck %s
+// RUN: seam-opt %s -ncore-assign-engines -ncore-schedule -ncore-inline-calls -ncore-dump -o /dev/null | FileCheck %s
 
 // The dependency boundary, emitted: the body's first load waits for the
 // caller's store of its input (sync) and for the scalar engine that last

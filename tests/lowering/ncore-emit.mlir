@@ -1,5 +1,5 @@
-// RUN: seam-opt %s -ncore-allocate -ncore-schedule -ncore-split-dma="min-piece-bytes=8192 min-store-piece-bytes=8192" -ncore-inline-calls -ncore-dump -o /dev/null | FileCheck %s
-// RUN: rm -rf %t && seam-opt %s -ncore-allocate -ncore-schedule -ncore-inline-calls -ncore-emit=dir=%t -o /dev/null && ls %t | FileCheck %s --check-prefix=FILES
+// RUN: seam-opt %s -ncore-allocate -ncore-assign-engines -ncore-schedule -ncore-split-dma="min-piece-bytes=8192 min-store-piece-bytes=8192" -ncore-inline-calls -ncore-dump -o /dev/null | FileCheck %s
+// RUN: rm -rf %t && seam-opt %s -ncore-allocate -ncore-assign-engines -ncore-schedule -ncore-inline-calls -ncore-emit=dir=%t -o /dev/null && ls %t | FileCheck %s --check-prefix=FILES
 
 // FILES: caller.seamprg
 // FILES: mm.seamprg

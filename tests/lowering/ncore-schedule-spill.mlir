@@ -1,4 +1,4 @@
-// RUN: seam-opt %s -split-input-file -ncore-schedule | FileCheck %s
+// RUN: seam-opt %s -split-input-file -ncore-assign-engines -ncore-schedule | FileCheck %s
 
 // A spill store reads a tile, then ncore-allocate gives its bytes to a
 // larger tile: its first write (the scalar memset of block 0) does not touch

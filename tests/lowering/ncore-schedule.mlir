@@ -1,5 +1,5 @@
-// RUN: seam-opt %s -split-input-file -ncore-schedule | FileCheck %s
-// RUN: seam-opt %s -split-input-file -ncore-schedule -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// RUN: seam-opt %s -split-input-file -ncore-assign-engines -ncore-schedule | FileCheck %s
+// RUN: seam-opt %s -split-input-file -ncore-assign-engines -ncore-schedule -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
 // Engines hand data over through semaphores: the producer signals its
 // engine's semaphore (id = engine code: tensor 0, vector 1, scalar 2,
@@ -400,10 +400,11 @@ ncore.program @dependency(%x: !ncore.tile<hbm, 128x64xf32>, %w: !ncore.tile<hbm,
   ncore.dma_copy %y, %v : !ncore.tile<hbm, 128x64xf32>, !ncore.tile<sbuf, 128x64xf32>
 }
 
-// STATS: ncore-schedule
+// STATS: ncore-assign-engines
 // STATS: 6 engine-moves
+// STATS: stores-on-sync
+// STATS: ncore-schedule
 // STATS: 1 kernel-waits
 // STATS: 6 loop-carried-waits
 // STATS: signals
-// STATS: stores-on-sync
 // STATS: waits

@@ -1,6 +1,6 @@
 // RUN: seam-opt %s -split-input-file -ncore-split-dma=target=trn2 | FileCheck %s
 // RUN: seam-opt %s -split-input-file -ncore-split-dma="target=trn2 min-piece-bytes=8192" | FileCheck %s --check-prefix=SMALL
-// RUN: seam-opt %s -split-input-file -ncore-allocate=target=trn2 -ncore-schedule=target=trn2 -ncore-split-dma=target=trn2 | FileCheck %s --check-prefix=SCHED
+// RUN: seam-opt %s -split-input-file -ncore-allocate=target=trn2 -ncore-assign-engines=target=trn2 -ncore-schedule -ncore-split-dma=target=trn2 | FileCheck %s --check-prefix=SCHED
 // RUN: seam-opt %s -split-input-file -ncore-split-dma=target=trn2 -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
 // Prologue loads cut into another count than alone: @prologue 3, @balance

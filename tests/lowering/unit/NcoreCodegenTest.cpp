@@ -426,6 +426,7 @@ ncore.program @db(%w: !ncore.tile<hbm, 640x128xbf16> {ncore.role = "input", ncor
   auto prog = module->lookupSymbol<ncore::ProgramOp>("db");
   PassManager pm(&ctx, ncore::ProgramOp::getOperationName());
   pm.addPass(ncore::createNcoreAllocate());
+  pm.addPass(ncore::createNcoreAssignEngines());
   pm.addPass(ncore::createNcoreSchedule());
   ASSERT_TRUE(succeeded(pm.run(prog)));
   auto single = ncore::emitProgram(prog, rt::Target::Trn1);
