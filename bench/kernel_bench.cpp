@@ -66,7 +66,8 @@ struct Case {
   bool activity = false;
 };
 
-RankedTensorType tensor(MLIRContext *ctx, ArrayRef<int64_t> shape, Type elt) {
+RankedTensorType tensor(MLIRContext * /*ctx*/, ArrayRef<int64_t> shape,
+                        Type elt) {
   return RankedTensorType::get(shape, elt);
 }
 

@@ -218,7 +218,8 @@ std::string AutoDecision::describe() const {
 }
 
 FailureOr<AutoPlan>
-mlir::seam::decideKernels(func::FuncOp func, ArrayRef<AutoCandidate> candidates,
+mlir::seam::decideKernels(func::FuncOp /*func*/,
+                          ArrayRef<AutoCandidate> candidates,
                           ArrayRef<const KernelInfo *> order,
                           const CostQuery &query, std::string &error) {
   AutoPlan plan;

@@ -100,6 +100,11 @@ namespace {
 /// One execution of one instruction: its operands resolved for this
 /// iteration, and the shape checks the semantics share.
 struct Exec {
+  Exec(FunctionalMachine &m, const Profile &profile, unsigned core,
+       const Instruction &inst, const uint32_t *iters, unsigned depth)
+      : m(m), profile(profile), core(core), inst(inst), iters(iters),
+        depth(depth), res{} {}
+
   FunctionalMachine &m;
   const Profile &profile;
   unsigned core;

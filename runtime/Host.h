@@ -58,10 +58,10 @@ struct DeviceOptions {
   bool collectEvents = true; ///< Keep per-instruction events for traces.
   /// Run the hazard checker (HazardChecker.h) in every launch; a hazard
   /// fails the launch. Unset: on in functional mode, off in timing-only.
-  std::optional<bool> checkHazards;
+  std::optional<bool> checkHazards = std::nullopt;
   /// Every launch appends its operand accesses here (SimulationOptions).
   std::vector<AccessRecord> *accessLog = nullptr;
-  HostCosts costs;
+  HostCosts costs{};
 };
 
 enum class HostCategory {

@@ -275,7 +275,7 @@ void LoopOp::build(OpBuilder &builder, OperationState &state, int64_t trips) {
 /// ncore.loop %i trips 16 attributes {...} { body }
 ParseResult LoopOp::parse(OpAsmParser &parser, OperationState &result) {
   OpAsmParser::Argument iv;
-  int64_t trips;
+  int64_t trips = 0;
   if (parser.parseArgument(iv) || parser.parseKeyword("trips") ||
       parser.parseInteger(trips))
     return failure();

@@ -27,7 +27,7 @@ using AccessFn =
 class InstructionTranslation {
 public:
   InstructionTranslation(AccessFn access, unsigned loopDepth)
-      : access(access), loopDepth(loopDepth) {}
+      : loopDepth(loopDepth), access(access) {}
 
   ::seam::rt::Instruction inst;
   /// ncore.loop ops around the instruction.

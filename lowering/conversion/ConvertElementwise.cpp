@@ -104,7 +104,7 @@ static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
   else if (br == Broadcast::None)
     *rhs = pl.stagedInSbuf(*rhs, budget);
   if (br == Broadcast::Rows) {
-    int64_t p = std::min<int64_t>(y.rows, 128);
+    int64_t p = std::min(y.rows, kNumPartitions);
     int64_t eb = y.elementType.isBF16() ? 2 : 4;
     if (cols * eb > pl.workingBudget() / 2) {
       // A row longer than the working space: replicated a column chunk at
@@ -141,7 +141,8 @@ static LogicalResult lowerBinary(ProgramLowering &pl, Operation *op) {
   // Vector engine and GpSimd together.
   RowProducer rows = binaryRows(pl, Alu, *lhs, *rhs, y);
   pl.forEachChunkAlternating(
-      y.rows, 128, [&](Index r0, int64_t p, unsigned) { rows(r0, p); });
+      y.rows, kNumPartitions,
+      [&](Index r0, int64_t p, unsigned) { rows(r0, p); });
   return success();
 }
 

@@ -619,7 +619,7 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
       Value bcast[2], staged[2];
       bool inHbm = false;
     };
-    RowOperand rowOperands[2] = {{bias}, {scale}};
+    RowOperand rowOperands[2] = {{bias, {}, {}, false}, {scale, {}, {}, false}};
     Value yStage[2];
     int64_t stageCols = plan.storeAfter ? n : ns;
     if (!y.inSbuf() && rows > 1)

@@ -75,7 +75,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   // The rows the affine passes stream: bf16 when the output is (see the
   // header), fp32 otherwise.
   Type rowType = y.elementType.isBF16() ? y.elementType : f32;
-  int64_t pmax = std::min<int64_t>(x->rows, 128);
+  int64_t pmax = std::min(x->rows, kNumPartitions);
   Value gamma, beta;
   // The broadcast gamma / beta rows. With the pipelined order they are
   // built after the first row tile's statistics, which do not need them: a
@@ -101,14 +101,16 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
   // overlap another's scaling instead of every tile waiting for the
   // previous one's chain.
   unsigned sets =
-      x->rows > 128 && bytes + d * 4 <= pl.target().workingBytes ? 2 : 1;
+      x->rows > kNumPartitions && bytes + d * 4 <= pl.target().workingBytes ? 2
+                                                                            : 1;
   // Three sets when there are at least three whole row tiles and room:
   // the statistics then run two tiles ahead of the scaling. A tile's chain
   // (sum, squares, rstd, scaling, X^T) is longer than one tile of any single
   // engine's share of it, so with two sets the vector engines idle between
   // tiles (flux2-klein's single-stream norms: 3 sets took 0.09 ms off the
   // 16.7 ms step).
-  if (sets == 2 && x->rows % 128 == 0 && x->rows >= 3 * 128 &&
+  if (sets == 2 && x->rows % kNumPartitions == 0 &&
+      x->rows >= 3 * kNumPartitions &&
       bytes + 2 * d * 4 <= pl.target().workingBytes)
     sets = 3;
   Value work[3], s1[3], s2[3], rstd[3];
@@ -297,16 +299,17 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     // Statistics of tiles 0 and 1, then steps t: statistics of t + 2 and
     // the scaling of t (a loop unrolled over the three sets), then the
     // scaling of the last two.
-    int64_t n = x->rows / 128;
-    auto rowOf = [](Index t) { return t * 128; };
+    int64_t n = x->rows / kNumPartitions;
+    auto rowOf = [](Index t) { return t * kNumPartitions; };
     auto scaleTile = [&](Index t, unsigned set) {
-      scaleRows(rowOf(t), 128, set, scaleSource(rowOf(t), 128, set));
+      scaleRows(rowOf(t), kNumPartitions, set,
+                scaleSource(rowOf(t), kNumPartitions, set));
     };
-    stats(zero, 128, 0);
+    stats(zero, kNumPartitions, 0);
     affineInXt ? buildColumns() : broadcastAffine();
-    stats(Index(128), 128, 1);
+    stats(Index(kNumPartitions), kNumPartitions, 1);
     pl.forRangeUnrolled(n - 2, 3, [&](Index t, unsigned c) {
-      stats(rowOf(t + 2), 128, (c + 2) % 3);
+      stats(rowOf(t + 2), kNumPartitions, (c + 2) % 3);
       scaleTile(t, c);
     });
     scaleTile(Index(n - 2), unsigned((n - 2) % 3));
@@ -316,7 +319,7 @@ static LogicalResult lowerNorm(ProgramLowering &pl, Operation *op, Value input,
     // its loop.
     bool affineBuilt = false;
     pl.forEachChunkPipelined(
-        x->rows, 128,
+        x->rows, kNumPartitions,
         [&](Index r0, int64_t p, unsigned set) {
           stats(r0, p, set);
           if (!affineBuilt) {

@@ -175,8 +175,8 @@ bool ProgramLowering::fitsSbuf(Value v) const {
   if (auto it = placements.find(v); it != placements.end())
     return it->second.inSbuf();
   auto [rows, cols] = matrixOf(type.getShape());
-  int64_t bytes =
-      (rows + 127) / 128 * cols * elementBytes(type.getElementType());
+  int64_t bytes = (rows + kNumPartitions - 1) / kNumPartitions * cols *
+                  elementBytes(type.getElementType());
   if (rows < kNarrowRows && bytes > kNarrowBytes)
     return false;
   return used + bytes <= tgt.sbufPartitionBytes - tgt.workingBytes;
@@ -210,7 +210,7 @@ Placement ProgramLowering::placeResult(Value v) {
   }
   auto [rows, cols] = matrixOf(type.getShape());
   Type et = type.getElementType();
-  int64_t tiles = (rows + 127) / 128;
+  int64_t tiles = (rows + kNumPartitions - 1) / kNumPartitions;
   int64_t bytes = tiles * cols * elementBytes(et);
   int64_t budget = tgt.sbufPartitionBytes - tgt.workingBytes;
   // A few long rows (a [1, 18432] modulation vector) would reserve their
@@ -236,7 +236,7 @@ Placement ProgramLowering::placeResult(Value v) {
   Placement p;
   p.space = MemSpace::Sbuf;
   p.root =
-      alloc(MemSpace::Sbuf, {std::min<int64_t>(rows, 128), tiles * cols}, et);
+      alloc(MemSpace::Sbuf, {std::min(rows, kNumPartitions), tiles * cols}, et);
   p.elementType = et;
   p.shape.assign(type.getShape().begin(), type.getShape().end());
   p.rows = rows;
@@ -338,7 +338,7 @@ void ProgramLowering::release(Value owner) {
 Value ProgramLowering::window(const Placement &t, Index row0, int64_t p,
                               Index col, int64_t n) {
   if (t.inSbuf()) {
-    Index tile = (row0 + t.rowOffset).floorDiv(128);
+    Index tile = (row0 + t.rowOffset).floorDiv(kNumPartitions);
     return view(t.root, {p, n}, {0, tile * t.pitch + t.colOffset + col});
   }
   return view(t.root, {p, n}, {row0 + t.rowOffset, col + t.colOffset});
@@ -404,7 +404,7 @@ Placement ProgramLowering::copiedToSbuf(const Placement &x) {
 
 Placement ProgramLowering::stagedInSbuf(const Placement &x, int64_t &budget) {
   const ::seam::rt::Profile *prof = tgt.profile;
-  if (x.inSbuf() || x.rows <= 128 || !prof)
+  if (x.inSbuf() || x.rows <= kNumPartitions || !prof)
     return x;
   int64_t eb = x.elementType.isBF16() ? 2 : 4;
   int64_t bytes = x.rowTiles() * x.cols * eb;
@@ -444,7 +444,7 @@ Placement ProgramLowering::rowAlignedOrRelayout(const Placement &t,
   return h;
 }
 
-Value ProgramLowering::contiguousHbm(const Placement &t, Operation *user) {
+Value ProgramLowering::contiguousHbm(const Placement &t, Operation * /*user*/) {
   SmallVector<int64_t> shape = hbmShape(t.shape);
   if (!t.inSbuf() && t.isContiguous()) {
     Value rowsView = t.root;
@@ -886,7 +886,7 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
           producers.find(producer->getName().getStringRef())->second;
       auto [rows0, cols] = matrixOf(shapeOf(result));
       int64_t resultBytes =
-          (rows0 + 127) / 128 * cols *
+          (rows0 + kNumPartitions - 1) / kNumPartitions * cols *
           elementBytes(
               cast<RankedTensorType>(result.getType()).getElementType());
       int64_t working =

@@ -48,6 +48,7 @@ using ncore::TileType;
 /// An index that may move with the enclosing ncore.loops: affine in the
 /// induction variables of the loops the lowering opened.
 using ncore::Index;
+using ncore::kNumPartitions;
 
 /// The transfer size a lowering aims for per DMA queue: 64 KiB moves in
 /// ~2.8 us at 23 B/ns (trn2), so the ~0.6 us fixed cost is under a fifth of
@@ -76,8 +77,10 @@ struct Placement {
 
   bool inSbuf() const { return space == MemSpace::Sbuf; }
   bool isContiguous() const { return pitch == cols && colOffset == 0; }
-  int64_t partitions() const { return std::min<int64_t>(rows, 128); }
-  int64_t rowTiles() const { return (rows + 127) / 128; }
+  int64_t partitions() const { return std::min(rows, kNumPartitions); }
+  int64_t rowTiles() const {
+    return (rows + kNumPartitions - 1) / kNumPartitions;
+  }
 
   /// A [rows, cols] matrix of `elementType` over the SBUF tile `root`
   /// ([P, T * cols]: row tile t at t * cols), from its first element.
@@ -331,7 +334,8 @@ public:
   /// Row tiles of 128 rows: body(row0, p).
   void forEachRowTile(int64_t rows,
                       function_ref<void(Index row0, int64_t p)> body) {
-    forEachChunk(rows, 128, [&](Index r, int64_t p, bool) { body(r, p); });
+    forEachChunk(rows, kNumPartitions,
+                 [&](Index r, int64_t p, bool) { body(r, p); });
   }
 
   // Tiles.
@@ -340,7 +344,7 @@ public:
   Value window(const Placement &t, Index row0, int64_t p, Index col, int64_t n);
   /// True when SBUF windows at rows `k * stride` are expressible.
   static bool rowAligned(const Placement &t, int64_t stride) {
-    return !t.inSbuf() || stride % 128 == 0 || t.rows <= stride;
+    return !t.inSbuf() || stride % kNumPartitions == 0 || t.rows <= stride;
   }
   /// `t` itself when rowAligned(t, stride), else a copy in an HBM scratch
   /// (a relayout, counted in the statistics) where any row is expressible.

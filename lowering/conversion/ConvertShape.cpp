@@ -43,7 +43,7 @@ static bool isHeadSwap(ArrayRef<int64_t> perm, ArrayRef<int64_t> in,
   for (unsigned d = 0; d + 3 < rank; ++d)
     if (in[d] != 1)
       return false;
-  return in[seqDim] % 128 == 0;
+  return in[seqDim] % kNumPartitions == 0;
 }
 
 /// Whether rowTilesWindow can view `p`: in SBUF, its root [P, T * pitch].
@@ -52,7 +52,7 @@ static bool rowTilesExpressible(const Placement &p) {
     return false;
   auto shape = cast<ncore::TileType>(p.root.getType()).getShape();
   return shape.size() == 2 && p.pitch > 0 && shape[1] % p.pitch == 0 &&
-         p.rowOffset % 128 == 0;
+         p.rowOffset % kNumPartitions == 0;
 }
 
 /// The [P, tiles, n] window of an SBUF placement that takes columns
@@ -63,7 +63,7 @@ static Value rowTilesWindow(ProgramLowering &pl, const Placement &p,
   auto rootShape = cast<ncore::TileType>(p.root.getType()).getShape();
   Value r = pl.reshape(p.root, {rootShape[0], rootShape[1] / p.pitch, p.pitch});
   return pl.view(r, {p.partitions(), tiles, n},
-                 {0, tile0 + p.rowOffset / 128, col + p.colOffset});
+                 {0, tile0 + p.rowOffset / kNumPartitions, col + p.colOffset});
 }
 
 /// The copies of a head swap in SBUF, one per head: [128, S / 128, D]
@@ -73,7 +73,7 @@ static Value rowTilesWindow(ProgramLowering &pl, const Placement &p,
 static void copyHeadsOnChip(ProgramLowering &pl, const Placement &seqMajor,
                             const Placement &headMajor, int64_t heads,
                             int64_t seq, int64_t d, bool toHeads) {
-  int64_t t = seq / 128;
+  int64_t t = seq / kNumPartitions;
   pl.forRange(heads, [&](Index h) {
     Value a = rowTilesWindow(pl, seqMajor, 0, t, h * d, d);
     Value b = rowTilesWindow(pl, headMajor, h * t, t, 0, d);
@@ -172,7 +172,7 @@ static LogicalResult lowerSlice(ProgramLowering &pl, Operation *o) {
     int64_t start = 0;
     for (unsigned d = 0; d + 1 < rank; ++d)
       start = start * in[d] + offs[d];
-    if (!x->inSbuf() || (start % 128 == 0)) {
+    if (!x->inSbuf() || (start % kNumPartitions == 0)) {
       Placement p = *x;
       p.rowOffset += start;
       p.rows = matrixOf(res).first;
@@ -218,7 +218,7 @@ static bool lowerRowConcat(ProgramLowering &pl, ConcatOp op,
     outer *= res[d];
   SmallVector<Placement> ins;
   SmallVector<int64_t> offsets;
-  bool blocksAligned = outer == 1 || res[dim] % 128 == 0;
+  bool blocksAligned = outer == 1 || res[dim] % kNumPartitions == 0;
   int64_t at = 0;
   for (Value input : op.getInputs()) {
     auto x = pl.get(input, op);
@@ -226,9 +226,9 @@ static bool lowerRowConcat(ProgramLowering &pl, ConcatOp op,
       return false;
     int64_t rows = shapeOf(input)[dim];
     // An SBUF operand is read in windows starting at o * rows.
-    if (outer > 1 && x->inSbuf() && rows % 128)
+    if (outer > 1 && x->inSbuf() && rows % kNumPartitions)
       return false;
-    blocksAligned &= at % 128 == 0;
+    blocksAligned &= at % kNumPartitions == 0;
     ins.push_back(*x);
     offsets.push_back(at);
     at += rows;
@@ -257,8 +257,8 @@ static bool isOnChipColumnConcat(ConcatOp op) {
   SmallVector<int64_t> res = shapeOf(op.getResult());
   auto [rows, cols] = matrixOf(res);
   return !isa<ComplexType>(op.getType().getElementType()) &&
-         op.getDim() == int64_t(res.size()) - 1 &&
-         (rows <= 128 || rows % 128 == 0);
+         int64_t(op.getDim()) == int64_t(res.size()) - 1 &&
+         (rows <= kNumPartitions || rows % kNumPartitions == 0);
 }
 
 void conversion::placeConcatOperandsInPlace(ProgramLowering &pl, Block &body) {
@@ -354,9 +354,9 @@ static LogicalResult lowerSwapLastTwo(ProgramLowering &pl, TransposeOp op,
   Type f32 = pl.builder().getF32Type();
   Value tp[2];
   for (unsigned i = 0; i < 2; ++i)
-    tp[i] =
-        pl.alloc(MemSpace::Psum,
-                 {std::min<int64_t>(b, 128), std::min<int64_t>(a, 128)}, f32);
+    tp[i] = pl.alloc(MemSpace::Psum,
+                     {std::min(b, kNumPartitions), std::min(a, kNumPartitions)},
+                     f32);
   auto zero = Index(0);
   // A source in HBM arrives a whole row block [128, B] at a time (one DMA
   // that ncore-split-dma spreads over the queues) when that fits, rather
@@ -367,7 +367,7 @@ static LogicalResult lowerSwapLastTwo(ProgramLowering &pl, TransposeOp op,
   // tiles.
   int64_t eb = x.elementType.isBF16() ? 2 : 4;
   bool wholeRows = !src.inSbuf() && 2 * b * eb <= pl.workingBudget();
-  if (wholeRows && (batch == 1 || a % 128 == 0)) {
+  if (wholeRows && (batch == 1 || a % kNumPartitions == 0)) {
     int64_t budget = pl.workingBudget() / 2;
     src = pl.stagedInSbuf(src, budget);
   }
@@ -380,10 +380,10 @@ static LogicalResult lowerSwapLastTwo(ProgramLowering &pl, TransposeOp op,
     pl.storeOut(ya, k * b + b0, pb, a0, pa, out);
   };
   pl.forRange(batch, [&](Index k) {
-    pl.forEachChunk(a, 128, [&](Index a0, int64_t pa, bool) {
+    pl.forEachChunk(a, kNumPartitions, [&](Index a0, int64_t pa, bool) {
       Value rows = wholeRows ? pl.load(src, k * a + a0, pa, 0, b) : Value();
       pl.forEachChunkAlternating(
-          b, 128, [&](Index b0, int64_t pb, unsigned par) {
+          b, kNumPartitions, [&](Index b0, int64_t pb, unsigned par) {
             Value blk = rows ? pl.view(rows, {pa, pb}, {zero, b0})
                              : pl.load(src, k * a + a0, pa, b0, pb);
             transposeBlock(k, a0, pa, b0, pb, blk, par);
@@ -464,7 +464,8 @@ static LogicalResult lowerTranspose(ProgramLowering &pl, Operation *o) {
   int64_t n = res[rank - 2], cols = res[rank - 1];
   // Into SBUF (row tiles of the result, DMA'd from HBM windows) when the
   // result fits and each outer index starts a 128-row tile; else HBM.
-  bool toSbuf = (outer == 1 || n % 128 == 0) && pl.fitsSbuf(op.getResult()) &&
+  bool toSbuf = (outer == 1 || n % kNumPartitions == 0) &&
+                pl.fitsSbuf(op.getResult()) &&
                 loopDims.size() < ncore::kMaxLoopDepth;
   Value src;
   if (splitCols) { // the head swap did not fit SBUF: x as its [S, H * D]

@@ -2,12 +2,11 @@
 #include "lowering/target/NcoreCodegen.h"
 #include "lowering/transforms/NcorePasses.h"
 #include "lowering/transforms/ParallelVerify.h"
+#include "runtime/Clock.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
-
-#include <chrono>
 
 using namespace mlir;
 using namespace mlir::ncore;
@@ -15,11 +14,7 @@ namespace rt = ::seam::rt;
 
 namespace {
 
-double nowNs() {
-  return std::chrono::duration<double, std::nano>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using ::seam::rt::nowNs;
 
 /// Adds the wall time of each codegen pass to a CodegenTimings (the pass
 /// manager verifies the IR after a pass before it calls runAfterPass, so the

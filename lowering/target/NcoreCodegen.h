@@ -25,7 +25,7 @@ struct CodegenTimings {
   double allocateNs = 0;     ///< ncore-allocate
   /// ncore-assign-engines + ncore-schedule + ncore-split-dma
   double scheduleNs = 0;
-  double emitNs = 0;         ///< ncore-inline-calls + emitProgram (-> runtime)
+  double emitNs = 0; ///< ncore-inline-calls + emitProgram (-> runtime)
   /// Programs double-buffered/allocated/scheduled here (callees included;
   /// programs already scheduled are not counted).
   unsigned programsPrepared = 0;

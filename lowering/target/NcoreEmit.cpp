@@ -561,8 +561,7 @@ LogicalResult ProgramEmitter::emitInstructionOp(InstructionOpInterface op) {
     if (auto steps = wait.getSteps(); steps && steps->size() > loops.size())
       return op->emitOpError() << "has " << steps->size() << " steps inside "
                                << loops.size() << " loops";
-    if (auto carried = wait.getCarried();
-        carried && (*carried < 0 || uint64_t(*carried) > loops.size()))
+    if (auto carried = wait.getCarried(); carried && *carried > loops.size())
       return op->emitOpError() << "is carried over " << *carried
                                << " loops inside " << loops.size();
     pendingWaits[ei].push_back(w);

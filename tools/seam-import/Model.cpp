@@ -247,7 +247,7 @@ seamimport::importModel(MLIRContext &context, const ConfigSource &src,
                         const ImportOptions &options,
                         llvm::function_ref<void(llvm::StringRef)> progress) {
   if (llvm::Error err = checkOptions(options))
-    return std::move(err);
+    return err;
   llvm::Expected<ConfigText> config = readConfig(src);
   if (!config)
     return config.takeError();
@@ -273,8 +273,8 @@ seamimport::importModel(MLIRContext &context, const ConfigSource &src,
   if (llvm::Error err = verifyImported(
           *module,
           config->label + ": internal error: the generated IR does not verify"))
-    return std::move(err);
-  return std::move(module);
+    return err;
+  return module;
 }
 
 llvm::Error seamimport::verifyImported(ModuleOp module,

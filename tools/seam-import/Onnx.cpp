@@ -281,7 +281,7 @@ llvm::Expected<Known> Importer::readTensor(const onnx::TensorProto &t) {
     using T = decltype(tag);
     if (hasRaw) {
       if (auto e = expectBytes(int64_t(sizeof(T))))
-        return std::move(e);
+        return e;
       for (int64_t i = 0; i < n; ++i) {
         T v;
         std::memcpy(&v, raw.data() + sizeof(T) * i, sizeof(T));
@@ -289,7 +289,7 @@ llvm::Expected<Known> Importer::readTensor(const onnx::TensorProto &t) {
       }
     } else {
       if (auto e = expectCount(field.size()))
-        return std::move(e);
+        return e;
       for (int64_t i = 0; i < n; ++i)
         k.data[i] = double(field.Get(int(i)));
     }
@@ -1340,6 +1340,6 @@ seamimport::importOnnxModel(MLIRContext &context, llvm::StringRef path,
   (*module)->setAttr("seam.model",
                      b.getStringAttr(llvm::sys::path::stem(path)));
   if (auto e = verifyImported(*module, label + ": the imported IR is invalid"))
-    return std::move(e);
-  return std::move(module);
+    return e;
+  return module;
 }

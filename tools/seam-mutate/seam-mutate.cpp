@@ -343,9 +343,9 @@ int main(int argc, char **argv) {
       errs() << "seam-mutate: " << c.label << ": " << text.error() << "\n";
       return 1;
     }
-    seamrun::Compiler compiler(rt::Profile::builtin(*rt::parseTarget(
-                                   c.opts.target)),
-                               c.opts.mode, c.opts.kernels, true);
+    seamrun::Compiler compiler(
+        rt::Profile::builtin(*rt::parseTarget(c.opts.target)), c.opts.mode,
+        c.opts.kernels, true);
     auto cm = compiler.compile(*text, cache, c.label);
     if (!cm) {
       errs() << "seam-mutate: " << c.label << ": " << cm.error() << "\n";

@@ -12,6 +12,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "passes/Passes.h"
+#include "runtime/Clock.h"
 #include "runtime/ProgramFile.h"
 #include "tools/common/NestingGuard.h"
 #include "tools/seam-run/Registration.h"
@@ -21,7 +22,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/xxhash.h"
-#include <chrono>
 #include <unistd.h>
 
 using namespace mlir;
@@ -30,11 +30,7 @@ namespace rt = ::seam::rt;
 
 namespace {
 
-double nowNs() {
-  return std::chrono::duration<double, std::nano>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using ::seam::rt::nowNs;
 
 /// "file:line:col" like a compiler, else MLIR's form of the location.
 void printLocation(llvm::raw_ostream &os, Location loc) {

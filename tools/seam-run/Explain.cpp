@@ -9,13 +9,13 @@
 #include "passes/Counterfactual.h"
 #include "passes/KernelSelection.h"
 #include "passes/Passes.h"
+#include "runtime/Clock.h"
 #include "tools/seam-run/Interrupt.h"
 #include "tools/seam-run/Registration.h"
 #include "tools/seam-run/StepModel.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include <chrono>
 #include <map>
 
 using namespace mlir;
@@ -28,11 +28,7 @@ namespace {
 
 using Result = rt::Expected<KernelExplanation>;
 
-double nowNs() {
-  return std::chrono::duration<double, std::nano>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using ::seam::rt::nowNs;
 
 std::vector<Operation *> preorder(ModuleOp m) {
   std::vector<Operation *> ops;

@@ -1,5 +1,6 @@
 //===- Session.cpp - seam-run: compile, cache, launch, account ------------===//
 #include "tools/seam-run/Session.h"
+#include "runtime/Clock.h"
 #include "dialect/seam/DeviceSupport.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
@@ -27,7 +28,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <unistd.h>
@@ -44,11 +44,7 @@ constexpr double kPipeProgressSeconds = 5.0;
 /// Hazard lines a launch adds to the faults beyond the first (its fault).
 constexpr size_t kHazardLinesPerLaunch = 8;
 
-double nowNs() {
-  return std::chrono::duration<double, std::nano>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using ::seam::rt::nowNs;
 
 rt::Expected<std::string> fail(const std::string &m) {
   return rt::Expected<std::string>::failure(m);

@@ -240,10 +240,11 @@ TEST_F(NcoreDialectTest, OpcodesComeFromIsaDef) {
   EXPECT_EQ(opcodeForOpName("ncore.alloc"), std::nullopt);
   // Every opcode except the loop markers names an op of the dialect.
 #define NCORE_OPCODE(Name, Code, Mnemonic, ...)                                \
-  if (Opcode::Name != Opcode::LoopBegin && Opcode::Name != Opcode::LoopEnd)    \
+  if (Opcode::Name != Opcode::LoopBegin && Opcode::Name != Opcode::LoopEnd) {  \
     EXPECT_TRUE(RegisteredOperationName::lookup(                               \
         (llvm::Twine("ncore.") + Mnemonic).str(), &ctx))                       \
-        << Mnemonic;
+        << Mnemonic;                                                           \
+  }
 #include "runtime/Isa.def"
 }
 
