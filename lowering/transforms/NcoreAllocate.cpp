@@ -177,12 +177,14 @@ static void raiseTo(PassCounter &c, int64_t v) {
     c += v - c.get();
 }
 
-LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
-                                       int64_t capacity, int64_t bank,
-                                       int64_t &peak) {
-  StringRef memName = space == MemSpace::Sbuf ? "SBUF" : "PSUM";
-  // Peak of live bytes, for statistics and for the over-subscription error
-  // (which names where it is reached: often not where placement failed).
+/// Whether the live ranges of `a` and `b` meet.
+static bool overlaps(const Item &a, const Item &b) {
+  return a.end >= b.start && a.start <= b.end;
+}
+
+/// Peak of the bytes live at once over `items`, and the first program
+/// point where it is reached (`peakAt`).
+static int64_t livePeak(ArrayRef<Item> items, int64_t &peakAt) {
   std::vector<std::pair<int64_t, int64_t>> events;
   for (const Item &it : items) {
     events.push_back({it.start, it.size});
@@ -191,14 +193,69 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
   llvm::sort(events, [](auto &a, auto &b) {
     return a.first != b.first ? a.first < b.first : a.second < b.second;
   });
-  peak = 0;
-  int64_t live = 0, peakAt = 0;
+  int64_t peak = 0, live = 0;
+  peakAt = 0;
   for (auto &[p, d] : events) {
     live += d;
     if (live > peak)
       peakAt = p;
     peak = std::max(peak, live);
   }
+  return peak;
+}
+
+/// The over-subscription error of `it`, which found no room among `items`
+/// in `memName` of `capacity` bytes per partition (live peak `peak`, first
+/// reached at `peakAt`).
+static LogicalResult reportOverSubscribed(const Item &it, ArrayRef<Item> items,
+                                          StringRef memName, int64_t peak,
+                                          int64_t peakAt, int64_t capacity) {
+  int64_t liveHere = it.size, liveTiles = 0;
+  for (const Item &o : items)
+    if (&o != &it && overlaps(o, it)) {
+      liveHere += o.size;
+      ++liveTiles;
+    }
+  InFlightDiagnostic diag =
+      it.op()->emitOpError()
+      << memName << " over-subscribed: " << (it.call ? "" : "tile ")
+      << it.describe()
+      // A call's description already has its size.
+      << (it.call ? ""
+                  : " (" + std::to_string(it.size) + " bytes per partition)")
+      << " does not fit next to " << liveTiles << " live tiles (" << liveHere
+      << " bytes live here; peak " << peak << " of " << capacity
+      << " bytes per partition): spill to HBM before allocation";
+  // Where the peak is reached, when that is elsewhere: the last tile to
+  // become live there, and the tiles live with it, largest first.
+  if (peak > capacity && !(it.start <= peakAt && peakAt <= it.end)) {
+    const Item *last = nullptr;
+    SmallVector<const Item *> atPeak;
+    for (const Item &o : items)
+      if (o.start <= peakAt && peakAt <= o.end) {
+        atPeak.push_back(&o);
+        if (!last || o.start > last->start)
+          last = &o;
+      }
+    llvm::sort(atPeak,
+               [](const Item *a, const Item *b) { return a->size > b->size; });
+    Diagnostic &note = diag.attachNote(last->op()->getLoc());
+    note << "the peak of " << peak << " bytes per partition is reached here, "
+         << atPeak.size() << " tiles live; the largest:";
+    for (const Item *o : ArrayRef<const Item *>(atPeak).take_front(4))
+      note << " " << o->size << " bytes (" << o->op()->getLoc() << ")";
+  }
+  return diag;
+}
+
+LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
+                                       int64_t capacity, int64_t bank,
+                                       int64_t &peak) {
+  StringRef memName = space == MemSpace::Sbuf ? "SBUF" : "PSUM";
+  // Peak of live bytes, for statistics and for the over-subscription error
+  // (which names where it is reached: often not where placement failed).
+  int64_t peakAt = 0;
+  peak = livePeak(items, peakAt);
 
   for (Item &it : items)
     if (it.size > capacity)
@@ -226,9 +283,6 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
         return cand;
       cand = alignUp(hit->offset + hit->size, kAlignBytes);
     }
-  };
-  auto overlaps = [](const Item &a, const Item &b) {
-    return a.end >= b.start && a.start <= b.end;
   };
 
   // Strategy 1, in program order. SBUF uses next fit: the search starts just
@@ -373,46 +427,9 @@ LogicalResult NcoreAllocatePass::place(MemSpace space, std::vector<Item> &items,
     ++numRepacked;
     failedItem = nullptr;
   }
-  if (failedItem) {
-    const Item &it = *failedItem;
-    int64_t liveHere = it.size, liveTiles = 0;
-    for (const Item &o : items)
-      if (&o != &it && overlaps(o, it)) {
-        liveHere += o.size;
-        ++liveTiles;
-      }
-    InFlightDiagnostic diag =
-        it.op()->emitOpError()
-        << memName << " over-subscribed: " << (it.call ? "" : "tile ")
-        << it.describe()
-        // A call's description already has its size.
-        << (it.call ? ""
-                    : " (" + std::to_string(it.size) + " bytes per partition)")
-        << " does not fit next to " << liveTiles << " live tiles (" << liveHere
-        << " bytes live here; peak " << peak << " of " << capacity
-        << " bytes per partition): spill to HBM before allocation";
-    // Where the peak is reached, when that is elsewhere: the last tile to
-    // become live there, and the tiles live with it, largest first.
-    if (peak > capacity && !(it.start <= peakAt && peakAt <= it.end)) {
-      const Item *last = nullptr;
-      SmallVector<const Item *> atPeak;
-      for (const Item &o : items)
-        if (o.start <= peakAt && peakAt <= o.end) {
-          atPeak.push_back(&o);
-          if (!last || o.start > last->start)
-            last = &o;
-        }
-      llvm::sort(atPeak, [](const Item *a, const Item *b) {
-        return a->size > b->size;
-      });
-      Diagnostic &note = diag.attachNote(last->op()->getLoc());
-      note << "the peak of " << peak << " bytes per partition is reached here, "
-           << atPeak.size() << " tiles live; the largest:";
-      for (const Item *o : ArrayRef<const Item *>(atPeak).take_front(4))
-        note << " " << o->size << " bytes (" << o->op()->getLoc() << ")";
-    }
-    return diag;
-  }
+  if (failedItem)
+    return reportOverSubscribed(*failedItem, items, memName, peak, peakAt,
+                                capacity);
   return success();
 }
 
