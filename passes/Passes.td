@@ -249,6 +249,31 @@ def SeamRecognize : Pass<"seam-recognize", "func::FuncOp"> {
   let dependentDialects = ["seam::SeamDialect"];
 }
 
+def SeamShardTp : Pass<"seam-shard-tp", "ModuleOp"> {
+  let summary = "Shard a recognised (imported) graph over tensor-parallel "
+                "ranks";
+  let description = [{
+    After seam-recognize: every linear starts a Megatron-style region that
+    must close. A column-parallel linear (its weight's columns split over
+    the ranks, a packed QKV part by part) feeds data movement, elementwise
+    ops, norms over another axis, rope and attention (sharded by heads)
+    until a row-parallel linear (its weight's rows split) whose partial sum
+    a seam.all_reduce completes (its bias added after). Parameters are
+    sliced for real: the IR holds rank 0's slice as the value and every
+    rank's slice in `seam.rank_values`, which seam-run's functional run
+    gives each rank. A linear whose region does not close (a head count
+    not divisible by tp, an op the rules do not cover between, a sharded
+    value reaching the output) fails the pass with the reason; remarks
+    name each region sharded.
+  }];
+  let options = [
+    Option<"tp", "tp", "int64_t", "1", "Tensor-parallel ranks">,
+    Option<"remarks", "remarks", "bool", "true",
+           "Explain each decision with a remark (on stderr)">
+  ];
+  let dependentDialects = ["seam::SeamDialect"];
+}
+
 def SeamPlaceOnHost : Pass<"seam-place-on-host", "func::FuncOp"> {
   let summary = "Run on the host what the device lowering does not take";
   let description = [{

@@ -17,6 +17,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
 #include "tools/seam-import/Import.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -1308,11 +1310,6 @@ llvm::Error seamimport::importOnnxBuffer(llvm::StringRef bytes,
                                          llvm::StringRef baseDir,
                                          const OnnxOptions &options,
                                          ModuleOp module) {
-  if (options.tp && *options.tp > 1)
-    return error("--tp " + std::to_string(*options.tp) +
-                 ": an imported ONNX model runs unsharded (--tp 1); sharding "
-                 "it needs its attention and MLP structure recognised, which "
-                 "the import does not yet map onto seam's TP layout");
   onnx::ModelProto model;
   if (bytes.size() > size_t(INT_MAX) ||
       !model.ParseFromArray(bytes.data(), int(bytes.size())))
@@ -1325,6 +1322,28 @@ llvm::Error seamimport::importOnnxBuffer(llvm::StringRef bytes,
     return e;
   module->setAttr("seam.tp",
                   OpBuilder(module.getContext()).getI64IntegerAttr(1));
+  if (!options.tp || *options.tp <= 1)
+    return llvm::Error::success();
+  // --tp N: the structure recovered (seam-recognize), then sharded where it
+  // is Megatron's (seam-shard-tp), or the reason it is not, on one line.
+  std::string reason;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && reason.empty())
+      reason = d.str();
+    return success();
+  });
+  PassManager pm(module.getContext());
+  sm::SeamRecognizeOptions ro;
+  ro.remarks = false;
+  pm.addNestedPass<func::FuncOp>(sm::createSeamRecognize(ro));
+  sm::SeamShardTpOptions so;
+  so.tp = *options.tp;
+  so.remarks = false;
+  pm.addPass(sm::createSeamShardTp(so));
+  if (failed(pm.run(module)))
+    return error(reason.empty() ? "--tp " + std::to_string(*options.tp) +
+                                      ": sharding failed"
+                                : reason);
   return llvm::Error::success();
 }
 

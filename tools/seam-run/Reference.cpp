@@ -1072,6 +1072,17 @@ rt::Expected<ReferenceReport> seamrun::checkAgainstReference(
   func::FuncOp step = findStepFunction(*module);
   if (!step)
     return Result::failure("reference: the model has no step function");
+  // The interpreter runs one rank (all_reduce: the same shard times the
+  // ranks); a model whose ranks hold different slices (seam-shard-tp) is
+  // checked against its --tp 1 run instead.
+  bool perRankParams = false;
+  step.walk(
+      [&](sm::ParamOp p) { perRankParams |= p->hasAttr("seam.rank_values"); });
+  if (perRankParams && ranks > 1)
+    return Result::failure(
+        "reference: the ranks hold different parameter slices (the model "
+        "was sharded by seam-shard-tp); compare its outputs with a --tp 1 "
+        "run (--output-dir)");
   auto refs = evaluateReference(step, inputs, ranks);
   if (!refs)
     return Result::failure(refs.error());

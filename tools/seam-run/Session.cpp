@@ -649,6 +649,13 @@ struct Session::Run {
   size_t lastLaunchEvent = 0;
   /// Parameters, inputs and results on the host (functional runs).
   llvm::DenseMap<Value, HostTensor> values;
+  /// Ranks 1.. when the ranks hold different parameters (a model sharded
+  /// by seam-shard-tp: params with `seam.rank_values`); `values` is rank 0.
+  std::vector<llvm::DenseMap<Value, HostTensor>> otherRanks;
+  llvm::DenseMap<Value, HostTensor> &rankValues(unsigned rank) {
+    return rank == 0 ? values : otherRanks[rank - 1];
+  }
+  unsigned rankCount() const { return 1 + unsigned(otherRanks.size()); }
 };
 
 rt::Expected<SessionResult> Session::run() {
@@ -749,9 +756,14 @@ rt::Status Session::runOnce(int index, const std::string &text,
     result.roofline = planRoofline(r.plan, profile, unsigned(opts.tp));
   if (rt::Status s = bindParameters(r); !s)
     return s;
-  if (functional())
+  if (functional()) {
     if (rt::Status s = bindInputs(r); !s)
       return s;
+    // Every rank reads the whole step input.
+    for (unsigned k = 1; k < r.rankCount(); ++k)
+      for (Value arg : r.cm.step.getArguments())
+        r.rankValues(k)[arg] = r.values[arg];
+  }
   for (int step = 0; step < opts.steps; ++step)
     if (rt::Status s = runStep(r, step); !s)
       return s;
@@ -909,6 +921,14 @@ rt::Status Session::planStep(Run &r) {
 rt::Status Session::bindParameters(Run &r) {
   // Load-time values (parameters), once per run.
   uint64_t paramBytes = 0;
+  // Ranks holding different parameter slices (seam-shard-tp) get their own
+  // values, all of them.
+  r.otherRanks.clear();
+  if (functional() && tp > 1)
+    r.cm.step.walk([&](mlir::seam::ParamOp p) {
+      if (p->hasAttr("seam.rank_values") && r.otherRanks.empty())
+        r.otherRanks.resize(size_t(tp - 1));
+    });
   for (Operation &op : r.cm.step.getBody().front()) {
     if (op.getNumResults() != 1 ||
         !mlir::seam::isLoadTimeValue(op.getResult(0)))
@@ -924,6 +944,29 @@ rt::Status Session::bindParameters(Run &r) {
       return rt::Status::failure("cannot evaluate a parameter on the host");
     holdAs(op.getResult(0).getType(), *t);
     r.values[op.getResult(0)] = std::move(*t);
+    // A parameter sliced per rank (seam-shard-tp): every rank its slice,
+    // and what is computed from parameters per rank too.
+    auto p = dyn_cast<mlir::seam::ParamOp>(op);
+    auto perRank =
+        p ? p->getAttrOfType<ArrayAttr>("seam.rank_values") : ArrayAttr();
+    for (unsigned k = 1; k < r.rankCount(); ++k) {
+      FailureOr<HostTensor> rt = failure();
+      if (perRank && k < perRank.size()) {
+        auto cloned = cast<mlir::seam::ParamOp>(OpBuilder(&op).clone(op));
+        cloned.setValueAttr(cast<ElementsAttr>(perRank[k]));
+        rt = evalLoadTime(cloned, {});
+        cloned.erase();
+      } else {
+        SmallVector<const HostTensor *> rin;
+        for (Value v : op.getOperands())
+          rin.push_back(&r.rankValues(k)[v]);
+        rt = evalLoadTime(&op, rin);
+      }
+      if (failed(rt))
+        return rt::Status::failure("cannot evaluate a parameter on the host");
+      holdAs(op.getResult(0).getType(), *rt);
+      r.rankValues(k)[op.getResult(0)] = std::move(*rt);
+    }
   }
   r.device->chargeTransfer("load weights", paramBytes);
   progress(llvm::formatv("run {0}/{1}: programs loaded, parameters ready",
@@ -1036,6 +1079,19 @@ rt::Status Session::runHostOp(Run &r, const PlanItem &item) {
   syncAtGraphBreak(device);
   device.chargeTransfer("d2h for host op",
                         bytesOfValues(item.op->getOperands()));
+  // Ranks 1.. of a per-rank sharded model first (no device charge: the
+  // ranks' host ops run side by side).
+  if (functional())
+    for (unsigned k = 1; k < r.rankCount(); ++k) {
+      SmallVector<const HostTensor *> rin;
+      for (Value v : item.op->getOperands())
+        rin.push_back(&r.rankValues(k)[v]);
+      FailureOr<HostTensor> rout = evalHostOp(item.op, rin);
+      if (failed(rout))
+        return rt::Status::failure("host fallback op failed");
+      holdAs(item.op->getResult(0).getType(), *rout);
+      r.rankValues(k)[item.op->getResult(0)] = std::move(*rout);
+    }
   SmallVector<const HostTensor *> in;
   for (Value v : item.op->getOperands())
     in.push_back(&r.values[v]);
@@ -1081,17 +1137,17 @@ rt::Status Session::launch(Run &r, const PlanItem &item, int step,
       device.chargeGraphLookups(1);
   }
   CompiledUnit &unit = r.cm.units.at(item.unit);
-  rt::TensorMap inputs;
+  std::vector<rt::TensorMap> inputs(functional() ? r.rankCount() : 1);
   if (functional()) {
-    for (auto [i, v] : llvm::enumerate(item.op->getOperands()))
-      inputs[unit.argBindings[i]] = r.values[v];
+    for (unsigned k = 0; k < r.rankCount(); ++k)
+      for (auto [i, v] : llvm::enumerate(item.op->getOperands()))
+        inputs[k][unit.argBindings[i]] = r.rankValues(k)[v];
   }
   rt::LaunchOptions lo;
   lo.async = eager() && !item.isKernel;
   lo.deviceResident = true;
   r.lastLaunchEvent = device.hostEvents().size();
-  auto res = device.launch(r.loaded.at(item.unit),
-                           std::vector<rt::TensorMap>{inputs}, lo);
+  auto res = device.launch(r.loaded.at(item.unit), inputs, lo);
   if (!res)
     return rt::Status::failure("launch of '" + item.unit + "': " + res.error());
   ++st.launches;
@@ -1104,14 +1160,15 @@ rt::Status Session::launch(Run &r, const PlanItem &item, int step,
   for (size_t i = 1; i < res->hazards.size() && i < kHazardLinesPerLaunch; ++i)
     result.faults.push_back("hazard: " + res->hazards[i].str());
   if (functional() && !res->outputs.empty())
-    for (auto [i, v] : llvm::enumerate(item.op->getResults())) {
-      // A complex<f32> tensor is f32 [..., 2] on the device (re, im
-      // interleaved, as on the host): same data, the tensor's shape.
-      HostTensor t = res->outputs[0].at(unit.resultBindings[i]);
-      auto ty = cast<RankedTensorType>(v.getType());
-      t.shape.assign(ty.getShape().begin(), ty.getShape().end());
-      r.values[v] = std::move(t);
-    }
+    for (unsigned k = 0; k < r.rankCount() && k < res->outputs.size(); ++k)
+      for (auto [i, v] : llvm::enumerate(item.op->getResults())) {
+        // A complex<f32> tensor is f32 [..., 2] on the device (re, im
+        // interleaved, as on the host): same data, the tensor's shape.
+        HostTensor t = res->outputs[k].at(unit.resultBindings[i]);
+        auto ty = cast<RankedTensorType>(v.getType());
+        t.shape.assign(ty.getShape().begin(), ty.getShape().end());
+        r.rankValues(k)[v] = std::move(t);
+      }
   if (step == opts.steps - 1 && r.last)
     recordDeviceTotals(item.unit, *res);
   return rt::Status::ok();
