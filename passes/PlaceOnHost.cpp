@@ -45,6 +45,9 @@ struct PlaceOnHostPass
         // is seam-insert-kernels'); a primitive always does.
         if (isa<FftOp, IfftOp, FourierMixOp, FftConvOp>(op))
           return;
+        // ONNX's (re, im) pairs around an FFT: a view, on the host with it.
+        if (isa<AsComplexOp, AsRealOp>(op))
+          return;
         ++numPrimitive;
         ++byOp[op->getName().getStringRef().str()];
         decisionRemark(remarks, op->getLoc())

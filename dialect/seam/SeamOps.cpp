@@ -488,6 +488,24 @@ LogicalResult IfftOp::verify() {
   return verifyFftAxis(*this, getInput(), getResult(), int64_t(getAxis()));
 }
 
+/// `pairs` is `complex` with a trailing axis of 2.
+static LogicalResult verifyComplexPairs(Operation *op, RankedTensorType pairs,
+                                        RankedTensorType complex) {
+  ArrayRef<int64_t> p = pairs.getShape(), c = complex.getShape();
+  if (p.empty() || p.back() != 2 || p.drop_back() != c)
+    return op->emitOpError()
+           << "the real tensor " << describeType(pairs)
+           << " must be the complex one " << describeType(complex)
+           << " with a trailing axis of 2 (real, imaginary)";
+  return success();
+}
+LogicalResult AsComplexOp::verify() {
+  return verifyComplexPairs(*this, getInput().getType(), getType());
+}
+LogicalResult AsRealOp::verify() {
+  return verifyComplexPairs(*this, getType(), getInput().getType());
+}
+
 int64_t FftConvOp::defaultFftSize(int64_t l) {
   return std::max<int64_t>(16, (int64_t)llvm::PowerOf2Ceil(2 * l));
 }

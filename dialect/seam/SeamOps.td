@@ -468,6 +468,40 @@ def Seam_IfftOp : Seam_Op<"ifft", Seam_OpaqueFusion, [Seam_HostFallback]> {
   let assemblyFormat = "$input `axis` $axis attr-dict `:` type($input) `->` type($result)";
 }
 
+def Seam_AsComplexOp : Seam_Op<"as_complex", Seam_OpaqueFusion,
+                               [Seam_HostFallback]> {
+  let summary = "f32 [..., 2] (real, imaginary) pairs as complex<f32> [...]";
+  let description = [{
+    ONNX's complex convention (DFT's input and output: a trailing axis of
+    2) as seam's complex<f32>: the same values in the same order (a complex
+    tensor is interleaved (re, im) on the host and the device), the last
+    axis dropped.
+
+    ```mlir
+    %c = seam.as_complex %x : tensor<1x10x10x2xf32> -> tensor<1x10x10xcomplex<f32>>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$input);
+  let results = (outs Seam_ComplexTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Seam_AsRealOp : Seam_Op<"as_real", Seam_OpaqueFusion,
+                            [Seam_HostFallback]> {
+  let summary = "complex<f32> [...] as f32 [..., 2] (real, imaginary) pairs";
+  let description = [{
+    The inverse of seam.as_complex: a trailing axis of 2 holds each
+    element's real and imaginary parts (ONNX's DFT output).
+
+    ```mlir
+    %x = seam.as_real %c : tensor<1x10x10xcomplex<f32>> -> tensor<1x10x10x2xf32>
+    ```
+  }];
+  let arguments = (ins Seam_ComplexTensor:$input);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
 def Seam_FftConvOp : Seam_Op<"fftconv", Seam_OpaqueFusion,
                              [Seam_HostFallback, AttrSizedOperandSegments]> {
   let summary = "Hyena long convolution through the FFT";

@@ -925,6 +925,66 @@ llvm::Error Importer::importNode() {
     return llvm::Error::success();
   }
 
+  // Spectral ------------------------------------------------------------------
+  auto shapeStr = [](llvm::ArrayRef<int64_t> s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i)
+      r += (i ? ", " : "") + std::to_string(s[i]);
+    return r + "]";
+  };
+  if (op == "DFT") {
+    // ONNX (opset 17): x [..., 1] real or [..., 2] (re, im), `axis` a
+    // signal axis, `inverse` 1/N normalised, `onesided` the first N/2 + 1
+    // bins of a real signal's transform; the output [..., 2]. seam.fft /
+    // seam.ifft between seam.as_complex and seam.as_real.
+    auto x = input(0);
+    if (!x)
+      return x.takeError();
+    if (node->input_size() > 1 && !node->input(1).empty())
+      return fail("its dft_length input is not supported (seam's fft "
+                  "transforms the axis at its own length)");
+    llvm::ArrayRef<int64_t> in = shapeOf(*x);
+    int64_t rank = int64_t(in.size());
+    if (rank < 2 || (in.back() != 1 && in.back() != 2))
+      return fail("its input " + shapeStr(in) +
+                  " must end in an axis of 1 (real) or 2 (real, imaginary)");
+    int64_t a = intAttr("axis", 1);
+    if (a < 0)
+      a += rank;
+    if (a < 0 || a >= rank - 1)
+      return fail("axis " + std::to_string(intAttr("axis", 1)) +
+                  " is not a signal axis of " + shapeStr(in));
+    bool inverse = intAttr("inverse", 0), onesided = intAttr("onesided", 0);
+    bool real = in.back() == 1;
+    if (inverse && real)
+      return fail("inverse of a real input [..., 1] is not supported (give "
+                  "it as [..., 2] with zero imaginary parts)");
+    if (onesided && (inverse || !real))
+      return fail("onesided with a complex input or inverse is not "
+                  "supported (seam has no complex-to-real inverse)");
+    SmallVector<int64_t> sig(in.drop_back());
+    auto complexTy =
+        RankedTensorType::get(sig, ComplexType::get(b.getF32Type()));
+    Value v = real ? reshape(*x, sig)
+                   : Value(b.create<sm::AsComplexOp>(loc(), complexTy, *x));
+    if (inverse)
+      v = b.create<sm::IfftOp>(loc(), complexTy, v, b.getI64IntegerAttr(a));
+    else
+      v = b.create<sm::FftOp>(loc(), complexTy, v, b.getI64IntegerAttr(a),
+                              IntegerAttr());
+    SmallVector<int64_t> outShape(sig);
+    outShape.push_back(2);
+    v = b.create<sm::AsRealOp>(loc(), tensor(outShape), v);
+    if (onesided) {
+      SmallVector<int64_t> half(outShape);
+      half[a] = sig[a] / 2 + 1;
+      v = b.create<sm::SliceOp>(loc(), tensor(half), v,
+                                SmallVector<int64_t>(outShape.size(), 0));
+    }
+    define(0, v);
+    return llvm::Error::success();
+  }
+
   // Reductions ----------------------------------------------------------------
   if (op == "Softmax" || op == "LogSoftmax") {
     auto x = input(0);

@@ -214,6 +214,11 @@ seamrun::evalHostOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
     out.data.assign(r->data.begin(), r->data.end());
     return out;
   }
+  // (re, im) pairs <-> complex: the same interleaved values.
+  if (isa<mlir::seam::AsComplexOp, mlir::seam::AsRealOp>(op)) {
+    out.data = in[0]->data;
+    return out;
+  }
   if (auto m = dyn_cast<mlir::seam::FourierMixOp>(op)) {
     std::vector<unsigned> axes(m.getDims().begin(), m.getDims().end());
     out.data = rt::fourierMixReal(in[0]->data, in[0]->shape, axes);

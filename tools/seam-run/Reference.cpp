@@ -767,6 +767,12 @@ private:
     }
     if (auto m = dyn_cast<FourierMixOp>(op))
       return set(op, 0, fourierMix(get(m.getInput()), m.getDims()));
+    if (isa<AsComplexOp, AsRealOp>(op)) {
+      RefTensor t = get(op->getOperand(0));
+      t.shape = shapeOf(op->getResult(0).getType());
+      t.complex = isa<AsComplexOp>(op);
+      return set(op, 0, std::move(t));
+    }
     if (auto f = dyn_cast<FftOp>(op))
       return set(op, 0,
                  dft(get(f.getInput()), int64_t(f.getAxis()), false,
