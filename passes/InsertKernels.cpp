@@ -7,14 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/Registry.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/MapVector.h"
-#include <map>
 #include "passes/AutoKernels.h"
 #include "passes/KernelSelection.h"
 #include "passes/Passes.h"
 #include "passes/Profitability.h"
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
+#include "llvm/ADT/MapVector.h"
+#include <map>
 
 namespace mlir::seam {
 #define GEN_PASS_DEF_SEAMINSERTKERNELS

@@ -65,8 +65,7 @@ LogicalResult ParamOp::verify() {
                                  : "init data needs a value attribute");
   if (auto v = getValueAttr()) {
     auto vt = dyn_cast<RankedTensorType>(v.getType());
-    if (!vt || vt.getShape() != t.getShape() ||
-        !vt.getElementType().isF32())
+    if (!vt || vt.getShape() != t.getShape() || !vt.getElementType().isF32())
       return emitOpError() << "value must hold f32 elements of shape "
                            << describeShape(t.getShape()) << ", got "
                            << describeType(v.getType());
@@ -238,8 +237,8 @@ mlir::seam::matmulShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b) {
 }
 
 LogicalResult MatmulOp::verify() {
-  auto s = matmulShape(tensorOf(getLhs()).getShape(),
-                       tensorOf(getRhs()).getShape());
+  auto s =
+      matmulShape(tensorOf(getLhs()).getShape(), tensorOf(getRhs()).getShape());
   if (failed(s))
     return emitOpError() << "operands do not multiply: " << shapeOf(getLhs())
                          << " and " << shapeOf(getRhs());

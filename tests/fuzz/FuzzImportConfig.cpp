@@ -84,9 +84,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   if (failed(verify(*module))) {
-    std::fprintf(stderr,
-                 "FINDING: accepted config gives IR that does not verify:\n%s\n",
-                 diags.c_str());
+    std::fprintf(
+        stderr, "FINDING: accepted config gives IR that does not verify:\n%s\n",
+        diags.c_str());
     std::abort();
   }
   std::string printed;

@@ -1,4 +1,5 @@
-//===- FuzzMlirPipeline.cpp - libFuzzer target: parse, verify, seam-pipeline ===//
+//===- FuzzMlirPipeline.cpp - libFuzzer target: parse, verify, seam-pipeline
+//===//
 //
 // The input is `.mlir` text. It is parsed and verified as seam-opt would;
 // a module that verifies then goes through the full seam-pipeline in both
@@ -8,11 +9,9 @@
 // leaves IR that does not verify is a finding.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/common/NestingGuard.h"
 #include "dialect/ncore/NcoreOps.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
-#include "passes/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -21,6 +20,8 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "passes/Passes.h"
+#include "tools/common/NestingGuard.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 

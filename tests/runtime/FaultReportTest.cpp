@@ -1,4 +1,5 @@
-//===- FaultReportTest.cpp - Hardware faults name program/engine/instruction ===//
+//===- FaultReportTest.cpp - Hardware faults name program/engine/instruction
+//===//
 //
 // The faults FunctionalTest.cpp does not cover yet: out-of-bounds DMA (HBM
 // and SBUF sides), PSUM capacity, and NaN/Inf stored by an instruction (as
@@ -26,8 +27,8 @@ std::string faultOf(TileProgram &t) {
 TEST(FaultReport, DmaReadPastItsHbmBinding) {
   TileProgram t(Target::Trn1, "dma-hbm");
   // x is [4, 8] f32; the DMA reads 4 rows of 8 starting 1 GiB further on.
-  uint32_t x = t.builder.addBinding("x", {4, 8}, DType::F32,
-                                    BindingRole::Input);
+  uint32_t x =
+      t.builder.addBinding("x", {4, 8}, DType::F32, BindingRole::Input);
   t.inputs["x"] = HostTensor{{4, 8}, std::vector<float>(32, 1.0f)};
   t.add(isa::dmaCopy(sbufTile(DType::F32, 0, 4, 0, 8),
                      t.builder.hbm(x, int64_t(1) << 28, 4, 8, {{8, 1}})));
@@ -39,8 +40,8 @@ TEST(FaultReport, DmaReadPastItsHbmBinding) {
 
 TEST(FaultReport, DmaWritePastSbufCapacity) {
   TileProgram t(Target::Trn1, "dma-sbuf");
-  uint32_t x = t.builder.addBinding("x", {1, 4}, DType::F32,
-                                    BindingRole::Input);
+  uint32_t x =
+      t.builder.addBinding("x", {1, 4}, DType::F32, BindingRole::Input);
   t.inputs["x"] = HostTensor{{1, 4}, {1, 2, 3, 4}};
   // SBUF is 192 KiB per partition on trn1: the last 8 bytes of the write
   // fall past it.

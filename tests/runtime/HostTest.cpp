@@ -185,9 +185,8 @@ TEST(Host, FallbackFftIsRealAndTimedApart) {
   auto ref = data;
   Device dev(Profile::builtin(Target::Trn1));
   double before = dev.hostNs();
-  double wall = dev.runFallback("fft", [&] {
-    fftAlongAxis(data, {2, n}, 1, false);
-  });
+  double wall =
+      dev.runFallback("fft", [&] { fftAlongAxis(data, {2, n}, 1, false); });
   EXPECT_GT(wall, 0);
   EXPECT_DOUBLE_EQ(dev.fallbackWallNs(), wall);
   EXPECT_DOUBLE_EQ(dev.hostNs() - before, wall);

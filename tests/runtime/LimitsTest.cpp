@@ -54,8 +54,8 @@ TEST(Limits, DeviceRefusesToLoadA2To40ElementBinding) {
     EXPECT_EQ(e, "program 'huge' rank 0: out of HBM (4398046511104 of "
                  "34359738368 bytes)");
   }
-  std::string e = loadError(withBinding({1 << 20, 1 << 20, 1 << 20},
-                                        BindingRole::Input));
+  std::string e =
+      loadError(withBinding({1 << 20, 1 << 20, 1 << 20}, BindingRole::Input));
   EXPECT_NE(e, "loaded");
   std::printf("2^60-element binding: %s\n", e.c_str());
 }
@@ -97,8 +97,9 @@ TEST(Limits, AccessPatternOf2To40ElementsIsRejected) {
   ProgramBuilder b2("wrap", Target::Trn1);
   uint32_t y = b2.addBinding("y", {4, 8}, DType::F32, BindingRole::Input);
   const uint32_t m = 0xffffffffu;
-  b2.emit(isa::dmaCopy(sbuf(DType::F32, 0, 4, 0, {{m, 0}, {m, 0}, {m, 0}, {m, 0}}),
-                       b2.hbm(y, 0, 4, 8, {{8, 1}})));
+  b2.emit(
+      isa::dmaCopy(sbuf(DType::F32, 0, 4, 0, {{m, 0}, {m, 0}, {m, 0}, {m, 0}}),
+                   b2.hbm(y, 0, 4, 8, {{8, 1}})));
   Program p2 = b2.take();
   auto r2 = readProgram(writeProgram(p2));
   ASSERT_FALSE(bool(r2)); // "free dim out of range" in the file format

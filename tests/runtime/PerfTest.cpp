@@ -51,8 +51,8 @@ TEST(Perf, MatmulLoopTimelineSameInBothModes) {
 
 TEST(Perf, GemmProgramComputesXTimesW) {
   // n = 768 takes 384-column tiles, n = 1024 512-column ones.
-  for (GemmShape s : {GemmShape{256, 384, 768, "a"},
-                      GemmShape{128, 256, 1024, "b"}}) {
+  for (GemmShape s :
+       {GemmShape{256, 384, 768, "a"}, GemmShape{128, 256, 1024, "b"}}) {
     SCOPED_TRACE(s.name);
     Program p = gemmProgram(s);
     TensorMap in = gemmInputs(s, 7);

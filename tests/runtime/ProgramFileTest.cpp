@@ -57,8 +57,7 @@ TEST(ProgramFile, Crc32MatchesTheBytewiseDefinition) {
                 reference(bytes.data() + start, n, 0))
           << "start " << start << " length " << n;
   uint32_t head = crc32(bytes.data(), 13);
-  EXPECT_EQ(crc32(bytes.data() + 13, 54, head),
-            reference(bytes.data(), 67, 0));
+  EXPECT_EQ(crc32(bytes.data() + 13, 54, head), reference(bytes.data(), 67, 0));
 }
 
 TEST(ProgramFile, RoundTripIsExact) {

@@ -10,20 +10,20 @@
 #include "kernels/Registry.h"
 #include "lowering/conversion/ConvertSeamToNcore.h"
 #include "lowering/target/NcoreTargetPasses.h"
-#include "passes/Passes.h"
-#include "passes/Statistics.h"
-#include "tools/common/NestingGuard.h"
-#include "tools/seam-run/StepModel.h"
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
-#include "llvm/ADT/StringRef.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "passes/Passes.h"
+#include "passes/Statistics.h"
+#include "tools/common/NestingGuard.h"
+#include "tools/seam-run/StepModel.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include <algorithm>
 #include <vector>
 
@@ -86,9 +86,8 @@ int main(int argc, char **argv) {
                 d.getSeverity() == mlir::DiagnosticSeverity::Error ? "error"
                 : d.getSeverity() == mlir::DiagnosticSeverity::Warning
                     ? "warning"
-                : d.getSeverity() == mlir::DiagnosticSeverity::Remark
-                    ? "remark"
-                    : "note";
+                : d.getSeverity() == mlir::DiagnosticSeverity::Remark ? "remark"
+                                                                      : "note";
             llvm::errs() << "seam-opt: " << severity << ": " << d << "\n";
             for (mlir::Diagnostic &note : d.getNotes())
               llvm::errs() << "seam-opt: note: " << note << "\n";

@@ -1,10 +1,10 @@
 //===- HostValues.cpp - load-time values and host fallback ops ------------===//
 #include "tools/seam-run/HostValues.h"
-#include "tools/seam-run/Primitives.h"
-#include "mlir/IR/BuiltinAttributes.h"
 #include "dialect/seam/SeamOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "runtime/Functional.h"
 #include "runtime/HostFallback.h"
+#include "tools/seam-run/Primitives.h"
 #include <cmath>
 #include <complex>
 
@@ -38,8 +38,7 @@ std::vector<int64_t> strides(llvm::ArrayRef<int64_t> shape) {
 }
 
 /// Calls fn(outIndex, multi-index) for every element of `shape`.
-template <typename Fn>
-void forEachIndex(llvm::ArrayRef<int64_t> shape, Fn fn) {
+template <typename Fn> void forEachIndex(llvm::ArrayRef<int64_t> shape, Fn fn) {
   std::vector<int64_t> idx(shape.size(), 0);
   int64_t n = count(shape);
   for (int64_t flat = 0; flat < n; ++flat) {
@@ -115,8 +114,8 @@ HostTensor paramValue(mlir::seam::ParamOp p) {
 
 } // namespace
 
-HostTensor seamrun::syntheticInput(llvm::ArrayRef<int64_t> shape,
-                                   uint64_t seed, bool complex) {
+HostTensor seamrun::syntheticInput(llvm::ArrayRef<int64_t> shape, uint64_t seed,
+                                   bool complex) {
   rt::Constant c;
   c.kind = rt::ConstantKind::SeededUniform;
   c.seed = seed;
@@ -175,13 +174,14 @@ seamrun::evalLoadTime(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
     int64_t dim = int64_t(c.getDim()), base = 0;
     auto outStr = strides(outShape);
     for (const HostTensor *t : in) {
-      forEachIndex(t->shape, [&](int64_t flat, const std::vector<int64_t> &idx) {
-        int64_t dst = 0;
-        for (size_t d = 0; d < idx.size(); ++d)
-          dst += (idx[d] + (int64_t(d) == dim ? base : 0)) * outStr[d];
-        for (int64_t w = 0; w < width; ++w)
-          out.data[dst * width + w] = t->data[flat * width + w];
-      });
+      forEachIndex(
+          t->shape, [&](int64_t flat, const std::vector<int64_t> &idx) {
+            int64_t dst = 0;
+            for (size_t d = 0; d < idx.size(); ++d)
+              dst += (idx[d] + (int64_t(d) == dim ? base : 0)) * outStr[d];
+            for (int64_t w = 0; w < width; ++w)
+              out.data[dst * width + w] = t->data[flat * width + w];
+          });
       base += t->shape[dim];
     }
     return out;
@@ -196,8 +196,8 @@ seamrun::evalHostOp(Operation *op, llvm::ArrayRef<const HostTensor *> in) {
   HostTensor out;
   out.shape = shape;
   // Data movement seam-place-on-host sent here: as at load time.
-  if (isa<mlir::seam::TransposeOp, mlir::seam::ReshapeOp,
-          mlir::seam::SliceOp, mlir::seam::ConcatOp>(op))
+  if (isa<mlir::seam::TransposeOp, mlir::seam::ReshapeOp, mlir::seam::SliceOp,
+          mlir::seam::ConcatOp>(op))
     return evalLoadTime(op, in);
   if (isPrimitiveOp(op) || isa<mlir::seam::AddOp, mlir::seam::MulOp>(op)) {
     // Evaluated in float64 from the f32 operands, then rounded once.

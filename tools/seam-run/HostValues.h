@@ -9,9 +9,9 @@
 #ifndef SEAM_TOOLS_SEAM_RUN_HOSTVALUES_H
 #define SEAM_TOOLS_SEAM_RUN_HOSTVALUES_H
 
-#include "runtime/Host.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LogicalResult.h"
+#include "runtime/Host.h"
 
 namespace seamrun {
 

@@ -14,9 +14,8 @@
 using namespace seamrun;
 namespace rt = ::seam::rt;
 
-rt::Expected<rt::HostTensor> seamrun::readNpy(const std::string &path,
-                                              bool *isComplex,
-                                              std::string *dtype) {
+rt::Expected<rt::HostTensor>
+seamrun::readNpy(const std::string &path, bool *isComplex, std::string *dtype) {
   using R = rt::Expected<rt::HostTensor>;
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -32,7 +31,8 @@ rt::Expected<rt::HostTensor> seamrun::readNpy(const std::string &path,
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12)
       return R::failure("'" + path + "': truncated header");
-    headerLen = uint32_t(uint8_t(bytes[8])) | (uint32_t(uint8_t(bytes[9])) << 8) |
+    headerLen = uint32_t(uint8_t(bytes[8])) |
+                (uint32_t(uint8_t(bytes[9])) << 8) |
                 (uint32_t(uint8_t(bytes[10])) << 16) |
                 (uint32_t(uint8_t(bytes[11])) << 24);
     headerStart = 12;
@@ -97,8 +97,9 @@ rt::Expected<rt::HostTensor> seamrun::readNpy(const std::string &path,
   if (isComplex)
     *isComplex = complex;
   if (dtype)
-    *dtype = descr == "<f4" ? "float32" : descr == "<f8" ? "float64"
-                                                         : "complex64";
+    *dtype = descr == "<f4"   ? "float32"
+             : descr == "<f8" ? "float64"
+                              : "complex64";
   return t;
 }
 

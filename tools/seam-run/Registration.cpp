@@ -5,9 +5,9 @@
 #include "kernels/Registry.h"
 #include "lowering/conversion/ConvertSeamToNcore.h"
 #include "lowering/target/NcoreTargetPasses.h"
-#include "passes/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "passes/Passes.h"
 
 const mlir::DialectRegistry &seamrun::seamRunRegistry() {
   static mlir::DialectRegistry *registry = [] {

@@ -1,14 +1,15 @@
 //===- Session.cpp - seam-run: compile, cache, launch, account ------------===//
 #include "tools/seam-run/Session.h"
-#include "runtime/Clock.h"
 #include "dialect/seam/DeviceSupport.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "passes/Accounting.h"
-#include "passes/Roofline.h"
+#include "passes/AutoKernels.h"
 #include "passes/KernelSelection.h"
+#include "passes/Roofline.h"
+#include "runtime/Clock.h"
 #include "runtime/HostCache.h"
 #include "runtime/Numerics.h"
 #include "runtime/ProgramFile.h"
@@ -19,7 +20,6 @@
 #include "tools/seam-run/Interrupt.h"
 #include "tools/seam-run/Npy.h"
 #include "tools/seam-run/StepModel.h"
-#include "passes/AutoKernels.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -137,7 +137,6 @@ seamrun::modelText(const SessionOptions &o,
       context, seamimport::ConfigSource{o.model, o.config, o.name}, io,
       [&](llvm::StringRef what) { progress(what.str()); }));
 }
-
 
 /// One thing the host does per step, in order.
 struct seamrun::PlanItem {
@@ -310,9 +309,9 @@ rt::Status checkOutputFile(llvm::StringRef option, const std::string &path) {
   int fd = -1;
   if (std::error_code ec =
           fs::openFileForWrite(path, fd, fs::CD_OpenAlways, fs::OF_None))
-    return rt::Status::failure(what + (existed ? ": cannot be written: "
-                                               : ": cannot be created: ") +
-                               ec.message());
+    return rt::Status::failure(
+        what + (existed ? ": cannot be written: " : ": cannot be created: ") +
+        ec.message());
   ::close(fd);
   if (!existed)
     fs::remove(path);
@@ -330,8 +329,8 @@ rt::Status checkOutputDir(llvm::StringRef option, const std::string &path) {
       return rt::Status::failure(what + " exists and is not a directory");
     llvm::SmallString<128> probe;
     int fd = -1;
-    if (std::error_code ec = fs::createUniqueFile(
-            path + "/.seam-run-probe-%%%%%%", fd, probe))
+    if (std::error_code ec =
+            fs::createUniqueFile(path + "/.seam-run-probe-%%%%%%", fd, probe))
       return rt::Status::failure(what + " is not writable: " + ec.message());
     ::close(fd);
     fs::remove(probe);
@@ -406,8 +405,7 @@ rt::Status seamrun::validate(SessionOptions &o) {
     return rt::Status::failure(
         "--shape fixes an ONNX model's input shapes (seam-run model.onnx)");
   bool shapesImport = o.layers || o.seq || o.txtSeq || o.batch ||
-                      !o.dtype.empty() || !o.fourier.empty() ||
-                      !o.name.empty();
+                      !o.dtype.empty() || !o.fourier.empty() || !o.name.empty();
   if (!o.input.empty() && shapesImport)
     return rt::Status::failure(
         "--layers, --seq, --txt-seq, --batch, --dtype, --fourier and --name "
@@ -484,8 +482,7 @@ rt::Status seamrun::validate(SessionOptions &o) {
           {!o.traceProgram.empty(), "--trace-program"},
           {o.traceSteps != "last", "--trace-steps"}})
       if (shaped)
-        return rt::Status::failure(std::string(name) +
-                                   " needs --trace FILE");
+        return rt::Status::failure(std::string(name) + " needs --trace FILE");
   if (!o.outputDir.empty())
     if (rt::Status e = checkOutputDir("--output-dir", o.outputDir); !e)
       return e;
@@ -1004,8 +1001,8 @@ rt::Status Session::bindInputs(Run &r) {
                                  std::string(fileComplex ? "complex " : "") +
                                  describe(t->shape) + ", the model's input '" +
                                  name + "' is " + mlir::seam::describeType(ty));
-    files.push_back({name, it->second, std::nullopt,
-                     dtype == "float64" ? dtype : ""});
+    files.push_back(
+        {name, it->second, std::nullopt, dtype == "float64" ? dtype : ""});
     given.erase(it);
     holdAs(ty, *t);
     r.values[arg] = std::move(*t);
@@ -1248,10 +1245,10 @@ void Session::stepProgress(const Run &r, int step) {
   double perStep = done > 0 ? (now - runStepsWall0) * 1e-9 / done : 0;
   double eta =
       perStep * ((total - done) + double(opts.runs - r.index - 1) * opts.steps);
-  std::string line = llvm::formatv("seam-run: [{0:F1} s] run {1}/{2}: step "
-                                   "{3}/{4}",
-                                   sec, r.index + 1, opts.runs, step + 1,
-                                   opts.steps);
+  std::string line =
+      llvm::formatv("seam-run: [{0:F1} s] run {1}/{2}: step "
+                    "{3}/{4}",
+                    sec, r.index + 1, opts.runs, step + 1, opts.steps);
   if (!last || r.index + 1 < opts.runs)
     line += llvm::formatv(", ETA {0:F0} s", eta).str();
   if (llvm::sys::Process::StandardErrIsDisplayed()) {
@@ -1437,11 +1434,10 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
   const CompileBreakdown &cb = r.compile;
   double total = r.runs.front().compileNs;
   std::string bodies =
-      cb.kernelBodies
-          ? llvm::formatv(" (of which {0} kernel bodies {1:F3})",
-                          cb.kernelBodies, cb.kernelBodiesNs * 1e-9)
-                .str()
-          : std::string();
+      cb.kernelBodies ? llvm::formatv(" (of which {0} kernel bodies {1:F3})",
+                                      cb.kernelBodies, cb.kernelBodiesNs * 1e-9)
+                            .str()
+                      : std::string();
   os << llvm::formatv(
       "  {0}: {1:F3} s = graph {2:F3} + lowering {3:F3}{4} + codegen {5:F3} + "
       "kernels {6:F3} ({7} kernel programs) + cache {8:F3} + other {9:F3}; "
@@ -1477,8 +1473,7 @@ void seamrun::printReport(const SessionResult &r, llvm::raw_ostream &os,
         r.compile.decideSimulated, r.compile.decideCached);
     for (const auto &d : r.kernelDecisions)
       os << llvm::formatv("    {0} at {1} (x{2}, {3} site(s) each): {4}\n",
-                          d.kernel, d.window, d.windows, d.sites,
-                          d.describe());
+                          d.kernel, d.window, d.windows, d.sites, d.describe());
   }
   if (!quiet)
     for (auto [i, run] : llvm::enumerate(r.runs)) {
@@ -1681,18 +1676,18 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
   }
   Array decisions;
   for (const auto &d : r.kernelDecisions)
-    decisions.push_back(Object{{"window", d.window},
-                               {"windows", d.windows},
-                               {"kernel", d.kernel},
-                               {"replaces", d.replaces},
-                               {"sites", d.sites},
-                               {"kernel_s", d.with.stepNs * 1e-9},
-                               {"without_s", d.without.stepNs * 1e-9},
-                               {"versus", d.versus.empty()
-                                              ? llvm::json::Value(nullptr)
-                                              : llvm::json::Value(d.versus)},
-                               {"inserted", d.inserted},
-                               {"reason", d.reason}});
+    decisions.push_back(
+        Object{{"window", d.window},
+               {"windows", d.windows},
+               {"kernel", d.kernel},
+               {"replaces", d.replaces},
+               {"sites", d.sites},
+               {"kernel_s", d.with.stepNs * 1e-9},
+               {"without_s", d.without.stepNs * 1e-9},
+               {"versus", d.versus.empty() ? llvm::json::Value(nullptr)
+                                           : llvm::json::Value(d.versus)},
+               {"inserted", d.inserted},
+               {"reason", d.reason}});
   Array rejections;
   for (const auto &x : r.kernelRejections)
     rejections.push_back(Object{{"kernel", x.kernel},
@@ -1719,9 +1714,8 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
                  {"batch", optional(o.batch)},
                  {"dtype", o.dtype.empty() ? llvm::json::Value(nullptr)
                                            : llvm::json::Value(o.dtype)},
-                 {"fourier", o.fourier.empty()
-                                 ? llvm::json::Value(nullptr)
-                                 : llvm::json::Value(o.fourier)},
+                 {"fourier", o.fourier.empty() ? llvm::json::Value(nullptr)
+                                               : llvm::json::Value(o.fourier)},
                  {"steps", o.steps},
                  {"runs", o.runs},
                  {"launch_overhead", o.costs.launchOverhead},
@@ -1740,12 +1734,12 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
   };
   Array inputFiles, outputFiles;
   for (const StepValueFile &in : r.inputFiles)
-    inputFiles.push_back(Object{
-        {"name", in.name},
-        {"file", orNull(in.file)},
-        {"generated_seed",
-         in.seed ? llvm::json::Value(int64_t(*in.seed)) : nullptr},
-        {"converted_from", orNull(in.convertedFrom)}});
+    inputFiles.push_back(
+        Object{{"name", in.name},
+               {"file", orNull(in.file)},
+               {"generated_seed",
+                in.seed ? llvm::json::Value(int64_t(*in.seed)) : nullptr},
+               {"converted_from", orNull(in.convertedFrom)}});
   for (const StepValueFile &out : r.outputFiles)
     outputFiles.push_back(
         Object{{"name", out.name}, {"file", orNull(out.file)}});
@@ -1777,34 +1771,33 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
                            {"kernels_by_name", std::move(kernelsByName)},
                            {"host_ops", r.hostOps},
                            {"launches_per_step", r.launchesPerStep}}},
-      {"compile", Object{{"cold_s", r.runs.front().compileNs * 1e-9},
-                         {"graph_s", r.compile.graphNs * 1e-9},
-                         {"lowering_s", r.compile.lowerNs * 1e-9},
-                         {"codegen_s", r.compile.codegenNs * 1e-9},
-                         {"kernels_s", r.compile.kernelNs * 1e-9},
-                         {"double_buffer_s", r.compile.doubleBufferNs * 1e-9},
-                         {"allocate_s", r.compile.allocateNs * 1e-9},
-                         {"schedule_s", r.compile.scheduleNs * 1e-9},
-                         {"emit_s", r.compile.emitNs * 1e-9},
-                         {"cache_s", r.compile.cacheNs * 1e-9},
-                         {"decide_s", r.compile.decideNs * 1e-9},
-                         {"decide_simulated", r.compile.decideSimulated},
-                         {"decide_cached", r.compile.decideCached},
-                         {"kernel_bodies_s", r.compile.kernelBodiesNs * 1e-9},
-                         {"kernel_bodies", r.compile.kernelBodies},
-                         {"other_s", r.compile.otherNs(r.runs.front().compileNs) *
-                                         1e-9},
-                         {"codegen_rest_s", r.compile.codegenOtherNs() * 1e-9},
-                         {"basis",
-                          "cold_s = graph_s + lowering_s + codegen_s + "
-                          "kernels_s + cache_s + other_s; codegen_s + "
-                          "kernels_s = double_buffer_s + allocate_s + "
-                          "schedule_s + emit_s + codegen_rest_s; decide_s is "
-                          "part of graph_s, kernel_bodies_s (kernel calls "
-                          "inside programs) part of lowering_s"},
-                         {"programs", r.compile.programs},
-                         {"kernel_programs", r.compile.kernelPrograms},
-                         {"instructions", int64_t(r.compile.instructions)}}},
+      {"compile",
+       Object{{"cold_s", r.runs.front().compileNs * 1e-9},
+              {"graph_s", r.compile.graphNs * 1e-9},
+              {"lowering_s", r.compile.lowerNs * 1e-9},
+              {"codegen_s", r.compile.codegenNs * 1e-9},
+              {"kernels_s", r.compile.kernelNs * 1e-9},
+              {"double_buffer_s", r.compile.doubleBufferNs * 1e-9},
+              {"allocate_s", r.compile.allocateNs * 1e-9},
+              {"schedule_s", r.compile.scheduleNs * 1e-9},
+              {"emit_s", r.compile.emitNs * 1e-9},
+              {"cache_s", r.compile.cacheNs * 1e-9},
+              {"decide_s", r.compile.decideNs * 1e-9},
+              {"decide_simulated", r.compile.decideSimulated},
+              {"decide_cached", r.compile.decideCached},
+              {"kernel_bodies_s", r.compile.kernelBodiesNs * 1e-9},
+              {"kernel_bodies", r.compile.kernelBodies},
+              {"other_s", r.compile.otherNs(r.runs.front().compileNs) * 1e-9},
+              {"codegen_rest_s", r.compile.codegenOtherNs() * 1e-9},
+              {"basis", "cold_s = graph_s + lowering_s + codegen_s + "
+                        "kernels_s + cache_s + other_s; codegen_s + "
+                        "kernels_s = double_buffer_s + allocate_s + "
+                        "schedule_s + emit_s + codegen_rest_s; decide_s is "
+                        "part of graph_s, kernel_bodies_s (kernel calls "
+                        "inside programs) part of lowering_s"},
+              {"programs", r.compile.programs},
+              {"kernel_programs", r.compile.kernelPrograms},
+              {"instructions", int64_t(r.compile.instructions)}}},
       {"warm_step_s", r.warmStepBasis().empty()
                           ? llvm::json::Value(nullptr)
                           : llvm::json::Value(r.warmStepNs() * 1e-9)},
@@ -1828,8 +1821,8 @@ rt::Status seamrun::writeJson(const SessionResult &r, const std::string &path) {
       {"kernel_decisions", std::move(decisions)},
       {"kernel_explanation", r.explanation ? explanationJson(*r.explanation)
                                            : llvm::json::Value(nullptr)},
-      {"reference", r.reference ? referenceJson(*r.reference)
-                                : llvm::json::Value(nullptr)},
+      {"reference",
+       r.reference ? referenceJson(*r.reference) : llvm::json::Value(nullptr)},
       {"warnings", Array(r.warnings)},
       {"runs", std::move(runs)}};
   std::error_code ec;

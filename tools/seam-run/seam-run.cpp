@@ -10,10 +10,10 @@
 // instructions that ran).
 //
 //===----------------------------------------------------------------------===//
-#include "tools/seam-run/Explain.h"
-#include "tools/seam-run/Interrupt.h"
 #include "kernels/Registry.h"
 #include "tools/seam-import/Import.h"
+#include "tools/seam-run/Explain.h"
+#include "tools/seam-run/Interrupt.h"
 #include "tools/seam-run/Session.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -38,8 +38,7 @@ static cl::opt<std::string> nameOpt(
     cl::cat(cat));
 static cl::opt<std::string> irFile(cl::Positional,
                                    cl::desc("[model.mlir | model.onnx]"),
-                                   cl::init(""),
-                                   cl::cat(cat));
+                                   cl::init(""), cl::cat(cat));
 static cl::list<std::string>
     shapes("shape",
            cl::desc("ONNX model: the shape of a graph input, name=AxBxC "
@@ -66,8 +65,9 @@ static cl::opt<std::string>
     dtype("dtype", cl::desc("Import: f32 or bf16 (default: the config's)"),
           cl::cat(cat));
 static cl::opt<std::string>
-    fourier("fourier", cl::desc("Import: FNet mixing, exact (default) or seed "
-                                "(the source's two padded 1-D FFTs)"),
+    fourier("fourier",
+            cl::desc("Import: FNet mixing, exact (default) or seed "
+                     "(the source's two padded 1-D FFTs)"),
             cl::cat(cat));
 static cl::opt<int> tp("tp",
                        cl::desc("Tensor-parallel degree: an import is sharded "
@@ -79,22 +79,21 @@ static cl::opt<std::string> mode("mode",
                                           "compile)"),
                                  cl::init("compile"), cl::cat(cat));
 static cl::list<std::string>
-    kernels("kernels",
-            cl::desc("Kernels to insert, comma separated"),
+    kernels("kernels", cl::desc("Kernels to insert, comma separated"),
             cl::cat(cat));
 static cl::opt<std::string> target("target",
                                    cl::desc("trn1 or trn2 (default: trn1)"),
                                    cl::init("trn1"), cl::cat(cat));
 static cl::opt<int> steps("steps", cl::desc("Steps per run (default: 3)"),
-                          cl::init(3),
-                          cl::cat(cat));
+                          cl::init(3), cl::cat(cat));
 static cl::opt<int> runs("runs",
                          cl::desc("Runs: the first cold, then warm against "
                                   "the compile cache (default: 2)"),
                          cl::init(2), cl::cat(cat));
-static cl::opt<bool> functional(
-    "functional", cl::desc("Execute on real data (default: timing-only)"),
-    cl::cat(cat));
+static cl::opt<bool>
+    functional("functional",
+               cl::desc("Execute on real data (default: timing-only)"),
+               cl::cat(cat));
 static cl::opt<bool> checkHazards(
     "check-hazards",
     cl::desc("Check every launch for accesses the program does not order "
@@ -107,18 +106,18 @@ static cl::opt<std::string> dumpPrograms(
              "by pc: what fault and hazard reports name) and the scheduled "
              "ncore IR into this directory"),
     cl::value_desc("dir"), cl::cat(cat));
-static cl::opt<bool> timingOnly(
-    "timing-only", cl::desc("Simulate time only, no data (the default)"),
-    cl::cat(cat));
+static cl::opt<bool>
+    timingOnly("timing-only",
+               cl::desc("Simulate time only, no data (the default)"),
+               cl::cat(cat));
 static cl::opt<std::string> cacheDir(
     "cache-dir",
     cl::desc("Compile cache directory, kept across invocations (default: a "
              "fresh one in the temp directory, removed at exit, so the first "
              "run is cold); its parent must exist"),
     cl::cat(cat));
-static cl::opt<std::string> traceFile("trace",
-                                      cl::desc("Chrome/Perfetto trace JSON"),
-                                      cl::cat(cat));
+static cl::opt<std::string>
+    traceFile("trace", cl::desc("Chrome/Perfetto trace JSON"), cl::cat(cat));
 static cl::opt<std::string> traceDetail(
     "trace-detail",
     cl::desc("launch (a span per launch), engine (per engine and DMA "
@@ -141,12 +140,14 @@ static cl::opt<std::string>
                cl::init("last"), cl::cat(cat));
 static cl::opt<std::string> jsonFile("json", cl::desc("Results as JSON"),
                                      cl::cat(cat));
-static cl::opt<std::string> outputDir(
-    "output-dir", cl::desc("Write the step's outputs as .npy (functional)"),
-    cl::cat(cat));
-static cl::list<std::string> inputs(
-    "input", cl::desc("A step input from .npy: name=file.npy (functional)"),
-    cl::cat(cat));
+static cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Write the step's outputs as .npy (functional)"),
+              cl::cat(cat));
+static cl::list<std::string>
+    inputs("input",
+           cl::desc("A step input from .npy: name=file.npy (functional)"),
+           cl::cat(cat));
 static cl::opt<bool> noLaunch("no-launch-overhead",
                               cl::desc("Ablation: no launch overhead"),
                               cl::cat(cat));
@@ -165,11 +166,12 @@ static cl::opt<bool> noKernelCallHost(
              "(kernel_call_host_ns: per call per step in eager mode, once "
              "per compile in compile mode)"),
     cl::cat(cat));
-static cl::opt<bool> noSync("no-sync",
-                            cl::desc("Ablation: the host does not wait for the device at "
-                                     "graph breaks (it still does at the "
-                                     "step's end)"),
-                            cl::cat(cat));
+static cl::opt<bool>
+    noSync("no-sync",
+           cl::desc("Ablation: the host does not wait for the device at "
+                    "graph breaks (it still does at the "
+                    "step's end)"),
+           cl::cat(cat));
 static cl::opt<bool> noSharing(
     "no-program-sharing",
     cl::desc("Ablation: compile identical regions as distinct programs"),
@@ -193,11 +195,11 @@ static cl::opt<bool> reference(
              "inputs and compare every output (rel-L2 <= 1e-5, or 1e-2 with "
              "bf16 on its path); a mismatch fails the run (also in --json)"),
     cl::cat(cat));
-static cl::opt<std::string> framework(
-    "framework",
-    cl::desc("Framework (host) profile"), cl::cat(cat));
-static cl::list<std::string> setFigures(
-    "set", cl::desc("Override a profile figure: name=value"), cl::cat(cat));
+static cl::opt<std::string>
+    framework("framework", cl::desc("Framework (host) profile"), cl::cat(cat));
+static cl::list<std::string>
+    setFigures("set", cl::desc("Override a profile figure: name=value"),
+               cl::cat(cat));
 static cl::opt<bool> quiet("quiet", cl::desc("Only the summary table"),
                            cl::cat(cat));
 
@@ -214,8 +216,7 @@ int main(int argc, char **argv) {
       " (seam-import --list-models)";
   model.setDescription(modelHelp);
   static const std::string kernelHelp =
-      "Kernels to insert, comma separated: " +
-      mlir::seam::knownKernelNames() +
+      "Kernels to insert, comma separated: " + mlir::seam::knownKernelNames() +
       "; auto or auto:a,b lets the compiler decide per site (default: none)";
   kernels.setDescription(kernelHelp);
   static const std::string frameworkHelp =
@@ -336,9 +337,8 @@ int main(int argc, char **argv) {
       llvm::errs() << "seam-run: " << text.error() << "\n";
       return 1;
     }
-    auto checked = checkAgainstReference(*text, result->stepInputs,
-                                         result->stepOutputs,
-                                         result->options.tp);
+    auto checked = checkAgainstReference(
+        *text, result->stepInputs, result->stepOutputs, result->options.tp);
     if (!checked) {
       llvm::errs() << "seam-run: --reference: " << checked.error() << "\n";
       return 1;

@@ -47,7 +47,8 @@ std::vector<float> randomValues(size_t n, unsigned seed, bool bf16 = false) {
   std::vector<float> v(n);
   for (float &x : v) {
     x = dist(gen);
-    if (bf16) // Inputs exactly representable: the reference sees what the device sees.
+    if (bf16) // Inputs exactly representable: the reference sees what the
+              // device sees.
       x = rt::roundToBf16(x);
   }
   return v;
@@ -172,7 +173,8 @@ TEST_F(Codegen, TiledMatmulKLoopF32) {
 TEST_F(Codegen, TiledMatmulKLoopBf16) {
   auto p = compile(matmulProgram("bf16"), "mm");
   ASSERT_TRUE(p) << diagnostics;
-  auto w = randomValues(1024 * 128, 3, true), x = randomValues(1024 * 256, 4, true);
+  auto w = randomValues(1024 * 128, 3, true),
+       x = randomValues(1024 * 256, 4, true);
   rt::TensorMap in{{"w", {{1024, 128}, w}}, {"x", {{1024, 256}, x}}};
   rt::LaunchResult r = run(*p, in);
   checkMatmul(*this, r, w, x, 1e-2);
@@ -181,7 +183,8 @@ TEST_F(Codegen, TiledMatmulKLoopBf16) {
 TEST_F(Codegen, TimingOnlyMatchesFunctionalAndEnginesOverlap) {
   auto p = compile(matmulProgram("bf16"), "mm");
   ASSERT_TRUE(p) << diagnostics;
-  auto w = randomValues(1024 * 128, 5, true), x = randomValues(1024 * 256, 6, true);
+  auto w = randomValues(1024 * 128, 5, true),
+       x = randomValues(1024 * 256, 6, true);
   rt::TensorMap in{{"w", {{1024, 128}, w}}, {"x", {{1024, 256}, x}}};
   rt::LaunchResult f = run(*p, in, rt::ExecMode::Functional);
   rt::LaunchResult t = run(*p, in, rt::ExecMode::TimingOnly);
@@ -321,7 +324,8 @@ TEST_F(Codegen, CallKernelInlinedBehindBarriers) {
   EXPECT_LE(relL2(r.outputs.at(0).at("y").data, y), 1e-5);
   // Nothing runs across a call: every callee instruction starts after the
   // last caller instruction before the call has ended, on any engine.
-  rt::LaunchResult t = run(*p, {{"x", {{128, 64}, x}}}, rt::ExecMode::TimingOnly);
+  rt::LaunchResult t =
+      run(*p, {{"x", {{128, 64}, x}}}, rt::ExecMode::TimingOnly);
   EXPECT_TRUE(r.timeline == t.timeline);
 }
 
@@ -334,8 +338,8 @@ TEST_F(Codegen, PhaseTimingsCoverCalleesOnce) {
   auto program = module->lookupSymbol<ncore::ProgramOp>("caller");
   ASSERT_TRUE(program);
   ncore::CodegenTimings t;
-  ASSERT_TRUE(succeeded(
-      ncore::compileNcoreProgram(program, rt::Target::Trn1, {}, &t)));
+  ASSERT_TRUE(
+      succeeded(ncore::compileNcoreProgram(program, rt::Target::Trn1, {}, &t)));
   EXPECT_EQ(t.programsPrepared, 2u);
   EXPECT_GT(t.allocateNs, 0);
   EXPECT_GT(t.scheduleNs, 0);
@@ -405,7 +409,8 @@ ncore.program @db(%w: !ncore.tile<hbm, 640x128xbf16> {ncore.role = "input", ncor
   ncore.dma_copy %y, %o : !ncore.tile<hbm, 128x512xf32>, !ncore.tile<sbuf, 128x512xf32>
 }
 )";
-  auto w = randomValues(640 * 128, 11, true), x = randomValues(640 * 512, 12, true);
+  auto w = randomValues(640 * 128, 11, true),
+       x = randomValues(640 * 512, 12, true);
   rt::TensorMap in{{"w", {{640, 128}, w}}, {"x", {{640, 512}, x}}};
   std::vector<double> want(128 * 512, 0.0);
   for (int m = 0; m < 128; ++m)
@@ -480,7 +485,8 @@ TEST_F(Codegen, VerifyOnThreadsAgreesWithTheVerifier) {
   for (std::string bad : {"", "copy", "nested-dominance", "top-dominance"}) {
     SCOPED_TRACE(bad.empty() ? "valid" : bad);
     OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(
-        manyLoops(400, bad, 333), ParserConfig(&ctx, /*verifyAfterParse=*/false));
+        manyLoops(400, bad, 333),
+        ParserConfig(&ctx, /*verifyAfterParse=*/false));
     ASSERT_TRUE(m);
     std::string serial, threaded;
     bool serialOk, threadedOk;
