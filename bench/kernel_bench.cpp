@@ -332,9 +332,10 @@ struct Measured {
   uint64_t dmaBytes = 0, dmaTransfers = 0, issued = 0;
   size_t staticInstructions = 0;
   double teFloorNs = 0, dmaFloorNs = 0;
-  /// Kernels whose floor is under kLatencyFloorBelowNs: the longest chain
-  /// of dependent compute instructions (runtime/HazardChecker.h) and the
-  /// latency floor, floor + one DMA fixed cost in and one out + the chain.
+  /// Kernels whose whole floor (the roofline's, or the algorithm bound when
+  /// larger) is under kLatencyFloorBelowNs: the longest chain of dependent
+  /// compute instructions (runtime/HazardChecker.h) and the latency floor,
+  /// that floor + one DMA fixed cost in and one out + the chain.
   std::optional<double> chainNs, latencyFloorNs;
   /// Active share of the run per engine (Case::activity), -1 when not
   /// measured.
@@ -456,7 +457,13 @@ Measured measure(const Case &c, rt::Target target, const std::string &tracePath,
   m.dmaFloorNs =
       profile.dmaFixedCostNs +
       c.hbmBytes / (profile.dmaEngineBytesPerNs * profile.dmaEngines);
-  double floorNs = std::max(m.teFloorNs, m.dmaFloorNs);
+  // The whole floor: the roofline's, or the kernel's own busiest engine
+  // when that is larger (a Vector-engine kernel with no matmul has a small
+  // roofline floor and is not latency-bound for it).
+  double floorNs = std::max({m.teFloorNs, m.dmaFloorNs,
+                             rt::algorithmBound(m.busyNs, double(m.dmaBytes),
+                                                profile.dmaBytesPerNs(1))
+                                 .ns});
   if (floorNs < kLatencyFloorBelowNs) {
     // Again with every access logged: the dependent chain.
     std::vector<rt::AccessRecord> log;
@@ -653,7 +660,8 @@ int main(int argc, char **argv) {
               "per-engine busy time (DMA: bytes at peak); bar (NKI perf "
               "guide): an engine >= 90%% busy, DMA >= 60%%, or within 10%% of "
               "the algorithm bound; a kernel whose floor is under 10 us is "
-              "held instead to its lat.floor: the floor + one DMA fixed cost "
+              "held instead to its lat.floor: that floor (or the algorithm "
+              "bound, if larger) + one DMA fixed cost "
               "in and one out + its longest chain of dependent compute "
               "instructions\n");
   return anyFailed ? 1 : 0;

@@ -1154,9 +1154,10 @@ class Bench:
                     "DMA peak, or within 10% of the algorithm bound (the "
                     "largest per-engine busy time of the kernel's own "
                     "instruction stream; DMA: its bytes at the peak). A "
-                    "kernel whose floor is under 10 us is held to its latency "
-                    "floor instead: the floor + one DMA fixed cost in and one "
-                    "out + its longest chain of dependent compute "
+                    "kernel whose floor (or algorithm bound, if larger) is "
+                    "under 10 us is held to its latency floor instead: that "
+                    "floor + one DMA fixed cost in and one out + its longest "
+                    "chain of dependent compute "
                     "instructions (read-after-write, runtime/HazardChecker.h)",
                     "%d of %d cases meet the bar" % (met, len(cases)),
                     "floor: the algorithm's matmul work at full tiles on the "
