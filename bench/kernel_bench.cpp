@@ -337,6 +337,8 @@ struct Measured {
   /// compute instructions (runtime/HazardChecker.h) and the latency floor,
   /// that floor + one DMA fixed cost in and one out + the chain.
   std::optional<double> chainNs, latencyFloorNs;
+  /// The largest per-engine busy time of its stream (DMA: bytes at peak).
+  rt::AlgorithmBound algorithm;
   /// Active share of the run per engine (Case::activity), -1 when not
   /// measured.
   std::array<double, rt::kNumEngines> activeNs{};
@@ -460,10 +462,9 @@ Measured measure(const Case &c, rt::Target target, const std::string &tracePath,
   // The whole floor: the roofline's, or the kernel's own busiest engine
   // when that is larger (a Vector-engine kernel with no matmul has a small
   // roofline floor and is not latency-bound for it).
-  double floorNs = std::max({m.teFloorNs, m.dmaFloorNs,
-                             rt::algorithmBound(m.busyNs, double(m.dmaBytes),
-                                                profile.dmaBytesPerNs(1))
-                                 .ns});
+  m.algorithm = rt::algorithmBound(m.busyNs, double(m.dmaBytes),
+                                   profile.dmaBytesPerNs(1));
+  double floorNs = std::max({m.teFloorNs, m.dmaFloorNs, m.algorithm.ns});
   if (floorNs < kLatencyFloorBelowNs) {
     // Again with every access logged: the dependent chain.
     std::vector<rt::AccessRecord> log;
@@ -572,8 +573,7 @@ int main(int argc, char **argv) {
     // busy time of its own stream (DMA: its bytes at the DMA peak).
     double dmaPeak = p.dmaBytesPerNs(1);
     double dmaBwPct = 100.0 * double(m.dmaBytes) / dmaPeak / m.deviceNs;
-    rt::AlgorithmBound alg =
-        rt::algorithmBound(m.busyNs, double(m.dmaBytes), dmaPeak);
+    const rt::AlgorithmBound &alg = m.algorithm;
     double algNs = alg.ns;
     double computePct = 0;
     for (rt::Engine e : {rt::Engine::Tensor, rt::Engine::Vector,

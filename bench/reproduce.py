@@ -446,9 +446,7 @@ class Bench:
                     "barrier adds never binds. The dependency boundary pays "
                     "only once independent work moves across the call or a "
                     "kernel triggers its DMAs from a stream of its own; "
-                    "neither is built (a hand-moved text-stream norm ahead of "
-                    "the image qkv call moved the step by 2 us, the same "
-                    "under both)",
+                    "neither is built",
                     "step latency: the whole step is one program (1 launch) "
                     "in compile mode, 25 per-block programs in eager mode; "
                     "the published compile-mode step is 4.6x the eager one on "
