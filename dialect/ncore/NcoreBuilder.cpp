@@ -292,23 +292,23 @@ void NcoreBuilder::activation(ActFunc func, Value dst, Value src, double scale,
                               double bias, Value biasTile, Value reduce) {
   create<ActivationOp>(
       dst, src, biasTile, reduce, ActFuncAttr::get(context(), func),
-      b.getF32FloatAttr(scale), b.getF32FloatAttr(bias), EngineAttr());
+      b.getF32FloatAttr(scale), b.getF32FloatAttr(bias), pinned);
 }
 
 void NcoreBuilder::tensorTensor(AluOp op, Value dst, Value lhs, Value rhs) {
-  create<TensorTensorOp>(dst, lhs, rhs, op, EngineAttr());
+  create<TensorTensorOp>(dst, lhs, rhs, op, pinned);
 }
 
 void NcoreBuilder::tensorScalar(AluOp op, Value dst, Value src, double imm,
                                 bool reverse) {
   create<TensorScalarOp>(dst, src, Value(), Value(), op, b.getF32FloatAttr(imm),
-                         reverse, AluOpAttr(), FloatAttr(), EngineAttr());
+                         reverse, AluOpAttr(), FloatAttr(), pinned);
 }
 
 void NcoreBuilder::tensorScalar(AluOp op, Value dst, Value src,
                                 Value scalarTile, bool reverse) {
   create<TensorScalarOp>(dst, src, scalarTile, Value(), op, FloatAttr(),
-                         reverse, AluOpAttr(), FloatAttr(), EngineAttr());
+                         reverse, AluOpAttr(), FloatAttr(), pinned);
 }
 
 void NcoreBuilder::tensorScalar(AluOp op0, ScalarOperand s0, AluOp op1,
@@ -318,30 +318,30 @@ void NcoreBuilder::tensorScalar(AluOp op0, ScalarOperand s0, AluOp op1,
   };
   create<TensorScalarOp>(dst, src, s0.tile, s1.tile, op0, imm(s0), false,
                          AluOpAttr::get(b.getContext(), op1), imm(s1),
-                         EngineAttr());
+                         pinned);
 }
 
 void NcoreBuilder::reduce(AluOp op, Value dst, Value src) {
-  create<TensorReduceOp>(dst, src, op, EngineAttr());
+  create<TensorReduceOp>(dst, src, op, pinned);
 }
 
 void NcoreBuilder::copy(Value dst, Value src) {
-  create<TensorCopyOp>(dst, src, EngineAttr());
+  create<TensorCopyOp>(dst, src, pinned);
 }
 
 void NcoreBuilder::reciprocal(Value dst, Value src) {
-  create<ReciprocalOp>(dst, src, EngineAttr());
+  create<ReciprocalOp>(dst, src, pinned);
 }
 
 Value NcoreBuilder::memset(Value dst, double value) {
-  create<MemsetOp>(dst, b.getF32FloatAttr(value), EngineAttr());
+  create<MemsetOp>(dst, b.getF32FloatAttr(value), pinned);
   return dst;
 }
 
 void NcoreBuilder::iota(Value dst, double base, double partitionStep,
                         double freeStep) {
   create<IotaOp>(dst, b.getF32FloatAttr(base), b.getF32FloatAttr(partitionStep),
-                 b.getF32FloatAttr(freeStep), EngineAttr());
+                 b.getF32FloatAttr(freeStep), pinned);
 }
 
 void NcoreBuilder::affineSelect(AluOp cmp, Value dst, Value src, double base,
@@ -350,7 +350,7 @@ void NcoreBuilder::affineSelect(AluOp cmp, Value dst, Value src, double base,
   create<AffineSelectOp>(
       dst, src, AluOpAttr::get(context(), cmp), b.getF32FloatAttr(base),
       b.getF32FloatAttr(partitionStep), b.getF32FloatAttr(freeStep),
-      b.getF32FloatAttr(onFalse), EngineAttr());
+      b.getF32FloatAttr(onFalse), pinned);
 }
 
 void NcoreBuilder::allReduce(AluOp op, Value dst, Value src, int64_t ranks) {

@@ -153,6 +153,18 @@ public:
         [&](Index i, int64_t, unsigned set) { compute(i, set); });
   }
 
+  //===--- engines
+  //---------------------------------------------------------===//
+  /// The engine the vector-class instructions built from here on run on
+  /// (activation, tensor_tensor, tensor_scalar, reduce, copy, reciprocal,
+  /// memset, iota, affine_select), as an NKI kernel names an instruction's
+  /// engine; none (the default) leaves the choice to ncore-assign-engines,
+  /// which keeps a pinned engine. The engine must be legal for each
+  /// instruction built (the op verifier checks).
+  void pinEngine(std::optional<Engine> e) {
+    pinned = e ? EngineAttr::get(context(), *e) : EngineAttr();
+  }
+
   //===--- instructions (destination first) ------------------------------===//
   void dma(Value dst, Value src);
   void matmul(Value psumDst, Value stationary, Value moving,
@@ -223,6 +235,7 @@ private:
   OpBuilder b;
   ProgramOp prog;
   Location currentLoc;
+  EngineAttr pinned;
   SmallVector<LoopOp> loops;
   DenseMap<Attribute, Value> constants;
   DenseMap<std::pair<int64_t, Type>, Value> ones;

@@ -17,10 +17,10 @@ constexpr int64_t kB = 1, kH = 2, kD = 64;
 std::vector<double> attentionRef(const std::vector<float> &q,
                                  const std::vector<float> &k,
                                  const std::vector<float> &v, int64_t s,
-                                 double scale) {
-  std::vector<double> o(kB * kH * s * kD, 0.0);
+                                 double scale, int64_t heads = kH) {
+  std::vector<double> o(kB * heads * s * kD, 0.0);
   std::vector<double> w(s);
-  for (int64_t bh = 0; bh < kB * kH; ++bh) {
+  for (int64_t bh = 0; bh < kB * heads; ++bh) {
     const float *qb = &q[bh * s * kD], *kb = &k[bh * s * kD],
                 *vb = &v[bh * s * kD];
     for (int64_t i = 0; i < s; ++i) {
@@ -48,12 +48,13 @@ struct Run {
   std::vector<double> want;
 };
 
-Run runAttention(const char *kernel, int64_t s, bool bf, float magnitude) {
+Run runAttention(const char *kernel, int64_t s, bool bf, float magnitude,
+                 int64_t heads = kH) {
   KernelEnv env;
   Type elt = bf ? env.bf16() : env.f32();
   double scale = 1.0 / std::sqrt(double(kD));
   mlir::seam::KernelSignature sig;
-  auto t = env.tensor({kB, kH, s, kD}, elt);
+  auto t = env.tensor({kB, heads, s, kD}, elt);
   sig.args = {t, t, t};
   sig.results = {t};
   sig.config = env.builder.getDictionaryAttr(
@@ -64,7 +65,7 @@ Run runAttention(const char *kernel, int64_t s, bool bf, float magnitude) {
     run.r.error = "build failed";
     return run;
   }
-  size_t n = kB * kH * s * kD;
+  size_t n = kB * heads * s * kD;
   auto q = randomValues(n, 1 + s, -magnitude, magnitude);
   auto k = randomValues(n, 2 + s, -magnitude, magnitude);
   auto v = randomValues(n, 3 + s);
@@ -73,7 +74,7 @@ Run runAttention(const char *kernel, int64_t s, bool bf, float magnitude) {
       for (float &x : *vec)
         x = toBf16(x);
   run.r = runProgram(prog, {{0u, q}, {1u, k}, {2u, v}});
-  run.want = attentionRef(q, k, v, s, scale);
+  run.want = attentionRef(q, k, v, s, scale, heads);
   return run;
 }
 
@@ -148,6 +149,26 @@ TEST(AttentionKernel, StableOnlineAcrossChunks) {
               << " rel-L2 " << err << "\n";
     EXPECT_LE(err, bf ? 1e-2 : 1e-4);
     EXPECT_EQ(run.r.nonFinite, 0u);
+  }
+}
+
+// The source's kernel at the shapes its structure changes with: one key
+// block (the next head prepared at the first one), more query blocks than
+// one pass over the keys takes (two query groups, 6 + 4 blocks), and
+// enough heads for the head loop to be a loop (two iterations and a
+// remainder before the last head).
+TEST(AttentionKernel, SourceShapes) {
+  for (auto [s, heads] :
+       {std::pair<int64_t, int64_t>{128, 3}, {1280, 2}, {256, 6}}) {
+    for (bool bf : {false, true}) {
+      auto run = runAttention("flash-attn", s, bf, 1.0f, heads);
+      ASSERT_TRUE(run.r.ok) << run.r.error;
+      double err = relL2(run.r.outputs[3], run.want);
+      std::cout << "[flash-attn] S=" << s << " heads=" << heads << " "
+                << (bf ? "bf16" : "fp32") << " rel-L2 " << err << "\n";
+      EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+      EXPECT_EQ(run.r.nonFinite, 0u);
+    }
   }
 }
 
