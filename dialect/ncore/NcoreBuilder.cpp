@@ -317,8 +317,7 @@ void NcoreBuilder::tensorScalar(AluOp op0, ScalarOperand s0, AluOp op1,
     return s.tile ? FloatAttr() : b.getF32FloatAttr(s.imm);
   };
   create<TensorScalarOp>(dst, src, s0.tile, s1.tile, op0, imm(s0), false,
-                         AluOpAttr::get(b.getContext(), op1), imm(s1),
-                         pinned);
+                         AluOpAttr::get(b.getContext(), op1), imm(s1), pinned);
 }
 
 void NcoreBuilder::reduce(AluOp op, Value dst, Value src) {
