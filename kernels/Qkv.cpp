@@ -154,10 +154,14 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
     slab[i] = kb.sbuf({kNumPartitions, nk, ns}, dtype);
     ys[i] = kb.sbuf({kNumPartitions, gb + (tail ? 1 : 0), ns}, dtype);
   }
-  // Transposes land 4 chunks to a PSUM bank; accumulators in a ring of 2.
+  // Transposes land 4 chunks to a PSUM bank, four banks in turn (the
+  // Tensor engine fills one while two engines copy others out);
+  // accumulators in a ring of 2.
   constexpr int64_t kChunksPerBank = kMatmulMaxN / kNumPartitions;
-  Value tp[2] = {kb.psum({kNumPartitions, kMatmulMaxN}),
-                 kb.psum({kNumPartitions, kMatmulMaxN})};
+  constexpr unsigned kTransposeBanks = 4;
+  Value tp[kTransposeBanks];
+  for (Value &t : tp)
+    t = kb.psum({kNumPartitions, kMatmulMaxN});
   Value acc[2] = {kb.psum({kNumPartitions, kMatmulMaxN}),
                   kb.psum({kNumPartitions, kMatmulMaxN})};
   Value brow =
@@ -176,19 +180,26 @@ FailureOr<ProgramOp> seam::buildQkvKernel(OpBuilder &b, ModuleOp module,
       for (int64_t j = 0; j < count; ++j)
         kb.transpose(kb.view(tp[t], {kNumPartitions, rows}, {0, j * rows}),
                      kb.view(st, {rows, kNumPartitions}, {0, c0 + j}, {1, nk}));
+      // The copies out of the two banks go to the Vector and Scalar engines
+      // in turn: on one engine they, not the transposes, set x^T's pace.
+      kb.pinEngine(t % 2 == 0 ? Engine::Vector : Engine::Scalar);
       kb.copy(kb.view(xT, {kNumPartitions, count, rows}, {0, c0, col}),
               kb.view(tp[t], {kNumPartitions, count * rows}, {0, 0}));
+      kb.pinEngine(std::nullopt);
     };
-    if (groups >= 2)
-      kb.forRange(groups / 2, [&](Index i) {
-        chunkGroup(i * (2 * kChunksPerBank), kChunksPerBank, 0);
-        chunkGroup(i * (2 * kChunksPerBank) + kChunksPerBank, kChunksPerBank,
-                   1);
+    int64_t loopGroups = groups / kTransposeBanks * kTransposeBanks;
+    if (loopGroups)
+      kb.forRange(loopGroups / kTransposeBanks, [&](Index i) {
+        for (unsigned t = 0; t < kTransposeBanks; ++t)
+          chunkGroup(i * (kTransposeBanks * kChunksPerBank) +
+                         int64_t(t) * kChunksPerBank,
+                     kChunksPerBank, t);
       });
-    if (groups % 2)
-      chunkGroup(Index((groups - 1) * kChunksPerBank), kChunksPerBank, 0);
+    unsigned t = 0;
+    for (int64_t g = loopGroups; g < groups; ++g, ++t)
+      chunkGroup(Index(g * kChunksPerBank), kChunksPerBank, t);
     if (rest)
-      chunkGroup(Index(groups * kChunksPerBank), rest, 1);
+      chunkGroup(Index(groups * kChunksPerBank), rest, t);
   };
 
   // y rows of `rows` partitions = x^T columns [col, col + rows) times the
