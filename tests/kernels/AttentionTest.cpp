@@ -172,6 +172,27 @@ TEST(AttentionKernel, SourceShapes) {
   }
 }
 
+// The stable kernel's pipeline (one softmax chunk, >= 4 query blocks) at
+// the shapes its structure changes with: one head (the pipeline drains
+// after its first), a loop of heads (blocks of the previous head finished
+// in a head's first steps), and an odd number of heads (the ring buffer's
+// parity changes between heads).
+TEST(AttentionKernel, StablePipelineShapes) {
+  for (auto [s, heads] :
+       {std::pair<int64_t, int64_t>{512, 1}, {512, 6}, {640, 3}}) {
+    for (bool bf : {false, true}) {
+      auto run =
+          runAttention("flash-attn-stable", s, bf, bf ? 1.0f : 12.0f, heads);
+      ASSERT_TRUE(run.r.ok) << run.r.error;
+      double err = relL2(run.r.outputs[3], run.want);
+      std::cout << "[flash-attn-stable] S=" << s << " heads=" << heads << " "
+                << (bf ? "bf16" : "fp32") << " rel-L2 " << err << "\n";
+      EXPECT_LE(err, bf ? 1e-2 : 1e-5);
+      EXPECT_EQ(run.r.nonFinite, 0u);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, AttentionSeq,
                          ::testing::Values(256, 512, 768),
                          [](const auto &info) {
