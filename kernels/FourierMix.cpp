@@ -84,26 +84,55 @@ void buildStrided(KernelBuilder &kb, int64_t nb, int64_t s, int64_t d,
     z[i] = kb.psum({128, kMatmulMaxN});
   }
   int64_t dBlocks = llvm::divideCeilSigned(d, kMatmulMaxN);
+  // The first batch's stage 1 while its operands arrive chunk by chunk of
+  // the contraction: a column chunk of P needs every chunk, so one chunk at
+  // a time would leave the Tensor engine waiting for all of them. Instead
+  // groups of three column chunks accumulate side by side, contraction
+  // chunk outermost, in all six PSUM banks (stage 2's two are free until
+  // then): the Tensor engine multiplies each contraction chunk as it lands.
+  auto firstStage1 = [&](unsigned buf) {
+    Value acc[6] = {p1[0], p2[0], p1[1], p2[1], z[0], z[1]};
+    for (int64_t g0 = 0; g0 < ndk; g0 += 3) {
+      int64_t n = std::min<int64_t>(3, ndk - g0);
+      for (int64_t kc = 0; kc < nsk; ++kc)
+        for (int64_t i = 0; i < n; ++i) {
+          Value st = kb.view(xt[buf], {ps, 1, pd}, {0, Index(kc), g0 + i},
+                             {1, 1, ndk});
+          for (unsigned m = 0; m < 2; ++m)
+            kb.matmul(kb.view(acc[2 * i + m], {pd, s}, {0, 0}), st,
+                      kb.view(stage1[m], {ps, 1, s}, {0, kc, 0}), kc > 0);
+        }
+      for (int64_t i = 0; i < n; ++i) {
+        kb.copy(kb.view(q1, {pd, 1, s}, {0, g0 + i, 0}),
+                kb.view(acc[2 * i], {pd, s}, {0, 0}));
+        kb.copy(kb.view(q2, {pd, 1, s}, {0, g0 + i, 0}),
+                kb.view(acc[2 * i + 1], {pd, s}, {0, 0}));
+      }
+    }
+  };
   auto compute = [&](Index bi, unsigned buf) {
     // Stage 1: P[d, s'] = sum_s X[s, d] C_S[s, s'] (and S_S), d = p ndk + dc.
-    kb.forRangeUnrolled(ndk, 2, [&](Index dc, unsigned r) {
-      for (int64_t s0 = 0; s0 < s; s0 += kMatmulMaxN) {
-        int64_t sw = std::min<int64_t>(kMatmulMaxN, s - s0);
-        Value a1 = kb.view(p1[r], {pd, sw}, {0, 0});
-        Value a2 = kb.view(p2[r], {pd, sw}, {0, 0});
-        // Unrolled over the contraction chunks: each matmul waits for its
-        // own chunk of X, C_S and S_S (they arrive chunk by chunk), not for
-        // all of them as one loop would.
-        for (int64_t kc = 0; kc < nsk; ++kc) {
-          Value st =
-              kb.view(xt[buf], {ps, 1, pd}, {0, Index(kc), dc}, {1, 1, ndk});
-          kb.matmul(a1, st, kb.view(cs, {ps, 1, sw}, {0, kc, s0}), kc > 0);
-          kb.matmul(a2, st, kb.view(ss, {ps, 1, sw}, {0, kc, s0}), kc > 0);
+    if (bi.getConstant() == std::optional<int64_t>(0) && s <= kMatmulMaxN)
+      firstStage1(buf);
+    else
+      kb.forRangeUnrolled(ndk, 2, [&](Index dc, unsigned r) {
+        for (int64_t s0 = 0; s0 < s; s0 += kMatmulMaxN) {
+          int64_t sw = std::min<int64_t>(kMatmulMaxN, s - s0);
+          Value a1 = kb.view(p1[r], {pd, sw}, {0, 0});
+          Value a2 = kb.view(p2[r], {pd, sw}, {0, 0});
+          // Unrolled over the contraction chunks: each matmul waits for its
+          // own chunk of X, C_S and S_S (they arrive chunk by chunk), not for
+          // all of them as one loop would.
+          for (int64_t kc = 0; kc < nsk; ++kc) {
+            Value st =
+                kb.view(xt[buf], {ps, 1, pd}, {0, Index(kc), dc}, {1, 1, ndk});
+            kb.matmul(a1, st, kb.view(cs, {ps, 1, sw}, {0, kc, s0}), kc > 0);
+            kb.matmul(a2, st, kb.view(ss, {ps, 1, sw}, {0, kc, s0}), kc > 0);
+          }
+          kb.copy(kb.view(q1, {pd, 1, sw}, {0, dc, s0}), a1);
+          kb.copy(kb.view(q2, {pd, 1, sw}, {0, dc, s0}), a2);
         }
-        kb.copy(kb.view(q1, {pd, 1, sw}, {0, dc, s0}), a1);
-        kb.copy(kb.view(q2, {pd, 1, sw}, {0, dc, s0}), a2);
-      }
-    });
+      });
     // Stage 2: Z[s', e] = sum_d P1[d, s'] C_D[d, e] - P2[d, s'] S_D[d, e],
     // s' = p nsk + sc; PSUM banks alternate between e-blocks (or between
     // row chunks when D fits one bank).
