@@ -5,6 +5,39 @@
 
 include "mlir/Pass/PassBase.td"
 
+def SeamPlanPairings : Pass<"seam-plan-pairings", "ModuleOp"> {
+  let summary = "Decide which seam ops convert-seam-to-ncore lowers together";
+  let description = [{
+    For every `func.func` tagged `seam.program`, decides the fusion pairings
+    that `convert-seam-to-ncore` carries out (lowering/conversion/Pairing.h)
+    and records each as two integer attributes with the same pair id, one on
+    each op (ids unique within the program, numbered in program order):
+
+      - interleaving: `seam.interleave_host` on an op whose lowering takes a
+        guest (an attention; a linear of many rows) and
+        `seam.interleave_guest` on the guest (a linear without bias or
+        scale, its weight a program argument; for a linear host, the
+        one-row linear just before it), the nearest earlier such op not past
+        another host whose results are all read after the host;
+      - row production: `seam.row_producer` on an elementwise binary and
+        `seam.row_consumer` on a norm that is its first reader and reads it
+        as its input (every other reader after the norm);
+      - column consumption: `seam.column_producer` on a linear and
+        `seam.column_consumer` on the all_reduce of its result, its only
+        reader.
+
+    Ops marked `seam.no_fuse` take part in no row or column pair, and one
+    marked `seam.materialize` is no guest. Pairings recorded before are
+    replaced. The conversion still lowers a paired op alone when the pair
+    does not fit the SBUF left at that point (or the host's plan).
+
+    ```mlir
+    %m = seam.linear %vec, %wm {seam.interleave_guest = 0 : i64} : ...
+    %o = seam.linear %x, %w {seam.interleave_host = 0 : i64} : ...
+    ```
+  }];
+}
+
 def ConvertSeamToNcore : Pass<"convert-seam-to-ncore", "ModuleOp"> {
   let summary = "Lower outlined seam programs to ncore ISA programs";
   let description = [{
@@ -20,6 +53,11 @@ def ConvertSeamToNcore : Pass<"convert-seam-to-ncore", "ModuleOp"> {
       2. one per func result = per call result ("output");
       3. the constants that called kernels need ("constant", with the
          kernel's `seam.constant` description), one per distinct constant.
+
+    The pairings recorded by `seam-plan-pairings` (interleaving, row
+    production, column consumption) are carried out when they fit; a
+    program without them lowers every op alone, and a malformed or
+    inconsistent pairing attribute is an error naming it.
 
     Intermediates stay in SBUF (rows on partitions) while the per-partition
     budget (target SBUF minus a third for working tiles) allows, else they

@@ -8,11 +8,13 @@
 #include "lowering/conversion/ConvertSeamToNcore.h"
 #include "dialect/ncore/NcoreTarget.h"
 #include "dialect/seam/DeviceSupport.h"
+#include "lowering/conversion/Pairing.h"
 
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
 #include "passes/Accounting.h"
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
@@ -539,15 +541,6 @@ public:
   using Base::Base;
 
   void runOnOperation() override;
-
-private:
-  LogicalResult
-  lowerProgram(func::FuncOp func, ModuleOp programs, const TargetInfo &target,
-               const LoweringTable &table, const GuestTable &guests,
-               const llvm::StringSet<> &hosts,
-               const RowProducerTable &producers,
-               const RowConsumerTable &consumers, KernelDeclarations &kernels,
-               ConversionStats &stats);
 };
 
 } // namespace
@@ -591,33 +584,34 @@ static LogicalResult lowerMaterialized(ProgramLowering &pl, Operation &op,
   return r;
 }
 
-LogicalResult ConvertSeamToNcorePass::lowerProgram(
-    func::FuncOp func, ModuleOp programs, const TargetInfo &target,
-    const LoweringTable &table, const GuestTable &guests,
-    const llvm::StringSet<> &hosts, const RowProducerTable &producers,
-    const RowConsumerTable &consumers, KernelDeclarations &kernels,
-    ConversionStats &stats) {
-  ModuleOp module = getOperation();
-  if (!func.getBody().hasOneBlock())
-    return func.emitOpError("convert-seam-to-ncore: a program has one block");
-  // Roles from the call sites.
+/// Per func argument: whether every call site passes a load-time value (a
+/// parameter, or an expression of parameters only, which seam-form-regions
+/// hoists out of every region). `anyCall` says whether the func has a call
+/// site at all (none: every argument is an input).
+static SmallVector<bool> parameterArguments(func::FuncOp func, ModuleOp module,
+                                            bool &anyCall) {
   SmallVector<bool> isParam(func.getNumArguments(), true);
-  bool anyCall = false;
+  anyCall = false;
   if (auto uses = SymbolTable::getSymbolUses(func, module))
     for (const SymbolTable::SymbolUse &use : *uses) {
       auto call = dyn_cast<func::CallOp>(use.getUser());
       if (!call)
         continue;
       anyCall = true;
-      // Load-time values (parameters and expressions of them only, which
-      // seam-form-regions hoists out of every region) are parameters.
       for (auto [i, operand] : llvm::enumerate(call.getOperands()))
         if (i < isParam.size() && !isLoadTimeValue(operand))
           isParam[i] = false;
     }
   if (!anyCall)
     isParam.assign(isParam.size(), false);
+  return isParam;
+}
 
+/// The empty ncore.program for `func` in `programs`: one HBM tile argument
+/// per func argument (role "param" or "input") and per result ("output").
+/// The func gets `seam.ncore_program` naming it.
+static FailureOr<ncore::ProgramOp>
+createProgram(func::FuncOp func, ModuleOp programs, ArrayRef<bool> isParam) {
   SmallVector<Type> argTypes;
   auto toTile = [&](Type t) -> FailureOr<Type> {
     auto rt = dyn_cast<RankedTensorType>(t);
@@ -626,18 +620,14 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
     auto [shape, et] = deviceLayout(rt);
     return Type(TileType::get(MemSpace::Hbm, shape, et));
   };
-  for (Type t : func.getArgumentTypes()) {
-    auto tt = toTile(t);
-    if (failed(tt))
-      return failure();
-    argTypes.push_back(*tt);
-  }
-  for (Type t : func.getResultTypes()) {
-    auto tt = toTile(t);
-    if (failed(tt))
-      return failure();
-    argTypes.push_back(*tt);
-  }
+  for (TypeRange types :
+       {TypeRange(func.getArgumentTypes()), TypeRange(func.getResultTypes())})
+    for (Type t : types) {
+      FailureOr<Type> tt = toTile(t);
+      if (failed(tt))
+        return failure();
+      argTypes.push_back(*tt);
+    }
   OpBuilder b(func.getContext());
   b.setInsertionPointToEnd(programs.getBody());
   auto program =
@@ -651,32 +641,73 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       "seam.ncore_program",
       SymbolRefAttr::get(programs.getSymNameAttr(),
                          {FlatSymbolRefAttr::get(func.getSymNameAttr())}));
+  return program;
+}
 
-  ProgramLowering pl(program, target, stats, kernels);
-  Block &body = func.getBody().front();
-  Block &pbody = program.getBody().front();
-  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
-    auto [shape, et] = deviceLayout(cast<RankedTensorType>(arg.getType()));
-    auto [rows, cols] = matrixOf(shape);
-    Placement p;
-    pl.setLoc(arg.getLoc());
-    p.root = pl.reshape(pbody.getArgument(i), {rows, cols});
-    p.space = MemSpace::Hbm;
-    p.elementType = et;
-    p.shape.assign(shape.begin(), shape.end());
-    p.rows = rows;
-    p.cols = cols;
-    p.pitch = cols;
-    pl.bind(arg, p);
+namespace {
+
+/// The lowering tables of every op family.
+struct ConversionTables {
+  LoweringTable lowerings;
+  PairingRules pairing;
+};
+
+/// Lowers one program func into its (created) ncore.program, one step per
+/// method: bind the arguments and outputs, compute liveness, then lower the
+/// ops in order, carrying out the recorded pairings, then copy the outputs
+/// not computed in place.
+class ProgramConverter {
+public:
+  ProgramConverter(func::FuncOp func, ncore::ProgramOp program,
+                   const ProgramPairings &pairings,
+                   const ConversionTables &tables, const TargetInfo &target,
+                   ConversionStats &stats, KernelDeclarations &kernels)
+      : func(func), program(program), body(func.getBody().front()),
+        pbody(program.getBody().front()), pairings(pairings), tables(tables),
+        target(target), pl(program, target, stats, kernels) {}
+
+  LogicalResult run(ArrayRef<bool> isParam, bool anyCall) {
+    bindArguments();
+    if (anyCall)
+      stageNormInputs(isParam);
+    bindOutputs();
+    computeLiveness();
+    conversion::placeConcatOperandsInPlace(pl, body);
+    keepOperandsLiveInPairs();
+    if (failed(lowerOps()) || failed(copyOutputs()))
+      return failure();
+    program->setAttr("seam.sbuf_peak_bytes",
+                     Builder(program).getI64IntegerAttr(pl.sbufPeak()));
+    return success();
   }
-  // Activations a norm reads (a block's input in eager mode) are loaded
-  // whole before the first op: their DMAs then lead the queues instead of
-  // waiting behind the first op's weight stream (adaLN's modulation, 14 MB
-  // in a flux2-klein block), and the norm and the residual add read them
-  // from SBUF. (The norm's statistics could then run during that stream,
-  // but the Scalar engine's queue holds the modulation's evacuation ahead
-  // of them.)
-  if (anyCall)
+
+private:
+  /// Each func argument is its program argument's HBM tile as a matrix.
+  void bindArguments() {
+    for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+      auto [shape, et] = deviceLayout(cast<RankedTensorType>(arg.getType()));
+      auto [rows, cols] = matrixOf(shape);
+      Placement p;
+      pl.setLoc(arg.getLoc());
+      p.root = pl.reshape(pbody.getArgument(i), {rows, cols});
+      p.space = MemSpace::Hbm;
+      p.elementType = et;
+      p.shape.assign(shape.begin(), shape.end());
+      p.rows = rows;
+      p.cols = cols;
+      p.pitch = cols;
+      pl.bind(arg, p);
+    }
+  }
+
+  /// Activations a norm reads (a block's input in eager mode) are loaded
+  /// whole before the first op: their DMAs then lead the queues instead of
+  /// waiting behind the first op's weight stream (adaLN's modulation, 14 MB
+  /// in a flux2-klein block), and the norm and the residual add read them
+  /// from SBUF. (The norm's statistics could then run during that stream,
+  /// but the Scalar engine's queue holds the modulation's evacuation ahead
+  /// of them.)
+  void stageNormInputs(ArrayRef<bool> isParam) {
     for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
       if (isParam[i] || arg.use_empty() ||
           !llvm::any_of(
@@ -690,150 +721,75 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       pl.setLoc(arg.getLoc());
       pl.stageArgument(arg);
     }
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-    if (!isa<BlockArgument>(v))
-      pl.setOutput(v, pbody.getArgument(numIn + i));
-
-  // Liveness classes: views (reshape, slice) share their source's bytes.
-  DenseMap<Operation *, int64_t> position;
-  DenseMap<Value, Value> classOf;
-  DenseMap<Value, int64_t> lastUse;
-  int64_t idx = 0;
-  for (Operation &op : body) {
-    position[&op] = idx;
-    for (Value r : op.getResults()) {
-      Value cls = r;
-      if (isa<ReshapeOp, SliceOp>(op))
-        cls = classOf.lookup(op.getOperand(0)) ? classOf[op.getOperand(0)]
-                                               : op.getOperand(0);
-      classOf[r] = cls;
-      lastUse[cls] = std::max(lastUse.lookup(cls), idx);
-    }
-    for (Value o : op.getOperands()) {
-      Value cls = classOf.lookup(o) ? classOf[o] : o;
-      lastUse[cls] = std::max(lastUse.lookup(cls), idx);
-    }
-    ++idx;
   }
-  conversion::placeConcatOperandsInPlace(pl, body);
-  DenseMap<int64_t, SmallVector<Value>> dying;
-  for (auto &[cls, last] : lastUse)
-    dying[last].push_back(cls);
 
-  // Interleaving pairs (see InterleavedWork): each host takes the nearest
-  // earlier guest-capable op (not past another host) whose results are all
-  // read after the host, so that lowering it there changes no value.
-  DenseMap<Operation *, Operation *> guestOf;
-  DenseSet<Operation *> paired;
-  auto canGuest = [&](Operation *guest, Operation *host) {
-    auto g = guests.find(guest->getName().getStringRef());
-    // A materialized op's operands are swapped for HBM copies around its
-    // own lowering, which a guest's (inside its host's) would not see.
-    return g != guests.end() && !paired.contains(guest) &&
-           !guest->hasAttr(kMaterializeAttrName) && !guestOf.contains(guest) &&
-           g->second.eligible(guest) &&
-           llvm::all_of(guest->getUsers(), [&](Operation *user) {
-             return user->getBlock() == &body && host->isBeforeInBlock(user);
-           });
-  };
-  for (Operation &op : body) {
-    if (!hosts.contains(op.getName().getStringRef()))
-      continue;
-    for (Operation *prev = op.getPrevNode(); prev; prev = prev->getPrevNode()) {
-      if (hosts.contains(prev->getName().getStringRef()))
-        break;
-      if (!canGuest(prev, &op))
-        continue;
-      guestOf[&op] = prev;
-      paired.insert(prev);
-      break;
+  /// Returned values computed in the body are written into their output
+  /// arguments directly.
+  void bindOutputs() {
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    unsigned numIn = func.getNumArguments();
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      if (!isa<BlockArgument>(v))
+        pl.setOutput(v, pbody.getArgument(numIn + i));
+  }
+
+  /// The liveness class of `v`: views (reshape, slice) share their source's
+  /// bytes.
+  Value classOfValue(Value v) const {
+    Value cls = classOf.lookup(v);
+    return cls ? cls : v;
+  }
+
+  /// Each op's position, each value's liveness class and the position of
+  /// its class's last use.
+  void computeLiveness() {
+    int64_t idx = 0;
+    for (Operation &op : body) {
+      position[&op] = idx;
+      for (Value r : op.getResults()) {
+        Value cls = r;
+        if (isa<ReshapeOp, SliceOp>(op))
+          cls = classOfValue(op.getOperand(0));
+        classOf[r] = cls;
+        lastUse[cls] = std::max(lastUse.lookup(cls), idx);
+      }
+      for (Value o : op.getOperands()) {
+        Value cls = classOfValue(o);
+        lastUse[cls] = std::max(lastUse.lookup(cls), idx);
+      }
+      ++idx;
     }
   }
-  // A linear of many rows (Tensor-engine bound) hosts the one-row linear
-  // just before it (views aside): a matvec whose weight streams in its
-  // slabs' DMA slack (see interleaveMatvec). Whether it fits is the
-  // linear lowering's decision; if not, the guest is lowered after it.
-  auto oneRow = [](Value v) { return matrixOf(shapeOf(v)).first == 1; };
-  for (Operation &op : body) {
-    auto host = dyn_cast<LinearOp>(op);
-    if (!host || paired.contains(&op) || guestOf.contains(&op) ||
-        oneRow(host.getInput()))
-      continue;
-    Operation *prev = op.getPrevNode();
-    while (prev && isa<ReshapeOp, SliceOp>(prev))
-      prev = prev->getPrevNode();
-    auto lin = dyn_cast_or_null<LinearOp>(prev);
-    if (!lin || !oneRow(lin.getInput()) || !canGuest(prev, &op))
-      continue;
-    guestOf[&op] = prev;
-    paired.insert(prev);
-  }
 
-  // Row production pairs (see RowProducer): a producer whose first reader
-  // is a row consumer reading it as its input, with every other reader
-  // after that consumer.
-  DenseMap<Operation *, Operation *> producerOf, consumerOf;
-  for (Operation &op : body) {
-    if (!producers.count(op.getName().getStringRef()) || !fusible(&op) ||
-        op.getNumResults() != 1 || paired.contains(&op) ||
-        guestOf.contains(&op))
-      continue;
-    Value r = op.getResult(0);
-    Operation *first = nullptr;
-    for (Operation *u : r.getUsers())
-      if (u->getBlock() == &body && (!first || u->isBeforeInBlock(first)))
-        first = u;
-    if (!first || !consumers.contains(first->getName().getStringRef()) ||
-        !fusible(first) || first->getOperand(0) != r ||
-        paired.contains(first) || guestOf.contains(first) ||
-        producerOf.contains(first) ||
-        llvm::count(first->getOperands(), r) != 1 ||
-        !llvm::all_of(r.getUsers(),
-                      [&](Operation *u) { return u->getBlock() == &body; }))
-      continue;
-    producerOf[first] = &op;
-    consumerOf[&op] = first;
-  }
-
-  // A guest is emitted inside its host and a row producer inside its
-  // consumer: their operands are read there, so they live until then (a
-  // guest's operand whose last reader in program order comes before the
-  // host would otherwise be released, and its bytes reused, before the
-  // guest reads it).
-  auto emittedAt = [&](Operation *op, Operation *at) {
-    for (Value o : op->getOperands()) {
-      Value cls = classOf.lookup(o) ? classOf[o] : o;
-      lastUse[cls] = std::max(lastUse.lookup(cls), position[at]);
+  /// A guest is emitted inside its host and a row producer inside its
+  /// consumer: their operands are read there, so they live until then (a
+  /// guest's operand whose last reader in program order comes before the
+  /// host would otherwise be released, and its bytes reused, before the
+  /// guest reads it). Then the classes dying at each position.
+  void keepOperandsLiveInPairs() {
+    auto emittedAt = [&](Operation *op, Operation *at) {
+      for (Value o : op->getOperands()) {
+        Value cls = classOfValue(o);
+        lastUse[cls] = std::max(lastUse.lookup(cls), position[at]);
+      }
+    };
+    for (auto [host, guest] : pairings.guestOf) {
+      emittedAt(guest, host);
+      hostOfGuest[guest] = host;
     }
-  };
-  for (auto [host, guest] : guestOf)
-    emittedAt(guest, host);
-  for (auto [consumer, producer] : producerOf)
-    emittedAt(producer, consumer);
-  dying.clear();
-  for (auto &[cls, last] : lastUse)
-    dying[last].push_back(cls);
-
-  // Column consumption pairs (see ColumnConsumer): an all_reduce of a
-  // linear's result that nothing else reads.
-  DenseMap<Operation *, AllReduceOp> collectiveOf;
-  for (Operation &op : body) {
-    auto ar = dyn_cast<AllReduceOp>(op);
-    if (!ar || !ar.getInput().hasOneUse())
-      continue;
-    auto lin = ar.getInput().getDefiningOp<LinearOp>();
-    if (!lin || !fusible(lin) || !fusible(ar) || lin->getBlock() != &body ||
-        paired.contains(lin) || consumerOf.contains(lin) ||
-        producerOf.contains(lin))
-      continue;
-    collectiveOf[lin] = ar;
+    for (auto [consumer, producer] : pairings.producerOf) {
+      emittedAt(producer, consumer);
+      consumerOf[producer] = consumer;
+    }
+    for (auto &[cls, last] : lastUse)
+      dying[last].push_back(cls);
   }
-  DenseSet<Operation *> consumedCollectives;
 
-  auto lowerFor = [&](Operation &op) -> const LowerFn * {
-    auto it = table.find(op.getName().getStringRef());
-    if (it == table.end()) {
+  /// The table lowering of `op`, its result types checked; null after a
+  /// diagnostic.
+  const LowerFn *lowerFor(Operation &op) const {
+    auto it = tables.lowerings.find(op.getName().getStringRef());
+    if (it == tables.lowerings.end()) {
       op.emitOpError() << "convert-seam-to-ncore: no device lowering for "
                           "this op";
       return nullptr;
@@ -843,137 +799,60 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
         if (failed(ProgramLowering::checkDtype(&op, rt.getElementType())))
           return nullptr;
     return &it->second;
-  };
-  // Values dying at a guest's (a row producer's) position are released
-  // after its host (consumer); its lowering (looked up and checked there)
-  // runs with the host's.
-  DenseMap<Operation *, Operation *> hostOfGuest;
-  for (auto [host, guest] : guestOf)
-    hostOfGuest[guest] = host;
-  DenseMap<Operation *, SmallVector<Value>> deferredDying;
-  DenseMap<Operation *, const LowerFn *> guestLower;
-  for (Operation &op : body) {
-    pl.setLoc(op.getLoc());
-    if (isa<func::ReturnOp>(op))
-      break;
-    if (op.hasTrait<OpTrait::seam::HostFallback>())
-      return op.emitOpError()
-             << "runs on the host and cannot be lowered inside a device "
-                "program (seam-form-regions splits regions at it)";
-    const LowerFn *lower = lowerFor(op);
-    if (!lower)
-      return failure();
-    if (paired.contains(&op) || consumerOf.contains(&op)) {
-      guestLower[&op] = lower;
-      Operation *later = paired.contains(&op) ? hostOfGuest.lookup(&op)
-                                              : consumerOf.lookup(&op);
-      llvm::append_range(deferredDying[later], dying.lookup(position[&op]));
-      continue;
-    }
-    if (Operation *guest = guestOf.lookup(&op))
-      pl.setGuest(&op, guest, guestLower.lookup(guest),
-                  &guests.find(guest->getName().getStringRef())->second);
-    Value produced;
-    if (Operation *producer = producerOf.lookup(&op)) {
-      // Fused, the producer's operands stay live through the consumer's row
-      // loop (their last reads are there); lowered whole first, they die
-      // before it. Fuse only when the consumer's and the producer's working
-      // tiles still fit beside them and the producer's result. (Measured:
-      // an f32 flux2-klein's first single-stream norm needed 279 KB of 224
-      // KB per partition without this check.)
-      Value result = producer->getResult(0);
-      const RowProducerLowering &how =
-          producers.find(producer->getName().getStringRef())->second;
-      auto [rows0, cols] = matrixOf(shapeOf(result));
-      int64_t resultBytes =
-          (rows0 + kNumPartitions - 1) / kNumPartitions * cols *
-          elementBytes(
-              cast<RankedTensorType>(result.getType()).getElementType());
-      int64_t working =
-          how.workingBytes(producer) +
-          consumers.find(op.getName().getStringRef())->second(&op);
-      bool fits = resultBytes + working <= pl.workingBudget();
-      RowProducer rows =
-          !fits ? RowProducer() : pl.atLoc(producer->getLoc(), [&] {
-            return how.setup(pl, producer);
-          });
-      if (rows) {
-        produced = result;
-        Location loc = producer->getLoc();
-        pl.setRowProducer(produced, [&pl, loc, rows](Index r0, int64_t p) {
-          pl.atLoc(loc, [&] { rows(r0, p); });
-        });
-        ++pl.statistics().rowProduced;
-        decisionRemark(target.remarks, loc)
-            << "convert-seam-to-ncore: " << producer->getName()
-            << " emitted row tile by row tile in the row loop of the "
-            << op.getName() << " at " << op.getLoc()
-            << ", its first reader: that op's first tile waits for one of "
-               "its tiles, not all";
-      } else {
-        if (failed(pl.atLoc(producer->getLoc(), [&] {
-              return (*guestLower.lookup(producer))(pl, producer);
-            })))
-          return failure();
-        // Lowered whole: its operands die here, before the consumer.
-        for (Value cls : deferredDying.lookup(&op))
-          pl.release(cls);
-        deferredDying.erase(&op);
+  }
+
+  /// The ops in order. A guest (a row producer) is looked up and checked at
+  /// its own position and lowered with its host (consumer); values dying at
+  /// its position are released after that.
+  LogicalResult lowerOps() {
+    for (Operation &op : body) {
+      pl.setLoc(op.getLoc());
+      if (isa<func::ReturnOp>(op))
+        break;
+      if (op.hasTrait<OpTrait::seam::HostFallback>())
+        return op.emitOpError()
+               << "runs on the host and cannot be lowered inside a device "
+                  "program (seam-form-regions splits regions at it)";
+      const LowerFn *lower = lowerFor(op);
+      if (!lower)
+        return failure();
+      Operation *later = hostOfGuest.lookup(&op);
+      if (!later)
+        later = consumerOf.lookup(&op);
+      if (later) {
+        pairedLower[&op] = lower;
+        llvm::append_range(deferredDying[later], dying.lookup(position[&op]));
+        continue;
       }
+      if (failed(lowerOp(op, *lower)))
+        return failure();
     }
-    AllReduceOp collective = collectiveOf.lookup(&op);
-    // The collective's result placement, made when the linear first calls
-    // it (a lowering that calls no consumer leaves the all_reduce to its
-    // own turn, unplaced), and the calls emitted: more than one is per slab.
-    struct Consumed {
-      std::optional<Placement> out;
-      int calls = 0;
-    };
-    std::shared_ptr<Consumed> consumed;
-    if (collective) {
-      consumed = std::make_shared<Consumed>();
-      Location cloc = collective.getLoc();
-      Value reduced = collective.getResult();
-      int64_t ranks = int64_t(collective.getRanks());
-      ColumnConsumer consumer;
-      consumer.consume = [&pl, cloc, reduced, ranks, state = consumed](
-                             const Placement &y, Index r0, int64_t rows,
-                             Index c0, int64_t cols) {
-        ++state->calls;
-        pl.atLoc(cloc, [&] {
-          if (!state->out)
-            state->out = pl.placeResultInHbm(reduced, "cc");
-          pl.allReduce(ncore::AluOp::Add,
-                       pl.window(*state->out, r0, rows, c0, cols),
-                       pl.window(y, r0, rows, c0, cols), ranks);
-        });
-      };
-      const ::seam::rt::Profile *profile = target.profile;
-      consumer.estimateNs = [profile, ranks](int64_t bytes) {
-        return ::seam::rt::collectiveDurationNs(::seam::rt::Opcode::AllReduce,
-                                                uint64_t(bytes),
-                                                unsigned(ranks), *profile);
-      };
-      pl.setColumnConsumer(op.getResult(0), std::move(consumer));
+    return success();
+  }
+
+  /// Lowers one op that is no guest and no row producer: with its guest,
+  /// its row producer and its column consumer, when it has them.
+  LogicalResult lowerOp(Operation &op, const LowerFn &lower) {
+    if (Operation *guest = pairings.guestOf.lookup(&op))
+      pl.setGuest(
+          &op, guest, pairedLower.lookup(guest),
+          &tables.pairing.guests.find(guest->getName().getStringRef())->second);
+    Value produced;
+    if (Operation *producer = pairings.producerOf.lookup(&op)) {
+      FailureOr<Value> rows = lowerRowProducer(op, producer);
+      if (failed(rows))
+        return failure();
+      produced = *rows;
     }
+    AllReduceOp collective = pairings.collectiveOf.lookup(&op);
+    std::shared_ptr<ConsumedColumns> consumed;
+    if (collective)
+      consumed = setUpColumnConsumer(op, collective);
     if (!consumedCollectives.contains(&op) &&
-        failed(lowerMaterialized(pl, op, *lower)))
+        failed(lowerMaterialized(pl, op, lower)))
       return failure();
-    if (collective && pl.takeColumnsConsumed(op.getResult(0))) {
-      consumedCollectives.insert(collective);
-      ++pl.statistics().columnConsumed;
-      int made = consumed->calls;
-      auto remark = decisionRemark(target.remarks, collective.getLoc());
-      remark << "convert-seam-to-ncore: all_reduce emitted in the linear at "
-             << op.getLoc();
-      if (made > 1)
-        remark << ", slab by slab: each weight slab's columns are reduced "
-                  "while the Tensor engine computes the next slab, so only "
-                  "the last slab's reduction follows the linear";
-      else
-        remark << ", once after its last store: one slab's reduction would "
-                  "take longer than the slab's Tensor-engine time";
-    }
+    if (collective && pl.takeColumnsConsumed(op.getResult(0)))
+      noteColumnsConsumed(op, collective, consumed->calls);
     if (pl.hasPendingGuest() && failed(pl.lowerGuestAlone()))
       return failure();
     assert((!produced || !pl.hasRowProducer(produced)) &&
@@ -984,32 +863,191 @@ LogicalResult ConvertSeamToNcorePass::lowerProgram(
       pl.release(cls);
     for (Value cls : deferredDying.lookup(&op))
       pl.release(cls);
+    return success();
   }
-  // Outputs not computed in place (func args, aliases, values returned twice).
-  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    pl.setLoc(ret.getLoc());
-    FailureOr<Placement> src = pl.get(v, ret);
-    if (failed(src))
+
+  /// Sets up the row producer of `consumer`: its result, produced row tile
+  /// by row tile in the consumer's row loop, or null when it was lowered
+  /// whole instead (its operands then die before the consumer).
+  FailureOr<Value> lowerRowProducer(Operation &consumer, Operation *producer) {
+    // Fused, the producer's operands stay live through the consumer's row
+    // loop (their last reads are there); lowered whole first, they die
+    // before it. Fuse only when the consumer's and the producer's working
+    // tiles still fit beside them and the producer's result. (Measured:
+    // an f32 flux2-klein's first single-stream norm needed 279 KB of 224
+    // KB per partition without this check.)
+    Value result = producer->getResult(0);
+    const RowProducerLowering &how =
+        tables.pairing.producers.find(producer->getName().getStringRef())
+            ->second;
+    auto [rows0, cols] = matrixOf(shapeOf(result));
+    int64_t resultBytes =
+        (rows0 + kNumPartitions - 1) / kNumPartitions * cols *
+        elementBytes(cast<RankedTensorType>(result.getType()).getElementType());
+    int64_t working =
+        how.workingBytes(producer) +
+        tables.pairing.consumers.find(consumer.getName().getStringRef())
+            ->second(&consumer);
+    bool fits = resultBytes + working <= pl.workingBudget();
+    RowProducer rows =
+        !fits ? RowProducer() : pl.atLoc(producer->getLoc(), [&] {
+          return how.setup(pl, producer);
+        });
+    if (rows) {
+      Location loc = producer->getLoc();
+      pl.setRowProducer(result, [pl = &pl, loc, rows](Index r0, int64_t p) {
+        pl->atLoc(loc, [&] { rows(r0, p); });
+      });
+      ++pl.statistics().rowProduced;
+      decisionRemark(target.remarks, loc)
+          << "convert-seam-to-ncore: " << producer->getName()
+          << " emitted row tile by row tile in the row loop of the "
+          << consumer.getName() << " at " << consumer.getLoc()
+          << ", its first reader: that op's first tile waits for one of "
+             "its tiles, not all";
+      return result;
+    }
+    if (failed(pl.atLoc(producer->getLoc(), [&] {
+          return (*pairedLower.lookup(producer))(pl, producer);
+        })))
       return failure();
-    Value outArg = pbody.getArgument(numIn + i);
-    auto [rows, cols] = matrixOf(src->shape);
-    Value rootBuffer = src->root;
-    if (auto resh = rootBuffer.getDefiningOp<ncore::ReshapeOp>())
-      rootBuffer = resh.getSource();
-    if (rootBuffer == outArg && src->rowOffset == 0 && src->isContiguous())
-      continue;
-    Placement dst;
-    dst.root = pl.reshape(outArg, {rows, cols});
-    dst.space = MemSpace::Hbm;
-    dst.elementType = src->elementType;
-    dst.shape = src->shape;
-    dst.rows = rows;
-    dst.cols = cols;
-    dst.pitch = cols;
-    pl.copyInto(dst, *src);
+    // Lowered whole: its operands die here, before the consumer.
+    for (Value cls : deferredDying.lookup(&consumer))
+      pl.release(cls);
+    deferredDying.erase(&consumer);
+    return Value();
   }
-  program->setAttr("seam.sbuf_peak_bytes", b.getI64IntegerAttr(pl.sbufPeak()));
-  return success();
+
+  /// The collective's result placement, made when the linear first calls
+  /// it (a lowering that calls no consumer leaves the all_reduce to its own
+  /// turn, unplaced), and the calls emitted: more than one is per slab.
+  struct ConsumedColumns {
+    std::optional<Placement> out;
+    int calls = 0;
+  };
+
+  /// Offers the linear `op` its all_reduce as a column consumer.
+  std::shared_ptr<ConsumedColumns> setUpColumnConsumer(Operation &op,
+                                                       AllReduceOp collective) {
+    auto consumed = std::make_shared<ConsumedColumns>();
+    Location cloc = collective.getLoc();
+    Value reduced = collective.getResult();
+    int64_t ranks = int64_t(collective.getRanks());
+    ColumnConsumer consumer;
+    consumer.consume = [pl = &pl, cloc, reduced, ranks, state = consumed](
+                           const Placement &y, Index r0, int64_t rows, Index c0,
+                           int64_t cols) {
+      ++state->calls;
+      pl->atLoc(cloc, [&] {
+        if (!state->out)
+          state->out = pl->placeResultInHbm(reduced, "cc");
+        pl->allReduce(ncore::AluOp::Add,
+                      pl->window(*state->out, r0, rows, c0, cols),
+                      pl->window(y, r0, rows, c0, cols), ranks);
+      });
+    };
+    const ::seam::rt::Profile *profile = target.profile;
+    consumer.estimateNs = [profile, ranks](int64_t bytes) {
+      return ::seam::rt::collectiveDurationNs(::seam::rt::Opcode::AllReduce,
+                                              uint64_t(bytes), unsigned(ranks),
+                                              *profile);
+    };
+    pl.setColumnConsumer(op.getResult(0), std::move(consumer));
+    return consumed;
+  }
+
+  /// The linear `op` emitted all of `collective` (in `calls` calls): its
+  /// own turn is skipped.
+  void noteColumnsConsumed(Operation &op, AllReduceOp collective, int calls) {
+    consumedCollectives.insert(collective);
+    ++pl.statistics().columnConsumed;
+    auto remark = decisionRemark(target.remarks, collective.getLoc());
+    remark << "convert-seam-to-ncore: all_reduce emitted in the linear at "
+           << op.getLoc();
+    if (calls > 1)
+      remark << ", slab by slab: each weight slab's columns are reduced "
+                "while the Tensor engine computes the next slab, so only "
+                "the last slab's reduction follows the linear";
+    else
+      remark << ", once after its last store: one slab's reduction would "
+                "take longer than the slab's Tensor-engine time";
+  }
+
+  /// Outputs not computed in place (func args, aliases, values returned
+  /// twice) are copied into their output arguments.
+  LogicalResult copyOutputs() {
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    unsigned numIn = func.getNumArguments();
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      pl.setLoc(ret.getLoc());
+      FailureOr<Placement> src = pl.get(v, ret);
+      if (failed(src))
+        return failure();
+      Value outArg = pbody.getArgument(numIn + i);
+      auto [rows, cols] = matrixOf(src->shape);
+      Value rootBuffer = src->root;
+      if (auto resh = rootBuffer.getDefiningOp<ncore::ReshapeOp>())
+        rootBuffer = resh.getSource();
+      if (rootBuffer == outArg && src->rowOffset == 0 && src->isContiguous())
+        continue;
+      Placement dst;
+      dst.root = pl.reshape(outArg, {rows, cols});
+      dst.space = MemSpace::Hbm;
+      dst.elementType = src->elementType;
+      dst.shape = src->shape;
+      dst.rows = rows;
+      dst.cols = cols;
+      dst.pitch = cols;
+      pl.copyInto(dst, *src);
+    }
+    return success();
+  }
+
+  func::FuncOp func;
+  ncore::ProgramOp program;
+  Block &body, &pbody;
+  const ProgramPairings &pairings;
+  const ConversionTables &tables;
+  const TargetInfo &target;
+  ProgramLowering pl;
+
+  // Liveness.
+  DenseMap<Operation *, int64_t> position;
+  DenseMap<Value, Value> classOf;
+  DenseMap<Value, int64_t> lastUse;
+  DenseMap<int64_t, SmallVector<Value>> dying;
+
+  // Pairs: guest -> host, row producer -> consumer; the table lowerings of
+  // guests and row producers (looked up at their own positions), the
+  // classes released after their host or consumer, and the all_reduces a
+  // linear emitted.
+  DenseMap<Operation *, Operation *> hostOfGuest, consumerOf;
+  DenseMap<Operation *, const LowerFn *> pairedLower;
+  DenseMap<Operation *, SmallVector<Value>> deferredDying;
+  DenseSet<Operation *> consumedCollectives;
+};
+
+} // namespace
+
+/// Lowers the program func `func` into `programs`.
+static LogicalResult
+lowerProgram(func::FuncOp func, ModuleOp module, ModuleOp programs,
+             const ConversionTables &tables, const TargetInfo &target,
+             KernelDeclarations &kernels, ConversionStats &stats) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("convert-seam-to-ncore: a program has one block");
+  FailureOr<ProgramPairings> pairings =
+      readPairings(func.getBody().front(), tables.pairing);
+  if (failed(pairings))
+    return failure();
+  bool anyCall = false;
+  SmallVector<bool> isParam = parameterArguments(func, module, anyCall);
+  FailureOr<ncore::ProgramOp> program = createProgram(func, programs, isParam);
+  if (failed(program))
+    return failure();
+  return ProgramConverter(func, *program, *pairings, tables, target, stats,
+                          kernels)
+      .run(isParam, anyCall);
 }
 
 void ConvertSeamToNcorePass::runOnOperation() {
@@ -1038,23 +1076,16 @@ void ConvertSeamToNcorePass::runOnOperation() {
   info.workingBytes = info.sbufPartitionBytes / 3;
   info.profile = &profile;
 
-  LoweringTable table;
-  populateLinearLowerings(table);
-  populateElementwiseLowerings(table);
-  populateNormLowerings(table);
-  populateShapeLowerings(table);
-  populateRopeLowerings(table);
-  populateAttentionLowerings(table);
-  populateCollectiveLowerings(table);
-  populateKernelCallLowerings(table);
-  GuestTable guests;
-  populateLinearGuests(guests);
-  llvm::StringSet<> hosts;
-  populateAttentionHosts(hosts);
-  RowProducerTable producers;
-  populateElementwiseRowProducers(producers);
-  RowConsumerTable consumers;
-  populateNormRowConsumers(consumers);
+  ConversionTables tables;
+  populateLinearLowerings(tables.lowerings);
+  populateElementwiseLowerings(tables.lowerings);
+  populateNormLowerings(tables.lowerings);
+  populateShapeLowerings(tables.lowerings);
+  populateRopeLowerings(tables.lowerings);
+  populateAttentionLowerings(tables.lowerings);
+  populateCollectiveLowerings(tables.lowerings);
+  populateKernelCallLowerings(tables.lowerings);
+  tables.pairing = PairingRules::all();
 
   if (SymbolTable::lookupSymbolIn(module, "ncore")) {
     module.emitError("convert-seam-to-ncore: the module already has a symbol "
@@ -1078,8 +1109,8 @@ void ConvertSeamToNcorePass::runOnOperation() {
   bool failedAny = false;
   for (func::FuncOp func : funcs) {
     int64_t spillsBefore = stats.spills;
-    if (failed(lowerProgram(func, programs, info, table, guests, hosts,
-                            producers, consumers, kernels, stats))) {
+    if (failed(lowerProgram(func, module, programs, tables, info, kernels,
+                            stats))) {
       failedAny = true;
       continue;
     }
@@ -1106,4 +1137,10 @@ void ConvertSeamToNcorePass::runOnOperation() {
   if (failedAny)
     return signalPassFailure();
   stats.publish();
+}
+
+void mlir::seam::buildLowerToNcorePipeline(
+    OpPassManager &pm, const ConvertSeamToNcoreOptions &options) {
+  pm.addPass(createSeamPlanPairings());
+  pm.addPass(createConvertSeamToNcore(options));
 }

@@ -40,6 +40,12 @@ namespace mlir::seam {
 #define GEN_PASS_REGISTRATION
 #include "lowering/conversion/ConvertPasses.h.inc"
 
+/// The lowering of a module's programs to ncore, as every driver runs it:
+/// seam-plan-pairings decides which ops are lowered together, then
+/// convert-seam-to-ncore (with `options`) carries the decisions out.
+void buildLowerToNcorePipeline(OpPassManager &pm,
+                               const ConvertSeamToNcoreOptions &options);
+
 namespace conversion {
 
 using ncore::MemSpace;

@@ -1,4 +1,4 @@
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s
 
 // Causal GQA attention with fused rope, 4 query heads over 2 kv heads, 768
 // positions: the rope tables are read into SBUF once; loops over kv heads

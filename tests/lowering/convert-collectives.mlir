@@ -1,5 +1,5 @@
-// RUN: seam-opt %s --convert-seam-to-ncore | FileCheck %s
-// RUN: seam-opt %s --convert-seam-to-ncore 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: seam-opt %s --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s
+// RUN: seam-opt %s --seam-plan-pairings --convert-seam-to-ncore 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 
 // A row-parallel linear's partial sums are written to HBM and all-reduced
 // there; the consumer loads the reduced tensor. The all_reduce is the

@@ -1,5 +1,5 @@
-// RUN: seam-opt %s --convert-seam-to-ncore=remarks=false | FileCheck %s
-// RUN: seam-opt %s --convert-seam-to-ncore=remarks=false -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// RUN: seam-opt %s --seam-plan-pairings --convert-seam-to-ncore=remarks=false | FileCheck %s
+// RUN: seam-opt %s --seam-plan-pairings --convert-seam-to-ncore=remarks=false -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
 // The counterfactual markers of seam-run --explain-kernels, in the lowering.
 // @fused: the layer_norm builds its reader's X^T (a lowering fusion).

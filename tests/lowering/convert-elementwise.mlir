@@ -1,4 +1,4 @@
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s
 
 // adaLN modulation: every intermediate stays in SBUF (one [128, 2 x 3072]
 // tile each, rows on partitions); the [1, 1, 3072] vectors are broadcast onto

@@ -1,4 +1,4 @@
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore -verify-diagnostics
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore -verify-diagnostics
 
 // Shapes the lowering cannot tile get a diagnostic naming the op and the
 // sizes, never a crash.

@@ -1,5 +1,5 @@
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore 2>&1 | FileCheck %s
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore 2>&1 | FileCheck %s
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
 // Interleaving (ConvertSeamToNcore.h, InterleavedWork): the attention takes
 // the MLP-style linear %b, which reads the same input as %a (whose X^T it

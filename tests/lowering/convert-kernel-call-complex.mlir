@@ -1,4 +1,4 @@
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore -verify-diagnostics | FileCheck %s
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore -verify-diagnostics | FileCheck %s
 
 // complex<f32> on the device: an HBM tensor of interleaved (re, im) f32, a
 // trailing dim of 2, at program boundaries (arguments, results) and kernel

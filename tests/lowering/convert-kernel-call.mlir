@@ -1,7 +1,7 @@
-// RUN: seam-opt %s --convert-seam-to-ncore | FileCheck %s
-// RUN: seam-opt %s --convert-seam-to-ncore | FileCheck %s --check-prefix=BARRIER
-// RUN: seam-opt %s --convert-seam-to-ncore=kernel-boundary=dependency | FileCheck %s --check-prefix=DEP
-// RUN: not seam-opt %s --convert-seam-to-ncore=kernel-boundary=none 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: seam-opt %s --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s
+// RUN: seam-opt %s --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s --check-prefix=BARRIER
+// RUN: seam-opt %s --seam-plan-pairings --convert-seam-to-ncore=kernel-boundary=dependency | FileCheck %s --check-prefix=DEP
+// RUN: not seam-opt %s --seam-plan-pairings --convert-seam-to-ncore=kernel-boundary=none 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The boundary semantics travel on each call (ncore-schedule decides what
 // they mean): none is the barrier.

@@ -1,10 +1,10 @@
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s --check-prefix=COUNT
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s --check-prefix=COUNT
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // With remarks=false (seam-run) the decisions are silent; the IR is the same.
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore="remarks=false" 2>&1 >/dev/null | count 0
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore="remarks=false" | FileCheck %s
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore="remarks=false" 2>&1 >/dev/null | count 0
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore="remarks=false" | FileCheck %s
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore -mlir-pass-statistics 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
 // A [1, 768, 3072] x [3072, 768] linear streams its weight: W is read once,
 // in slabs of 256 columns (each one 1.5 MiB DMA: W reshaped to [128, 24, N],

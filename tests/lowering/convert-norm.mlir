@@ -1,4 +1,4 @@
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s
 
 // layer_norm with scale and bias over 300 rows (2 full tiles and one of
 // 44): two-pass statistics in fp32, rsqrt(s / D + eps) in one activation,

@@ -1,11 +1,11 @@
 // Whole models through the graph pipeline and the conversion: every program
 // converts and the result verifies (compile and eager modes, with kernels).
-// RUN: seam-opt %S/../passes/Inputs/two-blocks.mlir --seam-pipeline="mode=compile kernels=qkv" 2>/dev/null | seam-opt --convert-seam-to-ncore | FileCheck %s --check-prefix=COMPILE
-// RUN: seam-opt %S/../passes/Inputs/two-blocks.mlir --seam-pipeline="mode=eager kernels=qkv,rope" 2>/dev/null | seam-opt --convert-seam-to-ncore | FileCheck %s --check-prefix=EAGER
-// RUN: seam-import --model flux2-klein --tp 4 --layers 1 | seam-opt --seam-pipeline="mode=compile" 2>/dev/null | seam-opt --convert-seam-to-ncore | FileCheck %s --check-prefix=FLUX
-// RUN: seam-import --model flux2-klein --tp 4 --layers 1 | seam-opt --seam-pipeline="mode=eager kernels=qkv,rope,flash-attn" 2>/dev/null | seam-opt --convert-seam-to-ncore -o /dev/null
-// RUN: seam-import --model fnet-base --layers 1 | seam-opt --seam-pipeline="mode=compile" 2>/dev/null | seam-opt --convert-seam-to-ncore -o /dev/null
-// RUN: seam-import --model hyena --layers 1 | seam-opt --seam-pipeline="mode=compile" 2>/dev/null | seam-opt --convert-seam-to-ncore -o /dev/null
+// RUN: seam-opt %S/../passes/Inputs/two-blocks.mlir --seam-pipeline="mode=compile kernels=qkv" 2>/dev/null | seam-opt --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s --check-prefix=COMPILE
+// RUN: seam-opt %S/../passes/Inputs/two-blocks.mlir --seam-pipeline="mode=eager kernels=qkv,rope" 2>/dev/null | seam-opt --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s --check-prefix=EAGER
+// RUN: seam-import --model flux2-klein --tp 4 --layers 1 | seam-opt --seam-pipeline="mode=compile" 2>/dev/null | seam-opt --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s --check-prefix=FLUX
+// RUN: seam-import --model flux2-klein --tp 4 --layers 1 | seam-opt --seam-pipeline="mode=eager kernels=qkv,rope,flash-attn" 2>/dev/null | seam-opt --seam-plan-pairings --convert-seam-to-ncore -o /dev/null
+// RUN: seam-import --model fnet-base --layers 1 | seam-opt --seam-pipeline="mode=compile" 2>/dev/null | seam-opt --seam-plan-pairings --convert-seam-to-ncore -o /dev/null
+// RUN: seam-import --model hyena --layers 1 | seam-opt --seam-pipeline="mode=compile" 2>/dev/null | seam-opt --seam-plan-pairings --convert-seam-to-ncore -o /dev/null
 
 // COMPILE: func.func private @prog_step({{.*}}seam.ncore_program = @ncore::@prog_step
 // COMPILE: module @ncore {

@@ -1,4 +1,4 @@
-// RUN: seam-opt %s --convert-seam-to-ncore | FileCheck %s
+// RUN: seam-opt %s --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s
 
 // rope over 6 heads x 2 position tiles: x * cos, then the halves
 // (x1 cos1 - x2 sin1, x2 cos2 + x1 sin2) on [P, D/2] views; the products

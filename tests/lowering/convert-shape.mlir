@@ -1,4 +1,4 @@
-// RUN: seam-opt %s -split-input-file --convert-seam-to-ncore | FileCheck %s
+// RUN: seam-opt %s -split-input-file --seam-plan-pairings --convert-seam-to-ncore | FileCheck %s
 
 // Column slices and last-dim-preserving reshapes are free: the q slice of a
 // fused projection is a view of its SBUF tile. Splitting the last dim needs

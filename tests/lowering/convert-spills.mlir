@@ -1,6 +1,6 @@
-// RUN: seam-opt %s --convert-seam-to-ncore=target=trn1 | FileCheck %s --check-prefix=TRN1
-// RUN: seam-opt %s --convert-seam-to-ncore=target=trn2 | FileCheck %s --check-prefix=TRN2
-// RUN: not seam-opt %s --convert-seam-to-ncore=target=trn9 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: seam-opt %s --seam-plan-pairings --convert-seam-to-ncore=target=trn1 | FileCheck %s --check-prefix=TRN1
+// RUN: seam-opt %s --seam-plan-pairings --convert-seam-to-ncore=target=trn2 | FileCheck %s --check-prefix=TRN2
+// RUN: not seam-opt %s --seam-plan-pairings --convert-seam-to-ncore=target=trn9 2>&1 | FileCheck %s --check-prefix=BAD
 
 // One intermediate of 140 KiB per partition ([128, 35840] f32): over the
 // trn1 budget (192 KiB SBUF per partition minus a third for working tiles),

@@ -4,13 +4,13 @@
 #include "dialect/ncore/NcoreTarget.h"
 #include "dialect/seam/SeamOps.h"
 #include "kernels/Registry.h"
+#include "lowering/conversion/ConvertSeamToNcore.h"
 #include "lowering/target/NcoreCodegen.h"
 #include "lowering/transforms/ParallelVerify.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "passes/Passes.h"
 #include "runtime/Clock.h"
 #include "runtime/ProgramFile.h"
@@ -279,12 +279,11 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   // whole-step program on one); codegen below does not verify again (see
   // EmitOptions::verify).
   lpm.enableVerifier(false);
-  // `lpm` is anchored on the module already: the text names its contents.
-  std::string lowerPipeline =
-      "convert-seam-to-ncore{target=" + std::string(rt::name(target)) +
-      " remarks=false kernel-boundary=" + kernelBoundary + "}";
-  if (failed(parsePassPipeline(lowerPipeline, lpm)))
-    return Result::failure("bad lowering pipeline: " + lowerPipeline);
+  mlir::seam::ConvertSeamToNcoreOptions lowerOptions;
+  lowerOptions.target = std::string(rt::name(target));
+  lowerOptions.remarks = false;
+  lowerOptions.kernelBoundary = kernelBoundary;
+  mlir::seam::buildLowerToNcorePipeline(lpm, lowerOptions);
   mlir::seam::KernelBuildStats kernels0 = mlir::seam::kernelBuildStats();
   if (failed(lpm.run(lowered)) || failed(ncore::verifyOnThreads(lowered)))
     return Result::failure("lowering failed:\n" + diags.text);

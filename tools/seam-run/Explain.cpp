@@ -1,6 +1,7 @@
 //===- Explain.cpp - seam-run --explain-kernels ---------------------------===//
 #include "tools/seam-run/Explain.h"
 #include "dialect/seam/SeamOps.h"
+#include "lowering/conversion/ConvertSeamToNcore.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -213,11 +214,12 @@ std::map<std::string, int> Explainer::decisions(ModuleOp m) {
   popts.target = opts.target;
   popts.remarks = true;
   mlir::seam::buildSeamPipeline(pm, popts);
-  if (succeeded(parsePassPipeline(
-          "convert-seam-to-ncore{target=" + opts.target +
-              " remarks=true kernel-boundary=" + opts.kernelBoundary + "}",
-          pm)))
-    (void)pm.run(*copy);
+  mlir::seam::ConvertSeamToNcoreOptions lowerOptions;
+  lowerOptions.target = opts.target;
+  lowerOptions.remarks = true;
+  lowerOptions.kernelBoundary = opts.kernelBoundary;
+  mlir::seam::buildLowerToNcorePipeline(pm, lowerOptions);
+  (void)pm.run(*copy);
   return made;
 }
 

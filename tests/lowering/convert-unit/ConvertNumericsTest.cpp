@@ -95,7 +95,7 @@ ConvRun convertAndRunOnRanks(
   PassManager pm(&ctx);
   mlir::seam::ConvertSeamToNcoreOptions opts;
   opts.target = target;
-  pm.addPass(mlir::seam::createConvertSeamToNcore(opts));
+  mlir::seam::buildLowerToNcorePipeline(pm, opts);
   if (failed(pm.run(*module))) {
     r.error = "convert: " + diags;
     return r;
