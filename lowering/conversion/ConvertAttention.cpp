@@ -28,70 +28,144 @@ static constexpr double kMaskedScore = -1.0e30;
 /// Blocks of P^T per PSUM bank: 4 x 128 fp32 columns = 2 KiB per partition.
 static constexpr int64_t kPvGroup = 4;
 
-static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
-  auto op = cast<AttentionOp>(o);
-  auto q = pl.get(op.getQ(), op), k = pl.get(op.getK(), op),
-       v = pl.get(op.getV(), op);
-  if (failed(q) || failed(k) || failed(v))
-    return failure();
-  bool rope = bool(op.getRopeCos());
-  FailureOr<Placement> cosP = Placement(), sinP = Placement();
-  if (rope && (failed(cosP = pl.get(op.getRopeCos(), op)) ||
-               failed(sinP = pl.get(op.getRopeSin(), op))))
-    return failure();
-  if (q->shape.size() != 4 || k->shape.size() != 4 || v->shape.size() != 4)
-    return op.emitOpError() << "convert-seam-to-ncore: attention operands "
-                               "must be [B, H, S, D]";
-  int64_t batch = q->shape[0], heads = q->shape[1], sq = q->shape[2],
-          d = q->shape[3], kvHeads = k->shape[1], sk = k->shape[2],
-          dv = v->shape[3]; // V's head dim: the output's
-  Type et = q->elementType;
-  if (k->elementType != et || v->elementType != et)
-    return op.emitOpError() << "convert-seam-to-ncore: q, k and v must have "
-                               "one dtype";
-  if (d > 128 || dv > 128)
-    return op.emitOpError()
-           << "convert-seam-to-ncore: head dim " << std::max(d, dv)
-           << " exceeds 128 (the contraction of Q K^T runs "
-              "over partitions)";
-  if (kvHeads == 0 || heads % kvHeads)
-    return op.emitOpError()
-           << "convert-seam-to-ncore: " << heads
-           << " query heads are not a multiple of " << kvHeads << " kv heads";
-  if (rope && d % 2)
-    return op.emitOpError() << "convert-seam-to-ncore: rope needs an even "
-                               "head dim, got "
-                            << d;
-  bool causal = op.getCausal();
-  if (causal && sq != sk)
-    return op.emitOpError() << "convert-seam-to-ncore: causal attention "
-                               "needs Sq == Sk, got "
-                            << sq << " and " << sk;
-  int64_t eb = et.isBF16() ? 2 : 4;
-  // Per partition: K^T [D, Sk], scores f32 [p, Sk], P [p, Sk], mask.
-  int64_t bytes = sk * eb + sk * 4 + sk * eb + (causal ? (sk + sq) * 4 : 0);
-  if (bytes > pl.target().workingBytes)
-    return op.emitOpError()
-           << "convert-seam-to-ncore: " << sk
-           << " keys are too many for one score row in SBUF (" << bytes
-           << " bytes per partition, " << pl.target().workingBytes
-           << " available); a flash-attention kernel is needed";
-  Placement y = pl.placeResult(op.getResult());
-  // Heads start at rows h * S: SBUF windows need S % 128 == 0.
-  Placement qa = pl.rowAlignedOrRelayout(*q, sq),
-            ka = pl.rowAlignedOrRelayout(*k, sk),
-            va = pl.rowAlignedOrRelayout(*v, sk);
-  Placement ya = ProgramLowering::rowAligned(y, sq)
-                     ? y
-                     : pl.hbmScratch(y.shape, y.elementType, "relayout");
-  int64_t group = heads / kvHeads;
-  Type f32 = pl.builder().getF32Type();
-  auto zero = Index(0);
-  int64_t dp = d; // partitions of Q^T / K^T
-  int64_t qTiles = (sq + 127) / 128;
+namespace {
 
-  Value mask;
-  if (causal) {
+/// The working tiles of one query tile: two or three sets for the software
+/// pipeline over full tiles, one for a last partial tile.
+struct Slot {
+  int64_t p = 0, chunk = 0;
+  Value qtp, qt, sps[2], scores, mx, sum, rcp, probs, ops, pt, ptp;
+  Value ptGroup[2], ptpGroup[2]; ///< Groups of P^T blocks (sk % 128 == 0).
+};
+
+/// One attention's lowering (see the file comment), one method per step:
+/// check the operands, place them, build the mask and the resident tables,
+/// choose the pipeline (one head at a time, or every head resident with a
+/// guest), allocate the slots and the K^T / V buffers, then emit the loops
+/// from the phases of a query tile (scores, softmax, output).
+class AttentionLowering {
+public:
+  AttentionLowering(ProgramLowering &pl, AttentionOp op) : pl(pl), op(op) {}
+
+  LogicalResult run() {
+    if (failed(readOperands()))
+      return failure();
+    placeOperands();
+    buildMask();
+    tpsum[0] = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
+    planResidentV();
+    if (rope) {
+      residentTable(cosP);
+      residentTable(sinP);
+    }
+    allocateScoreBanks();
+    choosePipeline();
+    if (failed(takeGuest()))
+      return failure();
+    allocateSlots();
+    allocateKvBuffers();
+    if (allHeads)
+      runAllHeads();
+    else
+      runPerKvHead();
+    if (ya.root != y.root)
+      pl.copyInto(y, ya);
+    return success();
+  }
+
+private:
+  //===--------------------------------------------------------------------===//
+  // Operands, placements and resident tiles
+  //===--------------------------------------------------------------------===//
+
+  /// The operands' placements, and the shapes the lowering takes.
+  LogicalResult readOperands() {
+    auto qp = pl.get(op.getQ(), op), kp = pl.get(op.getK(), op),
+         vp = pl.get(op.getV(), op);
+    if (failed(qp) || failed(kp) || failed(vp))
+      return failure();
+    q = *qp;
+    k = *kp;
+    v = *vp;
+    rope = bool(op.getRopeCos());
+    if (rope) {
+      FailureOr<Placement> cp = pl.get(op.getRopeCos(), op);
+      if (failed(cp))
+        return failure();
+      FailureOr<Placement> sp = pl.get(op.getRopeSin(), op);
+      if (failed(sp))
+        return failure();
+      cosP = *cp;
+      sinP = *sp;
+    }
+    if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape.size() != 4)
+      return op.emitOpError() << "convert-seam-to-ncore: attention operands "
+                                 "must be [B, H, S, D]";
+    batch = q.shape[0];
+    heads = q.shape[1];
+    sq = q.shape[2];
+    d = q.shape[3];
+    kvHeads = k.shape[1];
+    sk = k.shape[2];
+    dv = v.shape[3]; // V's head dim: the output's
+    et = q.elementType;
+    if (k.elementType != et || v.elementType != et)
+      return op.emitOpError() << "convert-seam-to-ncore: q, k and v must have "
+                                 "one dtype";
+    if (d > 128 || dv > 128)
+      return op.emitOpError()
+             << "convert-seam-to-ncore: head dim " << std::max(d, dv)
+             << " exceeds 128 (the contraction of Q K^T runs "
+                "over partitions)";
+    if (kvHeads == 0 || heads % kvHeads)
+      return op.emitOpError()
+             << "convert-seam-to-ncore: " << heads
+             << " query heads are not a multiple of " << kvHeads << " kv heads";
+    if (rope && d % 2)
+      return op.emitOpError() << "convert-seam-to-ncore: rope needs an even "
+                                 "head dim, got "
+                              << d;
+    causal = op.getCausal();
+    if (causal && sq != sk)
+      return op.emitOpError() << "convert-seam-to-ncore: causal attention "
+                                 "needs Sq == Sk, got "
+                              << sq << " and " << sk;
+    eb = et.isBF16() ? 2 : 4;
+    // Per partition: K^T [D, Sk], scores f32 [p, Sk], P [p, Sk], mask.
+    bytes = sk * eb + sk * 4 + sk * eb + (causal ? (sk + sq) * 4 : 0);
+    if (bytes > pl.target().workingBytes)
+      return op.emitOpError()
+             << "convert-seam-to-ncore: " << sk
+             << " keys are too many for one score row in SBUF (" << bytes
+             << " bytes per partition, " << pl.target().workingBytes
+             << " available); a flash-attention kernel is needed";
+    return success();
+  }
+
+  /// The result's placement, and every operand where head windows are
+  /// expressible: heads start at rows h * S, so SBUF windows need
+  /// S % 128 == 0.
+  void placeOperands() {
+    y = pl.placeResult(op.getResult());
+    qa = pl.rowAlignedOrRelayout(q, sq);
+    ka = pl.rowAlignedOrRelayout(k, sk);
+    va = pl.rowAlignedOrRelayout(v, sk);
+    ya = ProgramLowering::rowAligned(y, sq)
+             ? y
+             : pl.hbmScratch(y.shape, y.elementType, "relayout");
+    group = heads / kvHeads;
+    f32 = pl.builder().getF32Type();
+    dp = d;
+    qTiles = (sq + 127) / 128;
+    gk = kPvGroup * 128;
+    firstKeys = std::min(gk, sk);
+  }
+
+  /// Causal: one [128, Sk + Sq - 128] tile, 0 where key <= query, else
+  /// kMaskedScore, read at a loop-dependent column per query tile.
+  void buildMask() {
+    if (!causal)
+      return;
     int64_t width = sk + (qTiles - 1) * 128;
     mask = pl.memset(
         pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(sq, 128), width}, f32),
@@ -100,22 +174,24 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     pl.affineSelect(ncore::AluOp::IsGe, mask, mask, (qTiles - 1) * 128, 1.0,
                     -1.0, kMaskedScore);
   }
-  Value tpsum[2] = {pl.alloc(MemSpace::Psum, {dp, 128}, f32), Value()};
-  // V of a kv head in HBM is read once per head, in one DMA, rather than
-  // per query tile and key block: key k = p * kTiles + t sits at partition
-  // p, block t (each partition then reads kTiles consecutive rows), and the
-  // blocks of P^T take the keys t, t + kTiles, ... to match (P V sums over
-  // the keys in any order).
-  int64_t kTiles = sk / 128;
-  bool vResident = !va.inSbuf() && sk % 128 == 0 && kTiles > 1 &&
-                   va.isContiguous() && va.rowOffset == 0 &&
-                   bytes + kTiles * dv * eb <= pl.target().workingBytes;
 
-  // Rope tables in HBM are read into SBUF once ([S, D] rows as row tiles)
-  // rather than per query and key tile: each tile's rope then waits for no
-  // DMA.
-  auto residentTable = [&](Placement &t) {
-    if (!rope || t.inSbuf())
+  /// V of a kv head in HBM is read once per head, in one DMA, rather than
+  /// per query tile and key block: key k = p * kTiles + t sits at partition
+  /// p, block t (each partition then reads kTiles consecutive rows), and the
+  /// blocks of P^T take the keys t, t + kTiles, ... to match (P V sums over
+  /// the keys in any order).
+  void planResidentV() {
+    kTiles = sk / 128;
+    vResident = !va.inSbuf() && sk % 128 == 0 && kTiles > 1 &&
+                va.isContiguous() && va.rowOffset == 0 &&
+                bytes + kTiles * dv * eb <= pl.target().workingBytes;
+  }
+
+  /// Rope tables in HBM are read into SBUF once ([S, D] rows as row tiles)
+  /// rather than per query and key tile: each tile's rope then waits for no
+  /// DMA.
+  void residentTable(Placement &t) {
+    if (t.inSbuf())
       return;
     int64_t rows = t.rows, tiles = t.rowTiles();
     if (!(rows <= 128 || rows % 128 == 0) ||
@@ -132,41 +208,103 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
              pl.window(t, r0, p, zero, t.cols));
     });
     t = r;
-  };
-  if (rope) {
-    residentTable(*cosP);
-    residentTable(*sinP);
   }
 
-  auto loadRoped = [&](const Placement &src, Index row, Index pos,
-                       int64_t p) -> Value {
+  /// Rows [row, row + p) of `src` in SBUF, roped at positions from `pos`
+  /// when the attention is fused with rope.
+  Value loadRoped(const Placement &src, Index row, Index pos, int64_t p) {
     Value t = pl.load(src, row, p, zero, d);
     if (!rope)
       return t;
-    Value c = pl.load(*cosP, pos, p, zero, d),
-          s = pl.load(*sinP, pos, p, zero, d);
+    Value c = pl.load(cosP, pos, p, zero, d),
+          s = pl.load(sinP, pos, p, zero, d);
     Value r = pl.alloc(MemSpace::Sbuf, {p, d}, et);
     emitRopeTile(pl, r, t, c, s, p, d);
     return r;
-  };
+  }
 
-  // The working tiles of one query tile: two sets for the software
-  // pipeline over full tiles, one for a last partial tile.
-  struct Slot {
-    int64_t p = 0, chunk = 0;
-    Value qtp, qt, sps[2], scores, mx, sum, rcp, probs, ops, pt, ptp;
-    Value ptGroup[2], ptpGroup[2]; ///< Groups of P^T blocks (sk % 128 == 0).
-  };
-  // Score banks, shared by the slots (one query tile's scores at a time).
-  int64_t scoreChunk = std::min<int64_t>(sk, ncore::kMatmulMaxN);
-  Value scorePsum[2];
-  for (Value &b : scorePsum)
-    b = pl.alloc(MemSpace::Psum, {std::min<int64_t>(sq, 128), scoreChunk}, f32);
-  // P^T PSUM groups shared by the slots (a slot keeps its own only when
-  // sharedPtp is not set): the Tensor engine transposes one tile's P at a
-  // time anyway, and three slots of their own would not fit in PSUM.
-  Value sharedPtp[2];
-  auto allocSlot = [&](int64_t p, bool ownQt) {
+  //===--------------------------------------------------------------------===//
+  // The pipeline and its tiles
+  //===--------------------------------------------------------------------===//
+
+  /// Score banks, shared by the slots (one query tile's scores at a time).
+  void allocateScoreBanks() {
+    scoreChunk = std::min<int64_t>(sk, ncore::kMatmulMaxN);
+    for (Value &b : scorePsum)
+      b = pl.alloc(MemSpace::Psum, {std::min<int64_t>(sq, 128), scoreChunk},
+                   f32);
+  }
+
+  /// Whether tiles are pipelined, over how many slots, and whether every
+  /// head is resident (allHeads).
+  void choosePipeline() {
+    // Pipelining needs a second score and probability row per partition.
+    pipelined =
+        sq >= 256 && bytes + sk * 4 + sk * eb <= pl.target().workingBytes;
+    full = sq / 128;
+    rem = sq % 128;
+    nHeads = batch * heads;
+    // Without GQA or a partial tile, Q^T, K^T (roped, D on partitions) and
+    // V of every head are built up front, and one software pipeline runs
+    // over every (head, query tile): a head's first scores and softmax are
+    // issued before the previous head's last output, and a tile's scores
+    // wait for no DMA, rope or transpose. Needs the second slot, an even
+    // number of tiles per head (so that every head starts at slot 0) and
+    // room for all heads.
+    // Per partition: `bytes` with its one K^T replaced by every head's
+    // Q^T, K^T (and V), plus the second slot's score and probability rows.
+    residentBytes =
+        nHeads * (sq * eb + sk * eb + (vResident ? kTiles * dv * eb : 0));
+    secondSlotBytes = sk * 4 + sk * eb;
+    auto fitsResident = [&](int64_t extraSlots) {
+      return bytes - sk * eb + residentBytes + extraSlots * secondSlotBytes <=
+             pl.target().workingBytes;
+    };
+    // Every head's tiles start at slot 0: full is a multiple of the slots.
+    // Three slots when they fit (the scores then run two tiles ahead, see
+    // the pipeline below), else two.
+    nSlots = !pipelined ? 1 : 2;
+    allHeads = pipelined && rem == 0 && group == 1 && nHeads > 1;
+    if (allHeads && full % 3 == 0 && fitsResident(2))
+      nSlots = 3;
+    else
+      allHeads = allHeads && full % 2 == 0 && fitsResident(1);
+    ahead = nSlots - 1;
+  }
+
+  /// A guest (see InterleavedWork) takes one group per head and one unit
+  /// per query tile: its matmuls fill the Tensor engine while the vector
+  /// engines do this pipeline's softmax. Only the all-heads pipeline has a
+  /// step per (head, tile).
+  LogicalResult takeGuest() {
+    int64_t hostBytes = allHeads ? bytes - sk * eb + residentBytes +
+                                       (nSlots - 1) * secondSlotBytes
+                                 : bytes;
+    FailureOr<std::optional<InterleavedWork>> guestOr =
+        pl.takeGuest(allHeads ? nHeads : 0, full, hostBytes);
+    if (failed(guestOr))
+      return failure();
+    guest = std::move(*guestOr);
+    return success();
+  }
+
+  /// The slots of full tiles and of the last partial one. With allHeads,
+  /// P^T PSUM groups are shared by the slots (a slot keeps its own only
+  /// when sharedPtp is not set): the Tensor engine transposes one tile's P
+  /// at a time anyway, and three slots of their own would not fit in PSUM.
+  void allocateSlots() {
+    if (allHeads && sk % 128 == 0)
+      for (Value &b : sharedPtp)
+        b = pl.alloc(MemSpace::Psum,
+                     {128, std::min<int64_t>(kPvGroup, sk / 128) * 128}, f32);
+    if (sq >= 128)
+      for (unsigned i = 0; i < nSlots; ++i)
+        slots[i] = allocSlot(128, !allHeads);
+    if (rem)
+      last = allocSlot(rem, true);
+  }
+
+  Slot allocSlot(int64_t p, bool ownQt) {
     Slot s;
     s.p = p;
     s.chunk = scoreChunk;
@@ -197,75 +335,26 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
       s.ptp = pl.alloc(MemSpace::Psum, {kb, p}, f32);
     }
     return s;
-  };
-  // Pipelining needs a second score and probability row per partition.
-  bool pipelined =
-      sq >= 256 && bytes + sk * 4 + sk * eb <= pl.target().workingBytes;
-  int64_t full = sq / 128, rem = sq % 128, nHeads = batch * heads;
-  // Without GQA or a partial tile, Q^T, K^T (roped, D on partitions) and V
-  // of every head are built up front, and one software pipeline runs over
-  // every (head, query tile): a head's first scores and softmax are issued
-  // before the previous head's last output, and a tile's scores wait for
-  // no DMA, rope or transpose. Needs the second slot, an even number of
-  // tiles per head (so that every head starts at slot 0) and room for all
-  // heads.
-  // Per partition: `bytes` with its one K^T replaced by every head's Q^T,
-  // K^T (and V), plus the second slot's score and probability rows.
-  int64_t residentBytes =
-      nHeads * (sq * eb + sk * eb + (vResident ? kTiles * dv * eb : 0));
-  int64_t secondSlotBytes = sk * 4 + sk * eb;
-  auto fitsResident = [&](int64_t extraSlots) {
-    return bytes - sk * eb + residentBytes + extraSlots * secondSlotBytes <=
-           pl.target().workingBytes;
-  };
-  // Every head's tiles start at slot 0: full is a multiple of the slots.
-  // Three slots when they fit (the scores then run two tiles ahead, see the
-  // pipeline below), else two.
-  unsigned nSlots = !pipelined ? 1 : 2;
-  bool allHeads = pipelined && rem == 0 && group == 1 && nHeads > 1;
-  if (allHeads && full % 3 == 0 && fitsResident(2))
-    nSlots = 3;
-  else
-    allHeads = allHeads && full % 2 == 0 && fitsResident(1);
-  // A guest (see InterleavedWork) takes one group per head and one unit
-  // per query tile: its matmuls fill the Tensor engine while the vector
-  // engines do this pipeline's softmax. Only the all-heads pipeline has a
-  // step per (head, tile).
-  int64_t hostBytes = allHeads ? bytes - sk * eb + residentBytes +
-                                     (nSlots - 1) * secondSlotBytes
-                               : bytes;
-  FailureOr<std::optional<InterleavedWork>> guestOr =
-      pl.takeGuest(allHeads ? nHeads : 0, full, hostBytes);
-  if (failed(guestOr))
-    return failure();
-  std::optional<InterleavedWork> guest = std::move(*guestOr);
-  if (allHeads && sk % 128 == 0)
-    for (Value &b : sharedPtp)
-      b = pl.alloc(MemSpace::Psum,
-                   {128, std::min<int64_t>(kPvGroup, sk / 128) * 128}, f32);
-  Slot slots[3];
-  if (sq >= 128)
-    for (unsigned i = 0; i < nSlots; ++i)
-      slots[i] = allocSlot(128, !allHeads);
-  std::optional<Slot> last;
-  if (rem)
-    last = allocSlot(rem, true);
-
-  // K^T and V of the kv head in work (all of them with allHeads: head h at
-  // column h * Sk and h * kTiles * D), Q^T of every head (allHeads).
-  int64_t kvCopies = allHeads ? nHeads : 1;
-  Value kt = pl.alloc(MemSpace::Sbuf, {dp, kvCopies * sk}, et), qtAll, vAll;
-  if (vResident)
-    vAll = pl.alloc(MemSpace::Sbuf, {128, kvCopies * kTiles * dv}, et);
-  if (allHeads) {
-    qtAll = pl.alloc(MemSpace::Sbuf, {dp, nHeads * sq}, et);
-    tpsum[1] = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
   }
-  // Transposes rows [row0, row0 + n) of `src` (roped at positions from 0)
-  // into columns [col0, col0 + n) of `dst`; two PSUM buffers alternate when
-  // there are two.
-  auto buildTransposed = [&](const Placement &src, Index row0, int64_t n,
-                             Value dst, Index col0) {
+
+  /// K^T and V of the kv head in work (all of them with allHeads: head h at
+  /// column h * Sk and h * kTiles * D), Q^T of every head (allHeads).
+  void allocateKvBuffers() {
+    kvCopies = allHeads ? nHeads : 1;
+    kt = pl.alloc(MemSpace::Sbuf, {dp, kvCopies * sk}, et);
+    if (vResident)
+      vAll = pl.alloc(MemSpace::Sbuf, {128, kvCopies * kTiles * dv}, et);
+    if (allHeads) {
+      qtAll = pl.alloc(MemSpace::Sbuf, {dp, nHeads * sq}, et);
+      tpsum[1] = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
+    }
+  }
+
+  /// Transposes rows [row0, row0 + n) of `src` (roped at positions from 0)
+  /// into columns [col0, col0 + n) of `dst`; two PSUM buffers alternate
+  /// when there are two.
+  void buildTransposed(const Placement &src, Index row0, int64_t n, Value dst,
+                       Index col0) {
     auto chunk = [&](Index r0, int64_t nr, unsigned parity) {
       Value tp = pl.view(tpsum[parity], {d, nr}, {zero, zero});
       pl.transpose(tp, loadRoped(src, row0 + r0, r0, nr));
@@ -276,9 +365,10 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
     else
       pl.forEachChunk(n, 128,
                       [&](Index r0, int64_t nr, bool) { chunk(r0, nr, 0); });
-  };
-  // K^T and (resident) V of kv head bk into copy `c` of the buffers.
-  auto prepareKv = [&](Index bk, Index c) {
+  }
+
+  /// K^T and (resident) V of kv head bk into copy `c` of the buffers.
+  void prepareKv(Index bk, Index c) {
     if (vResident) {
       Value rows = pl.view(va.root, {sk, dv}, {bk * sk, zero});
       Value all = pl.reshape(vAll, {128, kvCopies * kTiles, dv});
@@ -286,9 +376,15 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
              pl.reshape(rows, {128, kTiles, dv}));
     }
     buildTransposed(ka, bk * sk, sk, kt, c * sk);
-  };
+  }
 
-  auto scoresPhase = [&](Slot &s, Index head, Index q0, Index kvc) {
+  //===--------------------------------------------------------------------===//
+  // The phases of one query tile
+  //===--------------------------------------------------------------------===//
+
+  /// Q^T of the tile (resident, or roped and transposed here), then its
+  /// scaled fp32 scores against K^T copy `kvc`, masked when causal.
+  void scoresPhase(Slot &s, Index head, Index q0, Index kvc) {
     int64_t p = s.p;
     Value qt = s.qt;
     if (allHeads) {
@@ -321,121 +417,147 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
       Value m = pl.view(mask, {p, sk}, {zero, Index((qTiles - 1) * 128) - q0});
       pl.tensorTensor(ncore::AluOp::Add, s.scores, s.scores, m);
     }
-  };
-  auto softmaxPhase = [&](Slot &s) {
-    // Stable softmax (unnormalised P; 1 / sum applied to O).
+  }
+
+  /// Stable softmax (unnormalised P; 1 / sum applied to O).
+  void softmaxPhase(Slot &s) {
     pl.reduce(ncore::AluOp::Max, s.mx, s.scores);
     pl.tensorScalar(ncore::AluOp::Multiply, s.mx, s.mx, -1.0);
     pl.activation(ncore::ActFunc::Exp, s.probs, s.scores, 1.0, 0.0, s.mx,
                   s.sum);
     pl.reciprocal(s.rcp, s.sum);
-  };
+  }
+
   // O = P V over 128-key blocks. With whole blocks, up to four blocks of P
   // are transposed into one PSUM bank and evacuated by one copy, two banks
   // alternating; the groups are software pipelined: group g + 1 is
   // transposed before group g's matmuls, so the Tensor engine transposes
   // while the vector engines copy the group before (a matmul of P^T waits
   // for its group's copy). Without whole blocks, one block at a time.
-  // Keys k0 .. k0 + nk of P (or, resident V, t, t + kTiles, ...).
-  auto probsBlock = [&](Slot &s, Index k0, int64_t nk) {
+
+  /// Keys k0 .. k0 + nk of P (or, resident V, t, t + kTiles, ...).
+  Value probsBlock(Slot &s, Index k0, int64_t nk) {
     return vResident ? pl.view(s.probs, {s.p, nk}, {zero, k0.floorDiv(128)},
                                {1, kTiles})
                      : pl.view(s.probs, {s.p, nk}, {zero, k0});
-  };
-  auto pvMatmul = [&](Slot &s, Index bk, Index kvc, Index k0, int64_t nk,
-                      Value ptv, bool first) {
+  }
+
+  void pvMatmul(Slot &s, Index bk, Index kvc, Index k0, int64_t nk, Value ptv,
+                bool first) {
     Value vt = vResident
                    ? pl.view(vAll, {nk, dv},
                              {zero, (kvc * kTiles + k0.floorDiv(128)) * dv})
                    : pl.load(va, bk * sk + k0, nk, zero, dv);
     pl.matmul(s.ops, ptv, vt, /*accumulate=*/!first);
-  };
-  // The transposes and the copy of the group of keys [g0, g0 + n) into
-  // buffer set `parity`, then (groupPv) its matmuls.
-  auto groupTranspose = [&](Slot &s, Index g0, int64_t n, unsigned parity) {
+  }
+
+  /// The transposes and the copy of the group of keys [g0, g0 + n) into
+  /// buffer set `parity`, then (groupPv) its matmuls.
+  void groupTranspose(Slot &s, Index g0, int64_t n, unsigned parity) {
     int64_t blocks = n / 128, p = s.p;
     for (int64_t j = 0; j < blocks; ++j)
       pl.transpose(pl.view(s.ptpGroup[parity], {128, p}, {zero, Index(j * p)}),
                    probsBlock(s, g0 + j * 128, 128));
     pl.copy(pl.view(s.ptGroup[parity], {128, blocks * p}, {zero, zero}),
             pl.view(s.ptpGroup[parity], {128, blocks * p}, {zero, zero}));
-  };
-  auto groupPv = [&](Slot &s, Index bk, Index kvc, Index g0, int64_t n,
-                     unsigned parity, bool first) {
+  }
+
+  void groupPv(Slot &s, Index bk, Index kvc, Index g0, int64_t n,
+               unsigned parity, bool first) {
     int64_t blocks = n / 128, p = s.p;
     for (int64_t j = 0; j < blocks; ++j)
       pvMatmul(s, bk, kvc, g0 + j * 128, 128,
                pl.view(s.ptGroup[parity], {128, p}, {zero, Index(j * p)}),
                first && j == 0);
-  };
-  int64_t gk = kPvGroup * 128, firstKeys = std::min(gk, sk);
-  // The first group's transposes: issued on their own, so that the caller
-  // can put other Tensor-engine work (the next tile's scores) between them
-  // and their matmuls, while their copy runs.
-  auto outputStart = [&](Slot &s) {
+  }
+
+  /// The first group's transposes: issued on their own, so that the caller
+  /// can put other Tensor-engine work (the next tile's scores) between them
+  /// and their matmuls, while their copy runs.
+  void outputStart(Slot &s) {
     if (sk % 128 == 0)
       groupTranspose(s, zero, firstKeys, 0);
-  };
-  auto outputFinish = [&](Slot &s, Index head, Index bk, Index q0, Index kvc) {
-    int64_t p = s.p;
-    if (sk % 128 == 0) {
-      // Groups after the first: `full` of gk keys, then `tail` keys.
-      int64_t rest = sk - firstKeys, full = rest / gk, tail = rest % gk;
-      auto start = [&](int64_t i) { return Index(firstKeys + (i - 1) * gk); };
-      // Group i >= 1 uses set i % 2; its transposes precede the matmuls
-      // of group i - 1.
-      if (full > 0) {
-        groupTranspose(s, start(1), gk, 1);
-        groupPv(s, bk, kvc, zero, firstKeys, 0, true);
-        // Steps i = 1 .. full - 1: transpose group i + 1, matmuls of i.
-        pl.forRangeAlternating(full - 1, [&](Index k, unsigned parity) {
-          Index gi = Index(firstKeys) + k * gk;
-          groupTranspose(s, gi + gk, gk, parity);
-          groupPv(s, bk, kvc, gi, gk, 1 - parity, false);
-        });
-      }
-      // The last whole group (group `full`, the first one when full = 0)
-      // and the tail after it.
-      if (tail)
-        groupTranspose(s, start(full + 1), tail, (full + 1) % 2);
-      groupPv(s, bk, kvc, full ? start(full) : zero, full ? gk : firstKeys,
-              full % 2, full == 0);
-      if (tail)
-        groupPv(s, bk, kvc, start(full + 1), tail, (full + 1) % 2, false);
-    } else {
-      pl.forEachChunk(
-          sk, 128,
-          [&](Index k0, int64_t nk, bool first) {
-            Value ptpv = pl.view(s.ptp, {nk, p}, {zero, zero});
-            pl.transpose(ptpv, probsBlock(s, k0, nk));
-            Value ptv = pl.view(s.pt, {nk, p}, {zero, zero});
-            pl.copy(ptv, ptpv);
-            pvMatmul(s, bk, kvc, k0, nk, ptv, first);
-          },
-          /*peelFirst=*/true);
+  }
+
+  /// P V in groups of whole blocks, after outputStart.
+  void outputGroups(Slot &s, Index bk, Index kvc) {
+    // Groups after the first: `wholeGroups` of gk keys, then `tail` keys.
+    int64_t rest = sk - firstKeys, wholeGroups = rest / gk, tail = rest % gk;
+    auto start = [&](int64_t i) { return Index(firstKeys + (i - 1) * gk); };
+    // Group i >= 1 uses set i % 2; its transposes precede the matmuls
+    // of group i - 1.
+    if (wholeGroups > 0) {
+      groupTranspose(s, start(1), gk, 1);
+      groupPv(s, bk, kvc, zero, firstKeys, 0, true);
+      // Steps i = 1 .. wholeGroups - 1: transpose group i + 1, matmuls of i.
+      pl.forRangeAlternating(wholeGroups - 1, [&](Index k, unsigned parity) {
+        Index gi = Index(firstKeys) + k * gk;
+        groupTranspose(s, gi + gk, gk, parity);
+        groupPv(s, bk, kvc, gi, gk, 1 - parity, false);
+      });
     }
+    // The last whole group (group `wholeGroups`, the first one when there
+    // are no others) and the tail after it.
+    if (tail)
+      groupTranspose(s, start(wholeGroups + 1), tail, (wholeGroups + 1) % 2);
+    groupPv(s, bk, kvc, wholeGroups ? start(wholeGroups) : zero,
+            wholeGroups ? gk : firstKeys, wholeGroups % 2, wholeGroups == 0);
+    if (tail)
+      groupPv(s, bk, kvc, start(wholeGroups + 1), tail, (wholeGroups + 1) % 2,
+              false);
+  }
+
+  /// P V one block of keys at a time (Sk not a multiple of 128).
+  void outputBlocks(Slot &s, Index bk, Index kvc) {
+    int64_t p = s.p;
+    pl.forEachChunk(
+        sk, 128,
+        [&](Index k0, int64_t nk, bool first) {
+          Value ptpv = pl.view(s.ptp, {nk, p}, {zero, zero});
+          pl.transpose(ptpv, probsBlock(s, k0, nk));
+          Value ptv = pl.view(s.pt, {nk, p}, {zero, zero});
+          pl.copy(ptv, ptpv);
+          pvMatmul(s, bk, kvc, k0, nk, ptv, first);
+        },
+        /*peelFirst=*/true);
+  }
+
+  /// The rest of P V after outputStart, then O * (1 / sum) and its store.
+  void outputFinish(Slot &s, Index head, Index bk, Index q0, Index kvc) {
+    if (sk % 128 == 0)
+      outputGroups(s, bk, kvc);
+    else
+      outputBlocks(s, bk, kvc);
+    int64_t p = s.p;
     Index qrow = head * sq + q0;
     Value out = pl.outTile(ya, qrow, p, zero, dv);
     pl.tensorScalar(ncore::AluOp::Multiply, out, s.ops, s.rcp);
     pl.storeOut(ya, qrow, p, zero, dv, out);
-  };
-  auto outputPhase = [&](Slot &s, Index head, Index bk, Index q0, Index kvc) {
+  }
+
+  void outputPhase(Slot &s, Index head, Index bk, Index q0, Index kvc) {
     outputStart(s);
     outputFinish(s, head, bk, q0, kvc);
-  };
-  auto tileStart = [](Index t) { return t * 128; };
+  }
 
-  // The full query tiles of one head, software pipelined over the two
-  // slots: step t issues the scores of tile t + 1 (between the first
-  // transposes of tile t's P and their matmuls, which wait for the copy of
-  // those transposes), then the rest of the output of tile t, then the
-  // softmax of tile t + 1, so that in the in-order engine queues one
-  // tile's softmax (Vector/Scalar) runs while the Tensor engine does the
-  // other's P V, and the next scores are ready when the Tensor engine gets
-  // to them. Tile 0 (scores and softmax, slot 0) has been issued before.
-  // (With every head resident, the pipeline below runs across heads
-  // instead.)
-  auto headTiles = [&](Index head, Index bk, Index kvc) {
+  static Index tileStart(Index t) { return t * 128; }
+  static Index tileRow(int64_t t) { return Index(t * 128); }
+
+  //===--------------------------------------------------------------------===//
+  // The loops
+  //===--------------------------------------------------------------------===//
+
+  /// The full query tiles of one head, software pipelined over the two
+  /// slots: step t issues the scores of tile t + 1 (between the first
+  /// transposes of tile t's P and their matmuls, which wait for the copy of
+  /// those transposes), then the rest of the output of tile t, then the
+  /// softmax of tile t + 1, so that in the in-order engine queues one
+  /// tile's softmax (Vector/Scalar) runs while the Tensor engine does the
+  /// other's P V, and the next scores are ready when the Tensor engine gets
+  /// to them. Tile 0 (scores and softmax, slot 0) has been issued before.
+  /// (With every head resident, runAllHeads pipelines across heads
+  /// instead.)
+  void headTiles(Index head, Index bk, Index kvc) {
     pl.forRangeAlternating(full - 1, [&](Index t, unsigned parity) {
       outputStart(slots[parity]);
       scoresPhase(slots[1 - parity], head, tileStart(t + 1), kvc);
@@ -443,82 +565,12 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
       softmaxPhase(slots[1 - parity]);
     });
     outputPhase(slots[(full - 1) % 2], head, bk, Index((full - 1) * 128), kvc);
-  };
+  }
 
-  if (allHeads) {
-    // The guest's group 0 runs first, whole: the Tensor engine does its
-    // matmuls while the vector engines finish the ops that produce Q, K and
-    // V (the norms of q and k), which the transposes below wait for. Group
-    // g + 1 then runs in head g's steps (the last head has none). Two units
-    // per loop iteration: the guest's accumulators alternate.
-    if (guest) {
-      guest->load(zero, 0);
-      guest->load(Index(1), 1);
-      pl.forRangeAlternating(
-          full, [&](Index t, unsigned) { guest->step(zero, t, 0); });
-    }
-    pl.forRange(nHeads, [&](Index h) {
-      prepareKv(h, h);
-      buildTransposed(qa, h * sq, sq, qtAll, h * sq);
-    });
-    // One software pipeline over every (head, query tile), over nSlots
-    // slots (tile t of every head in slot t % nSlots: full is a multiple of
-    // nSlots): the step of tile t issues the scores of the tile A = nSlots
-    // - 1 ahead (after the first transposes of tile t's P, see
-    // outputStart), the output of tile t, then the softmax of the next tile;
-    // near a head's end "ahead" and "next" are the next head's first tiles,
-    // so the pipeline never drains between heads. With three slots a tile's
-    // scores are evacuated a whole step before its softmax, and the Scalar
-    // engine's exp never waits on the row max that follows that
-    // evacuation; with two, the next tile's scores and softmax share a
-    // step.
-    unsigned ahead = nSlots - 1;
-    auto tileRow = [](int64_t t) { return Index(t * 128); };
-    for (unsigned j = 0; j < ahead; ++j)
-      scoresPhase(slots[j], zero, tileRow(j), zero);
-    softmaxPhase(slots[0]);
-    // Head h runs the guest's group h + 1 in set (h + 1) % 2 and loads
-    // group h + 2 into the other set, the one group h used. The guest's
-    // unit of a tile follows the next tile's softmax in the queues: the
-    // Scalar engine's exp does not wait for the guest's evacuation, and the
-    // Tensor engine runs the guest's matmuls while that softmax runs.
-    auto head = [&](Index h, bool hasNext, unsigned set, bool guestUnits,
-                    bool guestLoad) {
-      if (guestLoad)
-        guest->load(h + 2, 1 - set);
-      pl.forRangeUnrolled(full - ahead, nSlots, [&](Index t, unsigned c) {
-        outputStart(slots[c]);
-        scoresPhase(slots[(c + ahead) % nSlots], h, tileStart(t + ahead), h);
-        outputFinish(slots[c], h, h, tileStart(t), h);
-        softmaxPhase(slots[(c + 1) % nSlots]);
-        if (guestUnits)
-          guest->step(h + 1, t, set);
-      });
-      for (int64_t t = full - ahead; t < full; ++t) {
-        outputStart(slots[t % nSlots]);
-        if (hasNext)
-          scoresPhase(slots[(t + ahead) % nSlots], h + 1,
-                      tileRow(t + ahead - full), h + 1);
-        outputFinish(slots[t % nSlots], h, h, tileRow(t), h);
-        if (t + 1 < full || hasNext)
-          softmaxPhase(slots[(t + 1) % nSlots]);
-        if (guestUnits)
-          guest->step(h + 1, Index(t), set);
-      }
-    };
-    if (guest) {
-      // Heads 0 .. nHeads - 3 load and run; nHeads - 2 runs the last group.
-      pl.forRangeAlternating(nHeads - 2, [&](Index h, unsigned par) {
-        head(h, true, 1 - par, true, true);
-      });
-      head(Index(nHeads - 2), true, (nHeads - 1) % 2, true, false);
-    } else {
-      pl.forRange(nHeads - 1, [&](Index h) { head(h, true, 0, false, false); });
-    }
-    head(Index(nHeads - 1), false, 0, false, false);
-    if (guest && guest->finish)
-      guest->finish();
-  } else {
+  /// Per (batch, kv head): K^T (and V) once, then the query heads of its
+  /// group, tile by tile (pipelined over two slots when they fit), and the
+  /// partial last tile.
+  void runPerKvHead() {
     pl.forRange(batch * kvHeads, [&](Index bk) {
       prepareKv(bk, zero);
       pl.forRange(group, [&](Index g) {
@@ -543,9 +595,123 @@ static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
       });
     });
   }
-  if (ya.root != y.root)
-    pl.copyInto(y, ya);
-  return success();
+
+  /// Every head resident: the guest's first group, Q^T, K^T and V of every
+  /// head, then one software pipeline over every (head, query tile) over
+  /// nSlots slots (tile t of every head in slot t % nSlots: full is a
+  /// multiple of nSlots).
+  void runAllHeads() {
+    // The guest's group 0 runs first, whole: the Tensor engine does its
+    // matmuls while the vector engines finish the ops that produce Q, K and
+    // V (the norms of q and k), which the transposes below wait for. Group
+    // g + 1 then runs in head g's steps (the last head has none). Two units
+    // per loop iteration: the guest's accumulators alternate.
+    if (guest) {
+      guest->load(zero, 0);
+      guest->load(Index(1), 1);
+      pl.forRangeAlternating(
+          full, [&](Index t, unsigned) { guest->step(zero, t, 0); });
+    }
+    pl.forRange(nHeads, [&](Index h) {
+      prepareKv(h, h);
+      buildTransposed(qa, h * sq, sq, qtAll, h * sq);
+    });
+    for (unsigned j = 0; j < ahead; ++j)
+      scoresPhase(slots[j], zero, tileRow(j), zero);
+    softmaxPhase(slots[0]);
+    if (guest) {
+      // Heads 0 .. nHeads - 3 load and run; nHeads - 2 runs the last group.
+      pl.forRangeAlternating(nHeads - 2, [&](Index h, unsigned par) {
+        pipelineHead(h, true, 1 - par, true, true);
+      });
+      pipelineHead(Index(nHeads - 2), true, (nHeads - 1) % 2, true, false);
+    } else {
+      pl.forRange(nHeads - 1,
+                  [&](Index h) { pipelineHead(h, true, 0, false, false); });
+    }
+    pipelineHead(Index(nHeads - 1), false, 0, false, false);
+    if (guest && guest->finish)
+      guest->finish();
+  }
+
+  /// Head h's steps of the all-heads pipeline: the step of tile t issues
+  /// the scores of the tile `ahead` = nSlots - 1 ahead (after the first
+  /// transposes of tile t's P, see outputStart), the output of tile t, then
+  /// the softmax of the next tile; near a head's end "ahead" and "next" are
+  /// the next head's first tiles (`hasNext`), so the pipeline never drains
+  /// between heads. With three slots a tile's scores are evacuated a whole
+  /// step before its softmax, and the Scalar engine's exp never waits on
+  /// the row max that follows that evacuation; with two, the next tile's
+  /// scores and softmax share a step.
+  /// Head h runs the guest's group h + 1 in set `set` (`guestUnits`) and
+  /// loads group h + 2 into the other set, the one group h used
+  /// (`guestLoad`). The guest's unit of a tile follows the next tile's
+  /// softmax in the queues: the Scalar engine's exp does not wait for the
+  /// guest's evacuation, and the Tensor engine runs the guest's matmuls
+  /// while that softmax runs.
+  void pipelineHead(Index h, bool hasNext, unsigned set, bool guestUnits,
+                    bool guestLoad) {
+    if (guestLoad)
+      guest->load(h + 2, 1 - set);
+    pl.forRangeUnrolled(full - ahead, nSlots, [&](Index t, unsigned c) {
+      outputStart(slots[c]);
+      scoresPhase(slots[(c + ahead) % nSlots], h, tileStart(t + ahead), h);
+      outputFinish(slots[c], h, h, tileStart(t), h);
+      softmaxPhase(slots[(c + 1) % nSlots]);
+      if (guestUnits)
+        guest->step(h + 1, t, set);
+    });
+    for (int64_t t = full - ahead; t < full; ++t) {
+      outputStart(slots[t % nSlots]);
+      if (hasNext)
+        scoresPhase(slots[(t + ahead) % nSlots], h + 1,
+                    tileRow(t + ahead - full), h + 1);
+      outputFinish(slots[t % nSlots], h, h, tileRow(t), h);
+      if (t + 1 < full || hasNext)
+        softmaxPhase(slots[(t + 1) % nSlots]);
+      if (guestUnits)
+        guest->step(h + 1, Index(t), set);
+    }
+  }
+
+  ProgramLowering &pl;
+  AttentionOp op;
+  const Index zero = Index(0);
+
+  // Operands and shapes: q [B, H, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk,
+  // Dv]; the placements where head windows are expressible (qa, ka, va,
+  // ya); `bytes` per partition of one head's working rows.
+  Placement q, k, v, cosP, sinP, y, qa, ka, va, ya;
+  bool rope = false, causal = false;
+  int64_t batch = 0, heads = 0, sq = 0, d = 0, kvHeads = 0, sk = 0, dv = 0;
+  int64_t eb = 0, bytes = 0, group = 0, dp = 0, qTiles = 0, gk = 0,
+          firstKeys = 0;
+  Type et, f32;
+
+  // Resident tiles: the causal mask, V per kv head.
+  Value mask, tpsum[2];
+  int64_t kTiles = 0;
+  bool vResident = false;
+
+  // The pipeline: slots, score banks, every head resident or not, a guest.
+  int64_t scoreChunk = 0, full = 0, rem = 0, nHeads = 0, residentBytes = 0,
+          secondSlotBytes = 0;
+  bool pipelined = false, allHeads = false;
+  unsigned nSlots = 1, ahead = 0;
+  std::optional<InterleavedWork> guest;
+  Value scorePsum[2], sharedPtp[2];
+  Slot slots[3];
+  std::optional<Slot> last;
+
+  // K^T (and V) of the kv head or of every head, Q^T of every head.
+  int64_t kvCopies = 1;
+  Value kt, qtAll, vAll;
+};
+
+} // namespace
+
+static LogicalResult lowerAttention(ProgramLowering &pl, Operation *o) {
+  return AttentionLowering(pl, cast<AttentionOp>(o)).run();
 }
 
 void conversion::populateAttentionLowerings(LoweringTable &table) {

@@ -553,50 +553,89 @@ bool lowerHandoff(ProgramLowering &pl, LinearOp op, const Placement &x,
   return true;
 }
 
-void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
-                   const Placement &x, const Placement &w, const Placement &y,
-                   const std::optional<Placement> &bias,
-                   const std::optional<Placement> &scale,
-                   std::optional<ncore::ActFunc> act,
-                   std::optional<InterleavedWork> guest = std::nullopt) {
-  Value input = op.getInput();
-  if (matvecTransposed(x, w.cols, bias || scale))
-    return lowerMatvec(pl, plan, x, w, y, act);
-  assert((!guest || (plan.groups == 1 && w.cols % plan.slabCols == 0)) &&
-         "a guest runs in the slabs of one pass over W");
-  int64_t k = x.cols, n = w.cols, rows = x.rows;
-  int64_t pk = plan.pk, kb = plan.kb, ns = plan.slabCols;
-  Type et = x.elementType;
-  Type f32 = pl.builder().getF32Type();
-  int64_t groupRowsMax = std::min<int64_t>(rows, plan.groupTiles * 128);
-  pl.noteWorkingBytes(plan.workingBytes);
-
-  // X^T of every row (one group) is kept for the later linears of the same
-  // input and K split (the single-stream block's QKV and MLP projections),
-  // which then transpose nothing.
-  Value xt = plan.groups == 1 ? pl.derivedTile(input, kb) : Value();
-  bool reused = bool(xt);
-  if (!xt)
-    xt = pl.alloc(MemSpace::Sbuf, {pk, kb * groupRowsMax}, et);
-  // Two of each working tile: transposes alternate PSUM tiles, slabs and
-  // accumulators alternate buffers (the DMA of slab s+1, the evacuation of
-  // block b and its store overlap the matmuls of slab s / block b+1).
-  int64_t p0 = std::min<int64_t>(rows, 128);
-  int64_t accCols = std::min<int64_t>(ns, ncore::kMatmulMaxN);
-  Value tp[2], acc[2], slabs[2];
-  for (unsigned i = 0; i < 2; ++i) {
-    tp[i] = pl.alloc(MemSpace::Psum, {pk, p0}, f32);
-    acc[i] = pl.alloc(MemSpace::Psum, {p0, accCols}, f32);
-    slabs[i] = pl.alloc(MemSpace::Sbuf, {pk, kb * ns}, et);
+/// A linear lowered weight-streaming (see LinearPlan): per row group, X^T of
+/// the group, then W's slabs software-pipelined over two buffers, each
+/// slab's output blocks accumulated in PSUM and evacuated (Y in HBM through
+/// an SBUF stage). One method per step; the working tiles are members.
+class StreamedLinear {
+public:
+  StreamedLinear(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
+                 const Placement &x, const Placement &w, const Placement &y,
+                 const std::optional<Placement> &bias,
+                 const std::optional<Placement> &scale,
+                 std::optional<ncore::ActFunc> act,
+                 std::optional<InterleavedWork> guest)
+      : pl(pl), plan(plan), op(op), x(x), w(w), y(y), act(act),
+        guest(std::move(guest)) {
+    rowOperands[0].row = &bias;
+    rowOperands[1].row = &scale;
+    k = x.cols;
+    n = w.cols;
+    rows = x.rows;
+    pk = plan.pk;
+    kb = plan.kb;
+    ns = plan.slabCols;
+    et = x.elementType;
+    groupRowsMax = std::min<int64_t>(rows, plan.groupTiles * 128);
+    p0 = std::min<int64_t>(rows, 128);
   }
-  // W as [pk, kb, N]: row k = p * kb + j at partition p, block j.
-  Value w3 = pl.reshape(w.root, {pk, kb, n});
 
-  for (int64_t g = 0; g < plan.groups; ++g) {
-    int64_t gRow0 = g * plan.groupTiles * 128;
-    int64_t gRows = std::min<int64_t>(groupRowsMax, rows - gRow0);
-    // 1. X^T of the group: block j of tile t at free offset
-    //    j * groupRowsMax + t * 128, holding X[rows of t, j::kb]^T.
+  void run() {
+    pl.noteWorkingBytes(plan.workingBytes);
+    allocateWorkingTiles();
+    for (int64_t g = 0; g < plan.groups; ++g) {
+      gRow0 = g * plan.groupTiles * 128;
+      gRows = std::min<int64_t>(groupRowsMax, rows - gRow0);
+      transposeGroup();
+      allocateGroupTiles();
+      pl.forEachChunkPipelined(
+          n, ns,
+          [&](Index s0, int64_t cols, unsigned par) {
+            loadSlab(s0, cols, par);
+          },
+          [&](Index s0, int64_t cols, unsigned par) {
+            computeSlab(s0, cols, par);
+          });
+      finishGroup();
+    }
+    // Y in HBM, staged (yStage): every row group passed every column of it
+    // to a column consumer.
+    if (!y.inSbuf() && rows > 1)
+      pl.columnsConsumed(op.getResult());
+    Value input = op.getInput();
+    if (!reused && plan.groups == 1 && rows > 1)
+      pl.keepDerivedTile(input, kb, xt,
+                         kb * groupRowsMax * (et.isBF16() ? 2 : 4),
+                         onlyLinearsRead(input, op));
+  }
+
+private:
+  /// X^T (or an earlier linear's), and two of each working tile:
+  /// transposes alternate PSUM tiles, slabs and accumulators alternate
+  /// buffers (the DMA of slab s+1, the evacuation of block b and its store
+  /// overlap the matmuls of slab s / block b+1).
+  void allocateWorkingTiles() {
+    // X^T of every row (one group) is kept for the later linears of the
+    // same input and K split (the single-stream block's QKV and MLP
+    // projections), which then transpose nothing.
+    xt = plan.groups == 1 ? pl.derivedTile(op.getInput(), kb) : Value();
+    reused = bool(xt);
+    if (!xt)
+      xt = pl.alloc(MemSpace::Sbuf, {pk, kb * groupRowsMax}, et);
+    Type f32 = pl.builder().getF32Type();
+    int64_t accCols = std::min<int64_t>(ns, ncore::kMatmulMaxN);
+    for (unsigned i = 0; i < 2; ++i) {
+      tp[i] = pl.alloc(MemSpace::Psum, {pk, p0}, f32);
+      acc[i] = pl.alloc(MemSpace::Psum, {p0, accCols}, f32);
+      slabs[i] = pl.alloc(MemSpace::Sbuf, {pk, kb * ns}, et);
+    }
+    // W as [pk, kb, N]: row k = p * kb + j at partition p, block j.
+    w3 = pl.reshape(w.root, {pk, kb, n});
+  }
+
+  /// X^T of the group: block j of tile t at free offset
+  /// j * groupRowsMax + t * 128, holding X[rows of t, j::kb]^T.
+  void transposeGroup() {
     if (reused) {
       ++pl.statistics().transposesReused;
     } else if (gRows == 1) {
@@ -607,21 +646,13 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
     } else {
       transposeRows(pl, x, xt, pk, kb, groupRowsMax, gRow0, gRows, tp);
     }
-    // 2. Slabs of W, software pipelined over two buffers: the DMA of slab
-    //    s + 1 (and its bias and scale rows) is issued before the matmuls and
-    //    stores of slab s.
-    // The bias and scale rows of slab s + 1 are DMA'd with it, but
-    // broadcast to the partitions (a ones matmul) when slab s + 1 is
-    // computed: a broadcast issued with the load would make the Tensor
-    // engine wait for the DMA before the matmuls of slab s.
-    struct RowOperand {
-      const std::optional<Placement> &row;
-      Value bcast[2], staged[2];
-      bool inHbm = false;
-    };
-    RowOperand rowOperands[2] = {{bias, {}, {}, false}, {scale, {}, {}, false}};
-    Value yStage[2];
-    int64_t stageCols = plan.storeAfter ? n : ns;
+  }
+
+  /// The group's Y stage, whether its column consumer takes each slab, and
+  /// the bias and scale rows' buffers.
+  void allocateGroupTiles() {
+    yStage[0] = yStage[1] = Value();
+    stageCols = plan.storeAfter ? n : ns;
     if (!y.inSbuf() && rows > 1)
       for (unsigned i = 0; i < (plan.storeAfter ? 1 : 2); ++i)
         yStage[i] = pl.alloc(MemSpace::Sbuf, {p0, plan.groupTiles * stageCols},
@@ -629,114 +660,137 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
     // A column consumer (the all_reduce of a row-parallel projection) gets
     // each slab's columns when its work on them takes less than the slab's
     // Tensor-engine time, else all of them after the last slab.
-    bool perSlab = false;
+    perSlab = false;
     if (const ColumnConsumer *cc = pl.columnConsumer(op.getResult())) {
-      int64_t slabs = plan.groups * ((n + ns - 1) / ns);
+      int64_t slabCount = plan.groups * ((n + ns - 1) / ns);
       int64_t bytes = gRows * ns * (y.elementType.isBF16() ? 2 : 4);
-      perSlab = cc->estimateNs(bytes) <= plan.teNs / double(slabs);
+      perSlab = cc->estimateNs(bytes) <= plan.teNs / double(slabCount);
     }
-    auto stagedY = [&](unsigned i) {
-      return Placement::sbufMatrix(yStage[i], gRows, stageCols, y.elementType);
-    };
     for (RowOperand &r : rowOperands) {
-      if (!r.row)
+      r.bcast[0] = r.bcast[1] = r.staged[0] = r.staged[1] = Value();
+      r.inHbm = false;
+      if (!*r.row)
         continue;
-      r.inHbm = !r.row->inSbuf();
+      r.inHbm = !(*r.row)->inSbuf();
       for (unsigned i = 0; i < 2; ++i) {
         r.bcast[i] = pl.alloc(MemSpace::Sbuf, {p0, ns}, et);
         if (r.inHbm)
-          r.staged[i] = pl.alloc(MemSpace::Sbuf, {1, ns}, r.row->elementType);
+          r.staged[i] =
+              pl.alloc(MemSpace::Sbuf, {1, ns}, (*r.row)->elementType);
       }
     }
-    auto loadSlab = [&](Index s0, int64_t cols, unsigned par) {
-      Value buffer = slabs[par];
-      Value dst = pl.reshape(
-          cols == ns ? buffer : pl.view(buffer, {pk, kb * cols}, {0, 0}),
-          {pk, kb, cols});
-      Value src = pl.view(w3, {pk, kb, cols}, {0, 0, s0});
-      pl.dma(dst, src);
-      for (RowOperand &r : rowOperands)
-        if (r.inHbm)
-          pl.dma(pl.view(r.staged[par], {1, cols}, {0, 0}),
-                 pl.window(*r.row, 0, 1, s0, cols));
-      if (guest)
-        guest->load(s0.floorDiv(ns), par);
-    };
-    auto computeSlab = [&](Index s0, int64_t cols, unsigned slabPar) {
-      Value buffer = slabs[slabPar];
-      // Y in HBM (read by a collective or a kernel): the blocks are
-      // evacuated into an SBUF stage of the group's rows (see storeAfter)
-      // and written back after the slab's last block, one DMA per row tile,
-      // or after the last slab. A block's store then never holds up the
-      // evacuation of the next (a DMA queue is in order, behind pieces of
-      // the next weight slab), and the next slab's evacuations use the
-      // other buffer.
-      Placement out = y;
-      Index outRow0 = gRow0, outCol0 = s0;
-      if (yStage[0]) {
-        out = stagedY(plan.storeAfter ? 0 : slabPar);
-        outRow0 = Index(0);
-        if (!plan.storeAfter)
-          outCol0 = Index(0);
+  }
+
+  Placement stagedY(unsigned i) const {
+    return Placement::sbufMatrix(yStage[i], gRows, stageCols, y.elementType);
+  }
+
+  /// The slab's DMA into buffer `par`, with its bias and scale rows (in
+  /// HBM) and the guest's slab. The rows are broadcast to the partitions (a
+  /// ones matmul) when the slab is computed: a broadcast issued with the
+  /// load would make the Tensor engine wait for the DMA before the matmuls
+  /// of the slab before.
+  void loadSlab(Index s0, int64_t cols, unsigned par) {
+    Value buffer = slabs[par];
+    Value dst = pl.reshape(
+        cols == ns ? buffer : pl.view(buffer, {pk, kb * cols}, {0, 0}),
+        {pk, kb, cols});
+    Value src = pl.view(w3, {pk, kb, cols}, {0, 0, s0});
+    pl.dma(dst, src);
+    for (RowOperand &r : rowOperands)
+      if (r.inHbm)
+        pl.dma(pl.view(r.staged[par], {1, cols}, {0, 0}),
+               pl.window(**r.row, 0, 1, s0, cols));
+    if (guest)
+      guest->load(s0.floorDiv(ns), par);
+  }
+
+  /// The slab's output blocks, the guest's unit, and (Y staged per slab)
+  /// the slab's store and its columns to the consumer.
+  void computeSlab(Index s0, int64_t cols, unsigned slabPar) {
+    // Y in HBM (read by a collective or a kernel): the blocks are
+    // evacuated into an SBUF stage of the group's rows (see storeAfter)
+    // and written back after the slab's last block, one DMA per row tile,
+    // or after the last slab. A block's store then never holds up the
+    // evacuation of the next (a DMA queue is in order, behind pieces of
+    // the next weight slab), and the next slab's evacuations use the
+    // other buffer.
+    SlabOutput out{y, Index(gRow0), s0};
+    if (yStage[0]) {
+      out.y = stagedY(plan.storeAfter ? 0 : slabPar);
+      out.row0 = Index(0);
+      if (!plan.storeAfter)
+        out.col0 = Index(0);
+    }
+    for (RowOperand &r : rowOperands) {
+      if (r.inHbm) {
+        pl.broadcastRow(Placement::sbufMatrix(r.staged[slabPar], 1, ns,
+                                              (*r.row)->elementType),
+                        0, cols, p0, r.bcast[slabPar]);
+      } else if (*r.row) {
+        pl.broadcastRow(**r.row, s0, cols, p0, r.bcast[slabPar]);
       }
-      for (RowOperand &r : rowOperands) {
-        if (r.inHbm) {
-          pl.broadcastRow(Placement::sbufMatrix(r.staged[slabPar], 1, ns,
-                                                r.row->elementType),
-                          0, cols, p0, r.bcast[slabPar]);
-        } else if (r.row) {
-          pl.broadcastRow(*r.row, s0, cols, p0, r.bcast[slabPar]);
-        }
-      }
-      // One output block: K accumulated in PSUM, then evacuated.
-      auto block = [&](Index t0, int64_t p, Index c0, int64_t nc,
-                       unsigned par) {
-        Value accv = pl.view(acc[par], {p, nc}, {0, 0});
-        pl.forEachChunk(
-            kb, 1,
-            [&](Index j, int64_t, bool first) {
-              Value st = pl.view(xt, {pk, p}, {0, j * groupRowsMax + t0});
-              Value mv = pl.view(buffer, {pk, nc}, {0, j * cols + c0});
-              pl.matmul(accv, st, mv, /*accumulate=*/!first);
-            },
-            /*peelFirst=*/true);
-        Value rowViews[2];
-        for (unsigned i = 0; i < 2; ++i)
-          if (rowOperands[i].row)
-            rowViews[i] =
-                pl.view(rowOperands[i].bcast[slabPar], {p, nc}, {0, c0});
-        evacuate(pl, out, accv, rowViews[0], rowViews[1], t0 + outRow0, p,
-                 outCol0 + c0, nc, act);
-      };
-      // Alternate accumulators over the blocks of a row tile, or over the
-      // row tiles when the slab is one block wide.
-      if (cols > ncore::kMatmulMaxN)
-        pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
-          pl.forEachChunkAlternating(cols, ncore::kMatmulMaxN,
-                                     [&](Index c0, int64_t nc, unsigned par) {
-                                       block(t0, p, c0, nc, par);
-                                     });
-        });
-      else
-        pl.forEachChunkAlternating(gRows, 128,
-                                   [&](Index t0, int64_t p, unsigned par) {
-                                     block(t0, p, 0, cols, par);
-                                   });
-      // The guest's unit of this slab: its matmuls follow the slab's, its
-      // next slab was loaded with this one's successor.
-      if (guest)
-        guest->step(s0.floorDiv(ns), Index(0), slabPar);
-      if (yStage[0] && !plan.storeAfter) {
-        pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
-          pl.dma(pl.window(y, t0 + gRow0, p, s0, cols),
-                 pl.window(out, t0, p, 0, cols));
-        });
-        // The slab's columns are in HBM: its collective can start.
-        if (perSlab)
-          pl.consumeColumns(op.getResult(), y, Index(gRow0), gRows, s0, cols);
-      }
-    };
-    pl.forEachChunkPipelined(n, ns, loadSlab, computeSlab);
+    }
+    // Alternate accumulators over the blocks of a row tile, or over the
+    // row tiles when the slab is one block wide.
+    if (cols > ncore::kMatmulMaxN)
+      pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
+        pl.forEachChunkAlternating(
+            cols, ncore::kMatmulMaxN, [&](Index c0, int64_t nc, unsigned par) {
+              block(out, slabPar, cols, t0, p, c0, nc, par);
+            });
+      });
+    else
+      pl.forEachChunkAlternating(
+          gRows, 128, [&](Index t0, int64_t p, unsigned par) {
+            block(out, slabPar, cols, t0, p, 0, cols, par);
+          });
+    // The guest's unit of this slab: its matmuls follow the slab's, its
+    // next slab was loaded with this one's successor.
+    if (guest)
+      guest->step(s0.floorDiv(ns), Index(0), slabPar);
+    if (yStage[0] && !plan.storeAfter) {
+      pl.forEachRowTile(gRows, [&](Index t0, int64_t p) {
+        pl.dma(pl.window(y, t0 + gRow0, p, s0, cols),
+               pl.window(out.y, t0, p, 0, cols));
+      });
+      // The slab's columns are in HBM: its collective can start.
+      if (perSlab)
+        pl.consumeColumns(op.getResult(), y, Index(gRow0), gRows, s0, cols);
+    }
+  }
+
+  /// Where a slab's blocks are evacuated: Y or its stage, from (row0, col0).
+  struct SlabOutput {
+    Placement y;
+    Index row0, col0;
+  };
+
+  /// One output block of the slab in buffer `slabPar` (`cols` wide): K
+  /// accumulated in PSUM tile `par`, then evacuated.
+  void block(const SlabOutput &out, unsigned slabPar, int64_t cols, Index t0,
+             int64_t p, Index c0, int64_t nc, unsigned par) {
+    Value buffer = slabs[slabPar];
+    Value accv = pl.view(acc[par], {p, nc}, {0, 0});
+    pl.forEachChunk(
+        kb, 1,
+        [&](Index j, int64_t, bool first) {
+          Value st = pl.view(xt, {pk, p}, {0, j * groupRowsMax + t0});
+          Value mv = pl.view(buffer, {pk, nc}, {0, j * cols + c0});
+          pl.matmul(accv, st, mv, /*accumulate=*/!first);
+        },
+        /*peelFirst=*/true);
+    Value rowViews[2];
+    for (unsigned i = 0; i < 2; ++i)
+      if (*rowOperands[i].row)
+        rowViews[i] = pl.view(rowOperands[i].bcast[slabPar], {p, nc}, {0, c0});
+    evacuate(pl, out.y, accv, rowViews[0], rowViews[1], t0 + out.row0, p,
+             out.col0 + c0, nc, act);
+  }
+
+  /// After the group's slabs: its columns to the consumer, the guest's
+  /// finish, and (Y staged for the whole group) the group's store.
+  void finishGroup() {
     if (yStage[0] && !plan.storeAfter && !perSlab)
       pl.consumeColumns(op.getResult(), y, Index(gRow0), gRows, Index(0), n);
     if (guest && guest->finish)
@@ -750,13 +804,47 @@ void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
       pl.consumeColumns(op.getResult(), y, Index(gRow0), gRows, Index(0), n);
     }
   }
-  // Y in HBM, staged (yStage): every row group passed every column of it
-  // to a column consumer.
-  if (!y.inSbuf() && rows > 1)
-    pl.columnsConsumed(op.getResult());
-  if (!reused && plan.groups == 1 && rows > 1)
-    pl.keepDerivedTile(input, kb, xt, kb * groupRowsMax * (et.isBF16() ? 2 : 4),
-                       onlyLinearsRead(input, op));
+
+  ProgramLowering &pl;
+  const LinearPlan &plan;
+  LinearOp op;
+  const Placement &x, &w, &y;
+  std::optional<ncore::ActFunc> act;
+  std::optional<InterleavedWork> guest;
+  int64_t k = 0, n = 0, rows = 0, pk = 0, kb = 0, ns = 0, groupRowsMax = 0,
+          p0 = 0;
+  Type et;
+
+  // Working tiles of the whole linear.
+  Value xt, tp[2], acc[2], slabs[2], w3;
+  bool reused = false;
+
+  // The row group being lowered: its rows, Y stage and row operands.
+  int64_t gRow0 = 0, gRows = 0, stageCols = 0;
+  Value yStage[2];
+  bool perSlab = false;
+  /// A bias or scale row: broadcast to the partitions per slab (from a
+  /// staged copy of the slab's columns when it is in HBM).
+  struct RowOperand {
+    const std::optional<Placement> *row = nullptr;
+    Value bcast[2], staged[2];
+    bool inHbm = false;
+  };
+  RowOperand rowOperands[2];
+};
+
+void lowerStreamed(ProgramLowering &pl, const LinearPlan &plan, LinearOp op,
+                   const Placement &x, const Placement &w, const Placement &y,
+                   const std::optional<Placement> &bias,
+                   const std::optional<Placement> &scale,
+                   std::optional<ncore::ActFunc> act,
+                   std::optional<InterleavedWork> guest = std::nullopt) {
+  if (matvecTransposed(x, w.cols, bias || scale))
+    return lowerMatvec(pl, plan, x, w, y, act);
+  assert((!guest || (plan.groups == 1 && w.cols % plan.slabCols == 0)) &&
+         "a guest runs in the slabs of one pass over W");
+  StreamedLinear(pl, plan, op, x, w, y, bias, scale, act, std::move(guest))
+      .run();
 }
 
 /// The blocked order: per token tile, X^T blocks of 128 consecutive K rows,
