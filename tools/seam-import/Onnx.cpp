@@ -185,6 +185,9 @@ private:
 
   Value emitBinary(llvm::StringRef op, Value lhs, Value rhs);
   llvm::Error layerNormalization();
+  llvm::Error dft();
+  /// A seam.param of zeros (init zeros: no data in the file).
+  Value zerosOf(llvm::ArrayRef<int64_t> shape);
   Value reshape(Value x, llvm::ArrayRef<int64_t> shape) {
     if (shapeOf(x) == shape)
       return x;
@@ -450,6 +453,116 @@ llvm::Expected<int64_t> Importer::axis(int64_t a, int64_t rank) {
 //===----------------------------------------------------------------------===//
 // Nodes
 //===----------------------------------------------------------------------===//
+
+Value Importer::zerosOf(llvm::ArrayRef<int64_t> shape) {
+  OpBuilder::InsertionGuard g(b);
+  Block &entry = module.lookupSymbol<func::FuncOp>("forward").front();
+  b.setInsertionPointToStart(&entry);
+  std::string name = "const." + std::to_string(constCount++);
+  return b.create<sm::ParamOp>(
+      NameLoc::get(b.getStringAttr(name), b.getUnknownLoc()), tensor(shape),
+      name, sm::ParamInit::zeros, llvm::APFloat(0.0), 0, ElementsAttr());
+}
+
+/// DFT (opset 17): x [..., 1] real or [..., 2] (re, im), `axis` a signal
+/// axis, the optional dft_length input (a constant: the signal zero-padded
+/// or truncated to it along the axis), `inverse` (1/N normalised),
+/// `onesided` (the first N/2 + 1 bins, which determine the rest for a real
+/// signal, forward or inverse: both transforms of a real signal are
+/// conjugate-symmetric); the output [..., 2]. seam.fft / seam.ifft between
+/// seam.as_complex and seam.as_real. The inverse of a real signal is
+/// conj(fft(x)) / N: seam.ifft takes complex input only.
+llvm::Error Importer::dft() {
+  auto shapeStr = [](llvm::ArrayRef<int64_t> s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i)
+      r += (i ? ", " : "") + std::to_string(s[i]);
+    return r + "]";
+  };
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  llvm::ArrayRef<int64_t> in = shapeOf(*x);
+  int64_t rank = int64_t(in.size());
+  if (rank < 2 || (in.back() != 1 && in.back() != 2))
+    return fail("its input " + shapeStr(in) +
+                " must end in an axis of 1 (real) or 2 (real, imaginary)");
+  int64_t a = intAttr("axis", 1);
+  if (a < 0)
+    a += rank;
+  if (a < 0 || a >= rank - 1)
+    return fail("axis " + std::to_string(intAttr("axis", 1)) +
+                " is not a signal axis of " + shapeStr(in));
+  bool inverse = intAttr("inverse", 0), onesided = intAttr("onesided", 0);
+  bool real = in.back() == 1;
+  if (onesided && !real)
+    return fail(std::string("onesided with a complex input [..., 2]") +
+                (inverse ? " (inverse)" : "") +
+                " is not defined: ONNX keeps half the bins only of a real "
+                "signal's transform, which is conjugate-symmetric");
+  Value v = *x;
+  int64_t n = in[a];
+  if (hasInput(1)) {
+    const Known *k = knownInput(1);
+    if (!k)
+      return fail("its dft_length input must be a constant (seam imports "
+                  "static graphs)");
+    if (k->data.size() != 1)
+      return fail("its dft_length input must be a scalar, it holds " +
+                  std::to_string(k->data.size()) + " values");
+    int64_t len = toInt(k->data[0]);
+    SmallVector<int64_t> shape(in);
+    shape[a] = len;
+    if (len < 1 || count(shape) > sm::kMaxTensorElements)
+      return fail("dft_length " + std::to_string(len) +
+                  (len < 1 ? " must be positive"
+                           : " makes the signal too large (at most 2^36 "
+                             "elements)"));
+    if (len < n) {
+      v = b.create<sm::SliceOp>(loc(), tensor(shape), v,
+                                SmallVector<int64_t>(rank, 0));
+    } else if (len > n) {
+      SmallVector<int64_t> pad(in);
+      pad[a] = len - n;
+      v = b.create<sm::ConcatOp>(loc(), tensor(shape),
+                                 ValueRange{v, zerosOf(pad)}, uint64_t(a));
+    }
+    n = len;
+  }
+  SmallVector<int64_t> sig(shapeOf(v).drop_back());
+  auto complexTy = RankedTensorType::get(sig, ComplexType::get(b.getF32Type()));
+  SmallVector<int64_t> outShape(sig);
+  outShape.push_back(2);
+  if (real) {
+    v = b.create<sm::FftOp>(loc(), complexTy, reshape(v, sig),
+                            b.getI64IntegerAttr(a), IntegerAttr());
+    v = b.create<sm::AsRealOp>(loc(), tensor(outShape), v);
+    if (inverse) { // conj(fft(x)) / N: (re, im) * (1/N, -1/N)
+      Known k;
+      k.shape = {2};
+      k.data = {1.0 / double(n), -1.0 / double(n)};
+      std::string name = "const." + std::to_string(constCount++);
+      known[name] = k;
+      v = emitBinary("Mul", v, paramOf(name, known[name]));
+    }
+  } else {
+    v = b.create<sm::AsComplexOp>(loc(), complexTy, v);
+    if (inverse)
+      v = b.create<sm::IfftOp>(loc(), complexTy, v, b.getI64IntegerAttr(a));
+    else
+      v = b.create<sm::FftOp>(loc(), complexTy, v, b.getI64IntegerAttr(a),
+                              IntegerAttr());
+    v = b.create<sm::AsRealOp>(loc(), tensor(outShape), v);
+  }
+  if (onesided) {
+    SmallVector<int64_t> half(outShape);
+    half[a] = n / 2 + 1;
+    v = b.create<sm::SliceOp>(loc(), tensor(half), v,
+                              SmallVector<int64_t>(outShape.size(), 0));
+  }
+  define(0, v);
+  return llvm::Error::success();
+}
 
 /// LayerNormalization (opset 17): seam.layer_norm when it normalises the
 /// last axis and only Y is read; otherwise its definition in primitives
@@ -926,64 +1039,8 @@ llvm::Error Importer::importNode() {
   }
 
   // Spectral ------------------------------------------------------------------
-  auto shapeStr = [](llvm::ArrayRef<int64_t> s) {
-    std::string r = "[";
-    for (size_t i = 0; i < s.size(); ++i)
-      r += (i ? ", " : "") + std::to_string(s[i]);
-    return r + "]";
-  };
-  if (op == "DFT") {
-    // ONNX (opset 17): x [..., 1] real or [..., 2] (re, im), `axis` a
-    // signal axis, `inverse` 1/N normalised, `onesided` the first N/2 + 1
-    // bins of a real signal's transform; the output [..., 2]. seam.fft /
-    // seam.ifft between seam.as_complex and seam.as_real.
-    auto x = input(0);
-    if (!x)
-      return x.takeError();
-    if (node->input_size() > 1 && !node->input(1).empty())
-      return fail("its dft_length input is not supported (seam's fft "
-                  "transforms the axis at its own length)");
-    llvm::ArrayRef<int64_t> in = shapeOf(*x);
-    int64_t rank = int64_t(in.size());
-    if (rank < 2 || (in.back() != 1 && in.back() != 2))
-      return fail("its input " + shapeStr(in) +
-                  " must end in an axis of 1 (real) or 2 (real, imaginary)");
-    int64_t a = intAttr("axis", 1);
-    if (a < 0)
-      a += rank;
-    if (a < 0 || a >= rank - 1)
-      return fail("axis " + std::to_string(intAttr("axis", 1)) +
-                  " is not a signal axis of " + shapeStr(in));
-    bool inverse = intAttr("inverse", 0), onesided = intAttr("onesided", 0);
-    bool real = in.back() == 1;
-    if (inverse && real)
-      return fail("inverse of a real input [..., 1] is not supported (give "
-                  "it as [..., 2] with zero imaginary parts)");
-    if (onesided && (inverse || !real))
-      return fail("onesided with a complex input or inverse is not "
-                  "supported (seam has no complex-to-real inverse)");
-    SmallVector<int64_t> sig(in.drop_back());
-    auto complexTy =
-        RankedTensorType::get(sig, ComplexType::get(b.getF32Type()));
-    Value v = real ? reshape(*x, sig)
-                   : Value(b.create<sm::AsComplexOp>(loc(), complexTy, *x));
-    if (inverse)
-      v = b.create<sm::IfftOp>(loc(), complexTy, v, b.getI64IntegerAttr(a));
-    else
-      v = b.create<sm::FftOp>(loc(), complexTy, v, b.getI64IntegerAttr(a),
-                              IntegerAttr());
-    SmallVector<int64_t> outShape(sig);
-    outShape.push_back(2);
-    v = b.create<sm::AsRealOp>(loc(), tensor(outShape), v);
-    if (onesided) {
-      SmallVector<int64_t> half(outShape);
-      half[a] = sig[a] / 2 + 1;
-      v = b.create<sm::SliceOp>(loc(), tensor(half), v,
-                                SmallVector<int64_t>(outShape.size(), 0));
-    }
-    define(0, v);
-    return llvm::Error::success();
-  }
+  if (op == "DFT")
+    return dft();
 
   // Reductions ----------------------------------------------------------------
   if (op == "Softmax" || op == "LogSoftmax") {
