@@ -15,7 +15,8 @@
 // in its evacuation before the reduction.
 //
 // Legal when the product is the linear's (and the all_reduce's) only use
-// and the linear has no scale yet.
+// and the linear has no scale yet. A row computed after the linear by views
+// alone (an exporter's unsqueeze of the gate, placed at its use) moves up.
 //
 //===----------------------------------------------------------------------===//
 #include "mlir/IR/Builders.h"
@@ -52,6 +53,29 @@ bool isRow(Value g, int64_t n) {
   auto t = dyn_cast<RankedTensorType>(g.getType());
   return t && t.hasStaticShape() && t.getRank() >= 1 &&
          t.getShape().back() == n && t.getNumElements() == n;
+}
+
+/// When `g` is computed after `at` (an op of g's block) only by views
+/// (reshape, slice: an exporter's unsqueeze of an adaLN chunk placed where
+/// it is used) of a value defined before `at`, lists those views, first
+/// first, into `views` (moving them before `at` keeps the program's
+/// meaning) and returns true.
+bool viewsToHoist(Value g, Operation *at, SmallVectorImpl<Operation *> &views) {
+  Block *block = at->getBlock();
+  Value v = g;
+  SmallVector<Operation *> chain;
+  while (Operation *d = v.getDefiningOp()) {
+    if (d->getBlock() != block || d->isBeforeInBlock(at))
+      break; // defined before `at` (or in an enclosing block)
+    if (!isa<ReshapeOp, SliceOp>(d) || chain.size() >= 8)
+      return false;
+    chain.push_back(d);
+    v = d->getOperand(0);
+  }
+  if (chain.empty())
+    return false;
+  views.assign(chain.rbegin(), chain.rend());
+  return true;
 }
 
 struct FuseLinearScalePass
@@ -98,15 +122,22 @@ struct FuseLinearScalePass
         return reject("the scale is not known to be the same on every rank "
                       "(it does not come from a collective), so it cannot "
                       "move before the all_reduce");
-      // The linear gets g as an operand: g must be defined before it.
+      // The linear gets g as an operand: g must be defined before it, or be
+      // views (reshape, slice) of a value that is, which move up.
+      SmallVector<Operation *> hoist;
       if (Operation *gDef = g.getDefiningOp()) {
         Operation *at = gDef->getBlock()->findAncestorOpInBlock(*lin);
-        if (!at || !gDef->isBeforeInBlock(at))
+        if (!at || (!gDef->isBeforeInBlock(at) && !viewsToHoist(g, at, hoist)))
           return reject("the scale is computed after the linear");
       }
       std::string why;
       if (!isProfitable(mul, "fuse-linear-scale", why))
         return reject("legal but not profitable: " + why);
+      if (!hoist.empty()) {
+        Operation *at = hoist.front()->getBlock()->findAncestorOpInBlock(*lin);
+        for (Operation *v : hoist)
+          v->moveBefore(at);
+      }
       OpBuilder b(lin);
       auto fused = b.create<LinearOp>(
           lin.getLoc(), lin.getType(), lin.getInput(), lin.getWeight(),

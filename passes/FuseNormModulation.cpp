@@ -5,7 +5,8 @@
 // that already scales by 1 / std instead of in separate elementwise passes
 // over the whole activation:
 //
-//   n * (1 + s) + h, written n + n * s + h (adaLN, DiT and Flux blocks)
+//   n * (1 + s) + h, written n + n * s + h (adaLN, DiT and Flux blocks) or
+//   as diffusers writes it, n * (1 + s) + h (the 1 + s read by nothing else)
 //                       -> layer_norm scale s bias h {scale_offset = 1}
 //   n * s + h           -> layer_norm scale s bias h
 //   n * s, n + h        -> layer_norm scale s, layer_norm bias h
@@ -59,6 +60,24 @@ template <typename OpTy> OpTy soleUser(Value v) {
   if (!op || op.getResult().getType() != v.getType())
     return OpTy();
   return op;
+}
+
+/// A constant 1 (every element), through reshapes: a seam.param with init
+/// ones, or init data holding only 1.0.
+bool isOne(Value v) {
+  while (auto r = v.getDefiningOp<ReshapeOp>())
+    v = r.getInput();
+  auto p = v.getDefiningOp<ParamOp>();
+  if (!p)
+    return false;
+  if (p.getInit() == ParamInit::ones)
+    return true;
+  if (p.getInit() != ParamInit::data || !p.getValue())
+    return false;
+  auto dense = dyn_cast<DenseElementsAttr>(*p.getValue());
+  return dense && dense.getElementType().isF32() &&
+         llvm::all_of(dense.getValues<float>(),
+                      [](float f) { return f == 1.0f; });
 }
 
 struct Modulation {
@@ -118,6 +137,20 @@ std::optional<Modulation> matchModulation(Value n, int64_t d,
         return notPerFeature("multiplied by");
       m.scale = s;
       m.ops = {mul};
+      // n * (1 + s), as diffusers writes adaLN: the 1 + s folds into the
+      // offset when the sum has no other reader.
+      if (auto plus = s.getDefiningOp<AddOp>(); plus && plus->hasOneUse()) {
+        for (unsigned i = 0; i < 2; ++i) {
+          Value one = plus->getOperand(i), inner = plus->getOperand(1 - i);
+          if (isOne(one) && perFeature(inner, d) &&
+              inner.getType() == s.getType()) {
+            m.scale = inner;
+            m.offset = 1.0;
+            m.ops = {plus, mul};
+            break;
+          }
+        }
+      }
       cur = mul.getResult();
     }
   } else {

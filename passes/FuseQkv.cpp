@@ -25,7 +25,7 @@ namespace {
 
 /// Which attention operands (0 = q, 1 = k, 2 = v) a value reaches through
 /// shape, norm and rope ops, without crossing another linear.
-unsigned attentionRoles(Value v, int depth = 0) {
+unsigned rolesReached(Value v, int depth) {
   if (depth > 12)
     return 0;
   unsigned roles = 0;
@@ -41,10 +41,16 @@ unsigned attentionRoles(Value v, int depth = 0) {
         fc.getFusionClass() == FusionClass::OutputFusable)
       continue;
     for (Value r : user->getResults())
-      roles |= attentionRoles(r, depth + 1);
+      roles |= rolesReached(r, depth + 1);
   }
   return roles;
 }
+
+} // namespace
+
+unsigned mlir::seam::attentionRoles(Value v) { return rolesReached(v, 0); }
+
+namespace {
 
 std::string roleNames(unsigned roles) {
   std::string s;

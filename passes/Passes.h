@@ -13,6 +13,12 @@ namespace mlir::seam {
 enum class RegionMode { Eager, Compile };
 llvm::StringRef stringifyRegionMode(RegionMode mode);
 
+/// Which operands of a seam.attention (bit 0 q, 1 k, 2 v) `v` reaches
+/// through shape, norm, rope and elementwise ops without crossing a linear
+/// (FuseQkv.cpp): seam-fuse-qkv groups projections by it, seam-recognize
+/// tells a packed in_proj from other linears read by three slices.
+unsigned attentionRoles(Value v);
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

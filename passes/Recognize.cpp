@@ -257,6 +257,21 @@ struct RecognizePass : public seam::impl::SeamRecognizeBase<RecognizePass> {
     if (starts.size() != 3 || starts[0] != 0 || starts[1] != n / 3 ||
         starts[2] != 2 * n / 3)
       return;
+    // Three thirds alone are not a QKV (adaLN's shift, scale and gate are
+    // too): each part must reach one role of an attention, q, k and v.
+    unsigned all = 0;
+    bool single = true;
+    for (Operation *u : lin->getUsers()) {
+      unsigned r = attentionRoles(u->getResult(0));
+      single &= llvm::popcount(r) == 1;
+      all |= r;
+    }
+    if (!single || all != 7u)
+      return missed(lin.getLoc(),
+                    "the linear's three slices of " + Twine(n / 3) +
+                        " columns not marked as a packed QKV projection: "
+                        "they do not feed an attention's q, k and v one "
+                        "each");
     Builder b(lin.getContext());
     lin->setAttr("seam.fused_qkv",
                  b.getArrayAttr({b.getStringAttr("q"), b.getStringAttr("k"),

@@ -43,3 +43,38 @@ func.func @kept(%x: tensor<1x256x64xbf16>, %w: tensor<64x96xbf16>, %row: tensor<
   %o3 = seam.mul %y3, %full : (tensor<1x256x96xbf16>, tensor<1x256x96xbf16>) -> tensor<1x256x96xbf16>
   return %o, %o2, %y2, %o3 : tensor<1x256x96xbf16>, tensor<1x256x96xbf16>, tensor<1x256x96xbf16>, tensor<1x256x96xbf16>
 }
+
+// -----
+
+// torch's export places the gate's unsqueeze where it is used, after the
+// projection: views (slice, reshape) of a value defined before the linear
+// move up, and the product folds.
+// CHECK-LABEL: func.func @gate_view_after
+// CHECK: %[[S:.+]] = seam.slice %arg2
+// CHECK-NEXT: %[[G:.+]] = seam.reshape %[[S]]
+// CHECK-NEXT: %[[L:.+]] = seam.linear %arg0, %arg1 scale %[[G]] :
+// CHECK-NOT: seam.mul
+// CHECK: return %[[L]]
+func.func @gate_view_after(%x: tensor<1x128x64xf32>, %w: tensor<64x32xf32>, %m: tensor<1x96xf32>) -> tensor<1x128x32xf32> {
+  // expected-remark @+1 {{the product by a row of 32 applied as the linear's output leaves PSUM}}
+  %y = seam.linear %x, %w : (tensor<1x128x64xf32>, tensor<64x32xf32>) -> tensor<1x128x32xf32>
+  %s = seam.slice %m offsets [0, 64] : tensor<1x96xf32> -> tensor<1x32xf32>
+  %g = seam.reshape %s : tensor<1x32xf32> -> tensor<1x1x32xf32>
+  %o = seam.mul %g, %y : (tensor<1x1x32xf32>, tensor<1x128x32xf32>) -> tensor<1x128x32xf32>
+  return %o : tensor<1x128x32xf32>
+}
+
+// -----
+
+// Near miss: a row computed after the linear by arithmetic (not views)
+// stays where it is, and so does the product.
+// CHECK-LABEL: func.func @gate_computed_after
+// CHECK: seam.linear %arg0, %arg1 :
+// CHECK: seam.mul
+func.func @gate_computed_after(%x: tensor<1x128x64xf32>, %w: tensor<64x32xf32>, %m: tensor<1x1x32xf32>) -> tensor<1x128x32xf32> {
+  %y = seam.linear %x, %w : (tensor<1x128x64xf32>, tensor<64x32xf32>) -> tensor<1x128x32xf32>
+  %g = seam.add %m, %m : (tensor<1x1x32xf32>, tensor<1x1x32xf32>) -> tensor<1x1x32xf32>
+  // expected-remark @+1 {{product not folded into its linear: the scale is computed after the linear}}
+  %o = seam.mul %g, %y : (tensor<1x1x32xf32>, tensor<1x128x32xf32>) -> tensor<1x128x32xf32>
+  return %o : tensor<1x128x32xf32>
+}

@@ -193,11 +193,12 @@ func.func @softmax_other_axis(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
 
 // -----
 
-// A packed in_proj: one linear read by three equal column slices is marked
-// as a fused QKV projection (the qkv kernel's site).
+// A packed in_proj: one linear read by three equal column slices that feed
+// an attention's q, k and v (through the head reshapes) is marked
+// seam.fused_qkv (the qkv kernel's site).
 // CHECK-LABEL: func.func @packed_qkv
 // CHECK: seam.linear %arg0, %{{.+}}, %{{.+}} {seam.fused_qkv = ["q", "k", "v"]}
-func.func @packed_qkv(%x: tensor<1x8x16xf32>) -> (tensor<1x8x16xf32>, tensor<1x8x16xf32>, tensor<1x8x16xf32>) {
+func.func @packed_qkv(%x: tensor<1x8x16xf32>) -> tensor<1x2x8x8xf32> {
   %w = seam.param "w" init normal(0.02) seed 1 : tensor<16x48xf32>
   %b = seam.param "b" init normal(0.02) seed 2 : tensor<48xf32>
   // expected-remark @+2 {{matmul + add recognised as linear (K = 16, N = 48)}}
@@ -207,7 +208,33 @@ func.func @packed_qkv(%x: tensor<1x8x16xf32>) -> (tensor<1x8x16xf32>, tensor<1x8
   %q = seam.slice %y offsets [0, 0, 0] : tensor<1x8x48xf32> -> tensor<1x8x16xf32>
   %k = seam.slice %y offsets [0, 0, 16] : tensor<1x8x48xf32> -> tensor<1x8x16xf32>
   %v = seam.slice %y offsets [0, 0, 32] : tensor<1x8x48xf32> -> tensor<1x8x16xf32>
-  return %q, %k, %v : tensor<1x8x16xf32>, tensor<1x8x16xf32>, tensor<1x8x16xf32>
+  %q4 = seam.reshape %q : tensor<1x8x16xf32> -> tensor<1x8x2x8xf32>
+  %k4 = seam.reshape %k : tensor<1x8x16xf32> -> tensor<1x8x2x8xf32>
+  %v4 = seam.reshape %v : tensor<1x8x16xf32> -> tensor<1x8x2x8xf32>
+  %qh = seam.transpose %q4 perm [0, 2, 1, 3] : tensor<1x8x2x8xf32> -> tensor<1x2x8x8xf32>
+  %kh = seam.transpose %k4 perm [0, 2, 1, 3] : tensor<1x8x2x8xf32> -> tensor<1x2x8x8xf32>
+  %vh = seam.transpose %v4 perm [0, 2, 1, 3] : tensor<1x8x2x8xf32> -> tensor<1x2x8x8xf32>
+  %o = seam.attention %qh, %kh, %vh {scale = 0.35355339 : f64} : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %o : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+// Near miss: adaLN's modulation (one linear of silu(vec), read by three
+// equal slices: shift, scale and gate) feeds no attention: a linear, not a
+// packed QKV.
+// CHECK-LABEL: func.func @three_slices_no_attention
+// CHECK: seam.linear
+// CHECK-NOT: seam.fused_qkv
+func.func @three_slices_no_attention(%x: tensor<1x16xf32>) -> (tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>) {
+  %w = seam.param "w" init normal(0.02) seed 1 : tensor<16x48xf32>
+  // expected-remark @+2 {{matmul recognised as linear (K = 16, N = 48)}}
+  // expected-remark @+1 {{the linear's three slices of 16 columns not marked as a packed QKV projection: they do not feed an attention's q, k and v one each}}
+  %y = seam.matmul %x, %w : (tensor<1x16xf32>, tensor<16x48xf32>) -> tensor<1x48xf32>
+  %shift = seam.slice %y offsets [0, 0] : tensor<1x48xf32> -> tensor<1x16xf32>
+  %scale = seam.slice %y offsets [0, 16] : tensor<1x48xf32> -> tensor<1x16xf32>
+  %gate = seam.slice %y offsets [0, 32] : tensor<1x48xf32> -> tensor<1x16xf32>
+  return %shift, %scale, %gate : tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>
 }
 
 // -----
