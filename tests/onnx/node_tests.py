@@ -56,9 +56,9 @@ PARTIAL = {
                           "other axes and the Mean / InvStdDev outputs in "
                           "primitives (host)",
     "Pow": "a float base (an integer exponent tensor is a constant)",
-    "DFT": "seam.fft / seam.ifft at the axis' own length (no dft_length "
-           "input; onesided for a real forward transform; no inverse of a "
-           "real [..., 1] input)",
+    "DFT": "seam.fft / seam.ifft; dft_length a constant (pad / "
+           "truncate); onesided of a real signal only (ONNX leaves it "
+           "undefined for a complex one)",
 }
 SUITES = ["node", "pytorch-converted", "pytorch-operator"]
 # Tests of claimed ops seam does not pass, and why. The run fails if one of
