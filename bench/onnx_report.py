@@ -51,11 +51,16 @@ def main():
             print("flux_single_1024 export failed: " + e.stderr.strip(),
                   file=sys.stderr)
     roof, roof_rc = [], 0
-    for label, d in pairs:
+    for (label, d), kernels in [(p, k) for p in pairs
+                                for k in ["", "qkv,flash-attn"]]:
         r = subprocess.run(["/usr/bin/python3", flux, "roofline", bindir, d,
-                            "--markdown"], capture_output=True, text=True)
+                            "--markdown"] +
+                           (["--kernels", kernels] if kernels else []),
+                           capture_output=True, text=True)
         roof_rc |= r.returncode
-        roof += ["", f"FLUX single-stream block, {label}:", ""]
+        roof += ["", f"FLUX single-stream block, {label}, " +
+                 (f"--kernels {kernels}" if kernels else "no kernels") + ":",
+                 ""]
         roof += r.stdout.strip().splitlines() or [
             "roofline run failed: " + r.stderr.strip()]
     shutil.rmtree(tmp, ignore_errors=True)

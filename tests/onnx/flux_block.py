@@ -16,7 +16,9 @@ a config: the pair that compares an ONNX import with a config import.
                                       flux_single.json)
   flux_block.py roofline SEAM_BIN DIR the roofline fraction (seam-run --json,
                                       trn2, compile mode) of both imports and
-                                      their ratio; --markdown for the report
+                                      their ratio (exit 1 outside 0.95 ..
+                                      1.05); --kernels K runs with kernels
+                                      K; --markdown for the report
 
 The module is tools/seam-import/Flux.cpp's single-stream block at the shapes
 of DIR/flux_single.json (num_layers 0, num_single_layers 1, float32), in
@@ -244,10 +246,10 @@ def check(seam_bin, d):
     return 1 if bad else 0
 
 
-def roofline(seam_bin, d, markdown=False):
-    """seam-run --json of both imports (trn2, compile mode, tp 1, fp32):
-    the step's floor over the warm step (fraction), and over the step's
-    device time (device fraction)."""
+def roofline(seam_bin, d, markdown=False, kernels=None):
+    """seam-run --json of both imports (trn2, compile mode, tp 1, fp32,
+    with `kernels` when given): the step's floor over the warm step
+    (fraction), and over the step's device time (device fraction)."""
     t = tools(seam_bin)
     rows = []
     with tempfile.TemporaryDirectory(prefix="seam-flux-roof-") as tmp:
@@ -257,7 +259,8 @@ def roofline(seam_bin, d, markdown=False):
             js = os.path.join(tmp, tag + ".json")
             subprocess.run([t["seam-run"]] + model + [
                 "--target", "trn2", "--mode", "compile", "--steps", "3",
-                "--runs", "1", "--quiet", "--json", js], check=True,
+                "--runs", "1", "--quiet", "--json", js] +
+                (["--kernels", kernels] if kernels else []), check=True,
                 capture_output=True)
             with open(js) as f:
                 j = json.load(f)
@@ -291,13 +294,18 @@ def main():
     a = sys.argv[1:]
     md = "--markdown" in a
     a = [x for x in a if x != "--markdown"]
+    kernels = None
+    if "--kernels" in a and a.index("--kernels") + 1 < len(a):
+        i = a.index("--kernels")
+        kernels = a[i + 1]
+        a = a[:i] + a[i + 2:]
     if len(a) in (2, 3) and a[0] == "export":
         export(*a[1:])
         return 0
     if len(a) == 3 and a[0] == "check":
         return check(a[1], a[2])
     if len(a) == 3 and a[0] == "roofline":
-        return roofline(a[1], a[2], md)
+        return roofline(a[1], a[2], md, kernels)
     print(__doc__, file=sys.stderr)
     return 2
 
