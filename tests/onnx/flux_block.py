@@ -9,8 +9,9 @@ a config: the pair that compares an ONNX import with a config import.
                                       flux_single.{img,txt,vec}.npy and
                                       torch's output flux_single.y.npy
   flux_block.py check SEAM_BIN DIR    seam-run --functional on the ONNX
-                                      model against torch (fp32 rel-L2 <=
-                                      1e-4), and the fused ops seam-pipeline
+                                      model (without kernels and with
+                                      qkv,flash-attn) against torch (fp32
+                                      rel-L2 <= 1e-4), and the ops seam-pipeline
                                       leaves for the ONNX import equal to
                                       those of the config import (DIR's
                                       flux_single.json)
@@ -198,22 +199,28 @@ def check(seam_bin, d):
     bad = 0
     with tempfile.TemporaryDirectory(prefix="seam-flux-block-") as tmp:
         model = os.path.join(d, NAME + ".onnx")
-        out = os.path.join(tmp, "out")
-        cmd = [t["seam-run"], model, "--functional", "--steps", "1",
-               "--runs", "1", "--quiet", "--output-dir", out]
-        for n in INPUTS:
-            cmd += ["--input", f"{n}={os.path.join(d, f'{NAME}.{n}.npy')}"]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            print(f"{NAME}: seam-run failed: {r.stderr.strip()}")
-            return 1
-        got = np.load(os.path.join(out, "joint.npy")).astype(np.float64)
-        want = np.load(os.path.join(d, NAME + ".y.npy")).astype(np.float64)
-        err = float(np.linalg.norm(got - want) / np.linalg.norm(want))
-        ok = err <= 1e-4
-        bad += not ok
-        print(f"{NAME}: rel-L2 vs torch {err:.2e} "
-              f"{'PASS' if ok else 'FAIL'} (<= 1e-4)")
+        for kernels in ["", "qkv,flash-attn"]:
+            out = os.path.join(tmp, "out" + kernels.replace(",", "-"))
+            cmd = [t["seam-run"], model, "--functional", "--steps", "1",
+                   "--runs", "1", "--quiet", "--output-dir", out]
+            cmd += ["--kernels", kernels] if kernels else []
+            for n in INPUTS:
+                cmd += ["--input",
+                        f"{n}={os.path.join(d, f'{NAME}.{n}.npy')}"]
+            what = f"{NAME}" + (f" --kernels {kernels}" if kernels else "")
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"{what}: seam-run failed: {r.stderr.strip()}")
+                bad += 1
+                continue
+            got = np.load(os.path.join(out, "joint.npy")).astype(np.float64)
+            want = np.load(os.path.join(d, NAME + ".y.npy")).astype(
+                np.float64)
+            err = float(np.linalg.norm(got - want) / np.linalg.norm(want))
+            ok = err <= 1e-4
+            bad += not ok
+            print(f"{what}: rel-L2 vs torch {err:.2e} "
+                  f"{'PASS' if ok else 'FAIL'} (<= 1e-4)")
         onnx_ops, stderr = fused_ops(t, [model], tmp, "onnx")
         cfg_ops, _ = fused_ops(t, ["--config", os.path.join(d, NAME + ".json")],
                                tmp, "config")
