@@ -12,7 +12,6 @@
 //===----------------------------------------------------------------------===//
 #include "mlir/IR/Builders.h"
 #include "passes/Passes.h"
-#include "passes/Profitability.h"
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
 
@@ -66,9 +65,6 @@ struct FuseLinearActivationPass
                     "would apply before the scale");
     if (!lin->hasOneUse())
       return reject("the linear's result has other users");
-    std::string why;
-    if (!isProfitable(act, "fuse-linear-activation", why))
-      return reject("legal but not profitable: " + why);
     lin.setActivationAttr(StringAttr::get(act->getContext(), name));
     act->getResult(0).replaceAllUsesWith(lin.getResult());
     act->erase();

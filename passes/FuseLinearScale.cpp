@@ -21,7 +21,6 @@
 //===----------------------------------------------------------------------===//
 #include "mlir/IR/Builders.h"
 #include "passes/Passes.h"
-#include "passes/Profitability.h"
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
 
@@ -130,9 +129,6 @@ struct FuseLinearScalePass
         if (!at || (!gDef->isBeforeInBlock(at) && !viewsToHoist(g, at, hoist)))
           return reject("the scale is computed after the linear");
       }
-      std::string why;
-      if (!isProfitable(mul, "fuse-linear-scale", why))
-        return reject("legal but not profitable: " + why);
       if (!hoist.empty()) {
         Operation *at = hoist.front()->getBlock()->findAncestorOpInBlock(*lin);
         for (Operation *v : hoist)

@@ -19,7 +19,6 @@
 //===----------------------------------------------------------------------===//
 #include "mlir/IR/Builders.h"
 #include "passes/Passes.h"
-#include "passes/Profitability.h"
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
 
@@ -207,12 +206,6 @@ struct FuseNormModulationPass
       decisionRemark(remarks, ln.getLoc())
           << "seam-fuse-norm-modulation: not fused: an op is marked "
           << kNoFuseAttrName;
-      ++numRejected;
-      return;
-    }
-    if (!isProfitable(ln, "fuse-norm-modulation", why)) {
-      decisionRemark(remarks, ln.getLoc())
-          << "seam-fuse-norm-modulation: legal but not profitable: " << why;
       ++numRejected;
       return;
     }

@@ -8,7 +8,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
 #include "passes/Passes.h"
-#include "passes/Profitability.h"
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
 #include "llvm/ADT/MapVector.h"
@@ -133,13 +132,6 @@ struct FuseQkvPass : public seam::impl::SeamFuseQkvBase<FuseQkvPass> {
     if (auto why = checkLegality(members, dom)) {
       decisionRemark(remarks, first.getLoc())
           << "seam-fuse-qkv: not fused (" << names << "): " << *why;
-      ++numRejected;
-      return;
-    }
-    std::string why;
-    if (!isProfitable(first, "fuse-qkv", why)) {
-      decisionRemark(remarks, first.getLoc())
-          << "seam-fuse-qkv: legal but not profitable: " << why;
       ++numRejected;
       return;
     }

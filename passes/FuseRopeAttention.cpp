@@ -1,7 +1,6 @@
 //===- FuseRopeAttention.cpp - seam-fuse-rope-attention -------------------===//
 #include "mlir/IR/Builders.h"
 #include "passes/Passes.h"
-#include "passes/Profitability.h"
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
 #include "llvm/ADT/SetVector.h"
@@ -120,15 +119,6 @@ struct FuseRopeAttentionPass
     if (auto why = checkLegality(att, *q, *k)) {
       decisionRemark(remarks, att.getLoc())
           << "seam-fuse-rope-attention: not fused: " << *why;
-      ++numRejected;
-      return;
-    }
-    std::string why;
-    if (!isProfitable(att, "fuse-rope-attention", why)) {
-      decisionRemark(remarks, att.getLoc())
-          << "seam-fuse-rope-attention: legal but not "
-             "profitable: "
-          << why;
       ++numRejected;
       return;
     }

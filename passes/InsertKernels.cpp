@@ -5,12 +5,12 @@
 // check is the registry's, the same one the kernel_call verifier runs.
 //
 //===----------------------------------------------------------------------===//
+#include "dialect/ncore/NcoreTarget.h"
 #include "kernels/Registry.h"
 #include "mlir/IR/Builders.h"
 #include "passes/AutoKernels.h"
 #include "passes/KernelSelection.h"
 #include "passes/Passes.h"
-#include "passes/Profitability.h"
 #include "passes/Remarks.h"
 #include "passes/Statistics.h"
 #include "llvm/ADT/MapVector.h"
@@ -27,7 +27,7 @@ using namespace mlir::seam;
 namespace {
 
 struct InsertKernelsPass
-    : public seam::impl::SeamInsertKernelsBase<InsertKernelsPass> {
+    : public mlir::seam::impl::SeamInsertKernelsBase<InsertKernelsPass> {
   using SeamInsertKernelsBase::SeamInsertKernelsBase;
   PassCounter numInserted{"seam-insert-kernels", "kernel-calls",
                           "Kernel calls inserted"};
@@ -188,15 +188,6 @@ struct InsertKernelsPass
       ++outcome.rejected[*why];
       return false;
     }
-    std::string why;
-    if (!isProfitable(op, ("kernel:" + k.name).str(), why)) {
-      decisionRemark(remarks, op->getLoc())
-          << "seam-insert-kernels: kernel '" << k.name
-          << "' legal but not profitable: " << why;
-      ++numRejected;
-      ++outcome.rejected["not profitable: " + why];
-      return false;
-    }
     return true;
   }
 
@@ -217,9 +208,17 @@ struct InsertKernelsPass
   LogicalResult runAuto(func::FuncOp func, ArrayRef<AutoCandidate> candidates,
                         ArrayRef<const KernelInfo *> requested,
                         MutableArrayRef<Outcome> outcomes) {
+    // The windows are timed on the profile the module is compiled for: its
+    // ncore.target attribute (target and --set overrides) when it has one,
+    // else the built-in profile of the `target` option.
+    FailureOr<::seam::rt::Profile> profile =
+        ncore::getTargetProfile(func, target, "seam-insert-kernels");
+    if (failed(profile))
+      return failure();
     CostQuery query;
     query.mode = mode;
-    query.target = target;
+    query.target = std::string(::seam::rt::name(profile->target));
+    query.overrides = profile->overrides();
     query.share = share;
     std::string error;
     FailureOr<AutoPlan> plan =

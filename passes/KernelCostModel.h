@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "passes/Passes.h"
 #include <functional>
+#include <map>
 #include <string>
 
 namespace mlir::seam {
@@ -43,6 +44,9 @@ struct StepCost {
 struct CostQuery {
   RegionMode mode = RegionMode::Compile;
   std::string target = "trn1"; ///< a runtime target name
+  /// The device figures that differ from `target`'s built-in profile, by
+  /// profile name: the module's ncore.target overrides (seam-run --set).
+  std::map<std::string, double> overrides;
   bool share = true;
 };
 
