@@ -77,7 +77,7 @@ std::vector<Config> configs() {
       c.opts.config = fluxConfig;
     else
       c.opts.model = model;
-    c.opts.mode = std::move(mode);
+    c.opts.mode = *seamrun::parseMode(mode); // the literals below
     c.opts.kernels = std::move(kernels);
     bool tiny = model == "flux2-klein" && !fluxConfig.empty();
     if (!tiny) // a small config keeps its own blocks and lengths
@@ -86,7 +86,7 @@ std::vector<Config> configs() {
       c.opts.seq = seq;
     if (model == "flux2-klein" && !tiny)
       c.opts.txtSeq = 128;
-    c.opts.target = std::move(target);
+    c.opts.target = *seamrun::parseTarget(target); // the literals below
     out.push_back(std::move(c));
   };
   add("flux compile", "flux2-klein", "compile", {}, 1, 128);
@@ -343,9 +343,8 @@ int main(int argc, char **argv) {
       errs() << "seam-mutate: " << c.label << ": " << text.error() << "\n";
       return 1;
     }
-    seamrun::Compiler compiler(
-        rt::Profile::builtin(*rt::parseTarget(c.opts.target)), c.opts.mode,
-        c.opts.kernels, true);
+    seamrun::Compiler compiler(rt::Profile::builtin(c.opts.target), c.opts.mode,
+                               c.opts.kernels, true);
     auto cm = compiler.compile(*text, cache, c.label);
     if (!cm) {
       errs() << "seam-mutate: " << c.label << ": " << cm.error() << "\n";

@@ -126,9 +126,11 @@ std::string Compiler::flags() const {
   for (const auto &[figure, value] : profile.overrides())
     overrides += llvm::formatv(" {0}={1:e16}", figure, value).str();
   return std::string("target=") + std::string(rt::name(target)) + overrides +
-         " mode=" + mode + " kernels=" + llvm::join(kernels, ",") +
+         " mode=" + name(mode).str() + " kernels=" + llvm::join(kernels, ",") +
          " sharing=" + (sharing ? "1" : "0") +
-         (kernelBoundary == "barrier" ? "" : " boundary=" + kernelBoundary);
+         (kernelBoundary == KernelBoundary::Barrier
+              ? ""
+              : " boundary=" + name(kernelBoundary).str());
 }
 
 namespace {
@@ -152,38 +154,39 @@ struct PassClock : public PassInstrumentation {
 };
 } // namespace
 
-rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
-                                              rt::CompileCache &cache,
-                                              llvm::StringRef sourceName) {
-  using Result = rt::Expected<CompiledModel>;
-  CompiledModel cm;
-  cm.context = std::make_unique<MLIRContext>(seamRunRegistry());
-  MLIRContext &ctx = *cm.context;
-  ctx.loadAllAvailableDialects();
-  // A diagnostic's own notes are printed (see DiagCollector); the op it is
-  // attached to, printed in generic form, is noise to a seam-run user.
-  ctx.printOpOnDiagnostic(false);
-  DiagCollector diags(ctx, cm.warnings);
+/// A unit the cache did not have: compiled after the lowering.
+struct Compiler::Pending {
+  std::string unit, key;
+  bool isKernel;
+  Operation *kernelCall = nullptr;
+};
 
-  // Graph pipeline: what a lazy tracer or torch.compile front end does.
+rt::Status Compiler::runGraphPipeline(CompiledModel &cm,
+                                      const std::string &irText,
+                                      llvm::StringRef sourceName,
+                                      const std::string &diags) {
+  MLIRContext &ctx = *cm.context;
   double t0 = nowNs();
   if (rt::Status nesting = ::mlir::seam::checkNesting(irText); !nesting)
-    return Result::failure("the model IR does not parse:\n" + sourceName.str() +
-                           ":" + nesting.error());
+    return rt::Status::failure("the model IR does not parse:\n" +
+                               sourceName.str() + ":" + nesting.error());
   // Parsed, then verified apart: IR that parses but breaks an op's rules
   // (a K mismatch) is invalid, not unparseable, and says which rule.
   cm.module = parseSourceString<ModuleOp>(
       irText, ParserConfig(&ctx, /*verifyAfterParse=*/false), sourceName);
   if (!cm.module)
-    return Result::failure("the model IR does not parse:\n" + diags.text);
+    return rt::Status::failure("the model IR does not parse:\n" + diags);
   if (failed(verify(*cm.module)))
-    return Result::failure("the model IR is invalid (it parses, but an op "
-                           "breaks its rules):\n" +
-                           diags.text);
+    return rt::Status::failure("the model IR is invalid (it parses, but an "
+                               "op breaks its rules):\n" +
+                               diags);
+  // The profile (--set overrides included) travels on the IR from here on:
+  // kernels=auto times its windows with it (seam-insert-kernels), and the
+  // lowering plans with it.
+  ncore::setTargetProfile(*cm.module, profile);
   PassManager pm(&ctx);
   mlir::seam::PipelineOptions popts;
-  popts.mode = mode == "eager" ? mlir::seam::RegionMode::Eager
-                               : mlir::seam::RegionMode::Compile;
+  popts.mode = mode;
   popts.kernels = kernels;
   popts.share = sharing;
   popts.target = std::string(rt::name(target));
@@ -194,7 +197,7 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   mlir::seam::buildSeamPipeline(pm, popts);
   progress("model IR parsed");
   if (failed(pm.run(*cm.module)))
-    return Result::failure("graph pipeline failed:\n" + diags.text);
+    return rt::Status::failure("graph pipeline failed:\n" + diags);
   cm.breakdown.graphNs = nowNs() - t0;
   progress("graph pipeline done");
 
@@ -204,15 +207,12 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
       break;
     }
   if (!cm.step)
-    return Result::failure("the model has no step function");
+    return rt::Status::failure("the model has no step function");
+  return rt::Status::ok();
+}
 
-  // Units: each program called by the step, each top-level kernel call.
-  struct Pending {
-    std::string unit, key;
-    bool isKernel;
-    Operation *kernelCall = nullptr;
-  };
-  std::vector<Pending> misses;
+void Compiler::findCachedUnits(CompiledModel &cm, rt::CompileCache &cache,
+                               std::vector<Pending> &misses) {
   std::string flagText = flags();
   double lookupStart = nowNs();
   for (Operation &op : cm.step.getBody().front()) {
@@ -256,19 +256,14 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
     cm.units[unit]; // reserve the name
     misses.push_back({unit, key, isKernel, isKernel ? &op : nullptr});
   }
-  auto countPrograms = [&] {
-    cm.distinctPrograms = 0;
-    for (auto &[name, u] : cm.units)
-      cm.distinctPrograms += !u.isKernel;
-  };
-  countPrograms();
   cm.breakdown.cacheNs += nowNs() - lookupStart;
-  if (misses.empty())
-    return cm;
+}
 
-  // Lower every program of the module (seam -> ncore) on a clone, so the
-  // step keeps its seam form for the host plan.
-  t0 = nowNs();
+rt::Expected<ModuleOp> Compiler::lowerModule(CompiledModel &cm,
+                                             const std::string &diags) {
+  using Result = rt::Expected<ModuleOp>;
+  MLIRContext &ctx = *cm.context;
+  double t0 = nowNs();
   cm.lowered = cast<ModuleOp>((*cm.module)->clone());
   ModuleOp lowered = *cm.lowered;
   // The profile (--set overrides included) every pass below plans with.
@@ -282,11 +277,11 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
   mlir::seam::ConvertSeamToNcoreOptions lowerOptions;
   lowerOptions.target = std::string(rt::name(target));
   lowerOptions.remarks = false;
-  lowerOptions.kernelBoundary = kernelBoundary;
+  lowerOptions.kernelBoundary = name(kernelBoundary).str();
   mlir::seam::buildLowerToNcorePipeline(lpm, lowerOptions);
   mlir::seam::KernelBuildStats kernels0 = mlir::seam::kernelBuildStats();
   if (failed(lpm.run(lowered)) || failed(ncore::verifyOnThreads(lowered)))
-    return Result::failure("lowering failed:\n" + diags.text);
+    return Result::failure("lowering failed:\n" + diags);
   cm.breakdown.lowerNs = nowNs() - t0;
   // Compile mode: the bodies of kernel calls inside programs are built here
   // (their instructions then go through codegen with their program's).
@@ -299,58 +294,101 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
       dyn_cast_or_null<ModuleOp>(SymbolTable::lookupSymbolIn(lowered, "ncore"));
   if (!programs)
     return Result::failure("lowering produced no `module @ncore`");
+  return programs;
+}
 
+rt::Status Compiler::generateUnit(CompiledModel &cm, ModuleOp programs,
+                                  const Pending &p, rt::CompileCache &cache,
+                                  const std::string &diags) {
+  double c0 = nowNs();
+  ncore::ProgramOp prog;
+  if (p.isKernel) {
+    auto kc = cast<mlir::seam::KernelCallOp>(p.kernelCall);
+    auto sym =
+        kc.getCalleeAttr()
+            ? FailureOr<StringAttr>(kc.getCalleeAttr().getAttr())
+            : mlir::seam::getOrBuildKernelProgram(
+                  programs, kc.getKernel(), mlir::seam::signatureOfCall(kc));
+    if (failed(sym))
+      return rt::Status::failure("building kernel '" + kc.getKernel().str() +
+                                 "' failed:\n" + diags);
+    prog = programs.lookupSymbol<ncore::ProgramOp>(*sym);
+  } else {
+    prog = programs.lookupSymbol<ncore::ProgramOp>(p.unit);
+  }
+  if (!prog)
+    return rt::Status::failure("no ncore.program for '" + p.unit +
+                               "' after lowering");
+  ncore::CodegenTimings phases;
+  ncore::EmitOptions emitOptions;
+  // The lowered programs were verified after lowering (lpm); a kernel's,
+  // built since, is verified once after its passes.
+  emitOptions.verify =
+      p.isKernel ? ncore::VerifyPasses::AfterLast : ncore::VerifyPasses::Never;
+  auto program = compileNcoreProgram(prog, target, emitOptions, &phases);
+  cm.breakdown.doubleBufferNs += phases.doubleBufferNs;
+  cm.breakdown.allocateNs += phases.allocateNs;
+  cm.breakdown.scheduleNs += phases.scheduleNs;
+  cm.breakdown.emitNs += phases.emitNs;
+  if (failed(program)) {
+    cache.storeFailure(p.key, diags);
+    return rt::Status::failure("code generation of '" + p.unit + "' failed:\n" +
+                               diags);
+  }
+  program->name = p.unit;
+  double ns = nowNs() - c0;
+  (p.isKernel ? cm.breakdown.kernelNs : cm.breakdown.codegenNs) += ns;
+  (p.isKernel ? cm.breakdown.kernelPrograms : cm.breakdown.programs) += 1;
+  cm.breakdown.instructions += program->instructionCount();
+  double s0 = nowNs();
+  if (rt::Status s = cache.store(p.key, rt::writeProgram(*program)); !s)
+    return s; // "compile cache: ..."
+  cm.breakdown.cacheNs += nowNs() - s0;
+  CompiledUnit u;
+  u.program = std::move(*program);
+  u.isKernel = p.isKernel;
+  bindUnit(u);
+  cm.units[p.unit] = std::move(u);
+  ++cm.compiledUnits;
+  return rt::Status::ok();
+}
+
+rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
+                                              rt::CompileCache &cache,
+                                              llvm::StringRef sourceName) {
+  using Result = rt::Expected<CompiledModel>;
+  CompiledModel cm;
+  cm.context = std::make_unique<MLIRContext>(seamRunRegistry());
+  MLIRContext &ctx = *cm.context;
+  ctx.loadAllAvailableDialects();
+  // A diagnostic's own notes are printed (see DiagCollector); the op it is
+  // attached to, printed in generic form, is noise to a seam-run user.
+  ctx.printOpOnDiagnostic(false);
+  DiagCollector diags(ctx, cm.warnings);
+
+  // Graph pipeline: what a lazy tracer or torch.compile front end does.
+  if (rt::Status s = runGraphPipeline(cm, irText, sourceName, diags.text); !s)
+    return Result::failure(s.error());
+  // Units: each program called by the step, each top-level kernel call.
+  std::vector<Pending> misses;
+  findCachedUnits(cm, cache, misses);
+  auto countPrograms = [&] {
+    cm.distinctPrograms = 0;
+    for (auto &[name, u] : cm.units)
+      cm.distinctPrograms += !u.isKernel;
+  };
+  countPrograms();
+  if (misses.empty())
+    return cm;
+
+  // Lower every program of the module (seam -> ncore) on a clone, so the
+  // step keeps its seam form for the host plan.
+  rt::Expected<ModuleOp> programs = lowerModule(cm, diags.text);
+  if (!programs)
+    return Result::failure(programs.error());
   for (const Pending &p : misses) {
-    double c0 = nowNs();
-    ncore::ProgramOp prog;
-    if (p.isKernel) {
-      auto kc = cast<mlir::seam::KernelCallOp>(p.kernelCall);
-      auto sym =
-          kc.getCalleeAttr()
-              ? FailureOr<StringAttr>(kc.getCalleeAttr().getAttr())
-              : mlir::seam::getOrBuildKernelProgram(
-                    programs, kc.getKernel(), mlir::seam::signatureOfCall(kc));
-      if (failed(sym))
-        return Result::failure("building kernel '" + kc.getKernel().str() +
-                               "' failed:\n" + diags.text);
-      prog = programs.lookupSymbol<ncore::ProgramOp>(*sym);
-    } else {
-      prog = programs.lookupSymbol<ncore::ProgramOp>(p.unit);
-    }
-    if (!prog)
-      return Result::failure("no ncore.program for '" + p.unit +
-                             "' after lowering");
-    ncore::CodegenTimings phases;
-    ncore::EmitOptions emitOptions;
-    // The lowered programs were verified after lowering (lpm); a kernel's,
-    // built since, is verified once after its passes.
-    emitOptions.verify = p.isKernel ? ncore::VerifyPasses::AfterLast
-                                    : ncore::VerifyPasses::Never;
-    auto program = compileNcoreProgram(prog, target, emitOptions, &phases);
-    cm.breakdown.doubleBufferNs += phases.doubleBufferNs;
-    cm.breakdown.allocateNs += phases.allocateNs;
-    cm.breakdown.scheduleNs += phases.scheduleNs;
-    cm.breakdown.emitNs += phases.emitNs;
-    if (failed(program)) {
-      cache.storeFailure(p.key, diags.text);
-      return Result::failure("code generation of '" + p.unit + "' failed:\n" +
-                             diags.text);
-    }
-    program->name = p.unit;
-    double ns = nowNs() - c0;
-    (p.isKernel ? cm.breakdown.kernelNs : cm.breakdown.codegenNs) += ns;
-    (p.isKernel ? cm.breakdown.kernelPrograms : cm.breakdown.programs) += 1;
-    cm.breakdown.instructions += program->instructionCount();
-    double s0 = nowNs();
-    if (rt::Status s = cache.store(p.key, rt::writeProgram(*program)); !s)
-      return Result::failure(s.error()); // "compile cache: ..."
-    cm.breakdown.cacheNs += nowNs() - s0;
-    CompiledUnit u;
-    u.program = std::move(*program);
-    u.isKernel = p.isKernel;
-    bindUnit(u);
-    cm.units[p.unit] = std::move(u);
-    ++cm.compiledUnits;
+    if (rt::Status s = generateUnit(cm, *programs, p, cache, diags.text); !s)
+      return Result::failure(s.error());
     progress("code generated for " + std::to_string(cm.compiledUnits) + " of " +
              std::to_string(misses.size()) + " units");
   }

@@ -54,12 +54,12 @@ public:
   /// `profile`: the target and its figures (seam-run --set overrides
   /// included), which the compiler plans with: they travel on the lowered
   /// IR as its ncore.target attribute (dialect/ncore/NcoreTarget.h).
-  Compiler(const seam::rt::Profile &profile, std::string mode,
+  Compiler(const seam::rt::Profile &profile, mlir::seam::RegionMode mode,
            std::vector<std::string> kernels, bool programSharing,
-           std::string kernelBoundary = "barrier")
-      : profile(profile), target(profile.target), mode(std::move(mode)),
+           KernelBoundary kernelBoundary = KernelBoundary::Barrier)
+      : profile(profile), target(profile.target), mode(mode),
         kernels(std::move(kernels)), sharing(programSharing),
-        kernelBoundary(std::move(kernelBoundary)) {}
+        kernelBoundary(kernelBoundary) {}
 
   /// `sourceName` names the text in diagnostics (the .mlir file's path).
   seam::rt::Expected<CompiledModel> compile(const std::string &irText,
@@ -74,12 +74,33 @@ public:
   };
 
 private:
+  struct Pending;
+  // The steps of compile(); `diags` holds the errors reported so far.
+  /// Parses and verifies the text, puts the profile on it (ncore.target),
+  /// runs the graph pipeline and finds the step function.
+  seam::rt::Status runGraphPipeline(CompiledModel &cm,
+                                    const std::string &irText,
+                                    llvm::StringRef sourceName,
+                                    const std::string &diags);
+  /// Takes every unit the step launches from the cache, or lists it in
+  /// `misses`.
+  void findCachedUnits(CompiledModel &cm, seam::rt::CompileCache &cache,
+                       std::vector<Pending> &misses);
+  /// Lowers a clone of the module to ncore; returns its `module @ncore`.
+  seam::rt::Expected<mlir::ModuleOp> lowerModule(CompiledModel &cm,
+                                                 const std::string &diags);
+  /// Generates (a kernel: builds, then generates) one missed unit and
+  /// stores it in the cache.
+  seam::rt::Status generateUnit(CompiledModel &cm, mlir::ModuleOp programs,
+                                const Pending &p, seam::rt::CompileCache &cache,
+                                const std::string &diags);
+
   seam::rt::Profile profile;
   seam::rt::Target target;
-  std::string mode;
+  mlir::seam::RegionMode mode;
   std::vector<std::string> kernels;
   bool sharing;
-  std::string kernelBoundary;
+  KernelBoundary kernelBoundary;
 };
 
 /// The version that enters every cache key: "seam-0.1+" and a hash of this

@@ -63,7 +63,7 @@ public:
 private:
   rt::Status findSites();
   OwningOpRef<ModuleOp> variant(std::optional<unsigned> cls, SiteVariant v);
-  rt::Expected<SessionResult> time(ModuleOp m, const std::string &mode);
+  rt::Expected<SessionResult> time(ModuleOp m, mlir::seam::RegionMode mode);
   rt::Status explainClass(unsigned cls, const StepCost &kernelStep,
                           SiteClassExplanation &out);
   std::map<std::string, int> decisions(ModuleOp m);
@@ -106,9 +106,8 @@ rt::Status Explainer::findSites() {
   mlir::seam::SeamInsertKernelsOptions ko;
   ko.kernels = opts.kernels;
   ko.remarks = false;
-  ko.mode = opts.mode == "eager" ? mlir::seam::RegionMode::Eager
-                                 : mlir::seam::RegionMode::Compile;
-  ko.target = opts.target;
+  ko.mode = opts.mode;
+  ko.target = std::string(rt::name(opts.target));
   ko.share = opts.programSharing;
   insert.addNestedPass<func::FuncOp>(mlir::seam::createSeamInsertKernels(ko));
   if (failed(insert.run(*inserted)))
@@ -176,13 +175,13 @@ OwningOpRef<ModuleOp> Explainer::variant(std::optional<unsigned> cls,
 }
 
 rt::Expected<SessionResult> Explainer::time(ModuleOp m,
-                                            const std::string &mode) {
+                                            mlir::seam::RegionMode mode) {
   std::string text;
   llvm::raw_string_ostream os(text);
   m->print(os, OpPrintingFlags().assumeVerified());
   ++simulations;
   // The sites are in place: timeOneStep inserts no kernel.
-  return timeOneStep(opts, std::move(text), mode, opts.target,
+  return timeOneStep(opts, std::move(text), mode, opts.target, {},
                      opts.programSharing, cacheDir);
 }
 
@@ -208,16 +207,15 @@ std::map<std::string, int> Explainer::decisions(ModuleOp m) {
   });
   PassManager pm(&ctx);
   mlir::seam::PipelineOptions popts;
-  popts.mode = opts.mode == "eager" ? mlir::seam::RegionMode::Eager
-                                    : mlir::seam::RegionMode::Compile;
+  popts.mode = opts.mode;
   popts.share = opts.programSharing;
-  popts.target = opts.target;
+  popts.target = std::string(rt::name(opts.target));
   popts.remarks = true;
   mlir::seam::buildSeamPipeline(pm, popts);
   mlir::seam::ConvertSeamToNcoreOptions lowerOptions;
-  lowerOptions.target = opts.target;
+  lowerOptions.target = std::string(rt::name(opts.target));
   lowerOptions.remarks = true;
-  lowerOptions.kernelBoundary = opts.kernelBoundary;
+  lowerOptions.kernelBoundary = name(opts.kernelBoundary).str();
   mlir::seam::buildLowerToNcorePipeline(pm, lowerOptions);
   (void)pm.run(*copy);
   return made;
@@ -254,7 +252,7 @@ rt::Status Explainer::bodiesAlone(const Site &site, SiteClassExplanation &out) {
     Operation *copy = &fn.getBody().front().front();
     if (kernel)
       mlir::seam::replaceWithKernelCall(copy, *site.kernel);
-    auto r = time(*m, "compile");
+    auto r = time(*m, mlir::seam::RegionMode::Compile);
     if (!r)
       return rt::Status::failure(std::string("the ") +
                                  (kernel ? "kernel" : "compiler's lowering") +
@@ -336,7 +334,7 @@ Result Explainer::run() {
   if (rt::Status s = findSites(); !s)
     return Result::failure(s.error());
   KernelExplanation e;
-  e.boundary = opts.kernelBoundary;
+  e.boundary = name(opts.kernelBoundary).str();
   auto kernels = time(*variant(std::nullopt, SiteVariant::Kernel), opts.mode);
   if (!kernels)
     return Result::failure("--explain-kernels: the run with its kernels: " +

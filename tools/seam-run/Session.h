@@ -6,6 +6,7 @@
 #include "runtime/Expected.h"
 #include "runtime/Host.h"
 #include "runtime/HostCache.h"
+#include "tools/seam-run/Options.h"
 #include "tools/seam-run/Reference.h"
 #include "llvm/Support/raw_ostream.h"
 #include <functional>
@@ -16,59 +17,6 @@
 
 namespace seamrun {
 
-struct SessionOptions {
-  std::string model, config, input;
-  /// --shape name=AxBxC of an ONNX model's inputs.
-  std::vector<std::string> shapes;
-  /// --name: the name an imported model records (seam.model).
-  std::string name;
-  /// The model's IR itself (the kernels=auto step model's windows).
-  std::string irText;
-  bool quietWarnings = false; ///< do not print compile warnings
-  std::string importArgs;     ///< the removed --import-args (refused if given)
-  /// Model options of an import (--model, --config); unset: the config.
-  std::optional<int64_t> layers, seq, txtSeq, batch;
-  std::string dtype;   ///< "f32", "bf16" or "" (the config's)
-  std::string fourier; ///< FNet: "exact", "seed" or "" (exact)
-  /// TP degree. An imported model is sharded for it; a .mlir file says its
-  /// own (seam.tp), which --tp must match when given (`tpGiven`). After a
-  /// run, SessionResult::options.tp is the degree that ran.
-  int tp = 1;
-  bool tpGiven = false;
-  std::string mode = "compile";
-  std::vector<std::string> kernels;
-  std::string target = "trn1";
-  int steps = 3, runs = 2;
-  std::string exec = "timing";
-  std::string cacheDir, traceFile, jsonFile, outputDir;
-  /// Where to write each compiled program's listing and the ncore IR.
-  std::string dumpDir;
-  /// What --trace shows (the last run's steps): launch | engine |
-  /// instruction detail, these ranks (empty: all), every instruction of this
-  /// program only, "last" | "all" | a 1-based step.
-  std::string traceDetail = "engine";
-  std::vector<unsigned> traceRanks;
-  std::string traceProgram;
-  std::string traceSteps = "last";
-  std::vector<std::string> inputs; ///< "name=file.npy"
-  seam::rt::HostCosts costs;
-  bool graphBreakSyncs = true;
-  bool programSharing = true;
-  /// Kernel calls' boundary semantics in a program: "barrier" (every engine
-  /// drains before and after the body) or "dependency"
-  /// (ncore::kBoundaryAttrName).
-  std::string kernelBoundary = "barrier";
-  /// The hazard checker (runtime/HazardChecker.h) in every launch; unset:
-  /// on in functional runs, off in timing-only ones.
-  std::optional<bool> checkHazards;
-  /// The framework (host) profile: a built-in name (rt::FrameworkProfile::
-  /// builtinNames) or a path to a framework profile file; empty: the
-  /// default (rt::FrameworkProfile::kDefault).
-  std::string framework;
-  std::vector<std::string> figureOverrides; ///< "name=value"
-  std::string toolPath;                     ///< argv[0]
-};
-
 /// The IR text of the model: the .mlir file, the given text, or the model
 /// imported in process; `progress` hears about long imports.
 /// `warning` hears about config fields the import reads but cannot honour
@@ -77,19 +25,6 @@ seam::rt::Expected<std::string>
 modelText(const SessionOptions &o,
           const std::function<void(const std::string &)> &progress,
           const std::function<void(const std::string &)> &warning = {});
-
-/// The options that shaped a run beyond the header's (model options,
-/// ablations, --set), as flags: "--layers 1", "--no-sync", "--set x=1".
-std::vector<std::string> shapingOptions(const SessionOptions &o);
-
-/// Whether the options are usable; the error says what is wrong with which
-/// option. Puts the kernel list in its one form (names in order, each once;
-/// `none`, empty items and spaces dropped).
-seam::rt::Status validate(SessionOptions &o);
-/// The profile a run uses: the target's device figures, the framework's
-/// host figures (--framework: a built-in name or a file; an unknown name's
-/// error lists the known ones), then the --set overrides.
-seam::rt::Expected<seam::rt::Profile> buildProfile(const SessionOptions &o);
 
 /// Where the time of one step went (ns). The host-timeline parts sum to
 /// the latency (otherNs is what they miss: zero unless the timeline gains a
@@ -363,8 +298,8 @@ private:
   void recordStepValues(Run &r);
 
   // Helpers.
-  bool functional() const { return opts.exec == "functional"; }
-  bool eager() const { return opts.mode == "eager"; }
+  bool functional() const { return opts.exec == Exec::Functional; }
+  bool eager() const { return opts.mode == mlir::seam::RegionMode::Eager; }
   /// Whether --trace records step `step` (0-based) of `r`.
   bool tracesStep(const Run &r, int step) const;
   /// A graph break's wait for the device (off with --no-sync).
@@ -391,10 +326,6 @@ private:
   double runStepsWall0 = 0;  ///< when the current run's first step ended
   bool progressLineOpen = false;
 };
-
-void printReport(const SessionResult &r, llvm::raw_ostream &os, bool quiet);
-/// Writes the result as JSON to `path`.
-seam::rt::Status writeJson(const SessionResult &r, const std::string &path);
 
 } // namespace seamrun
 

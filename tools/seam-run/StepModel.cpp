@@ -5,6 +5,7 @@
 #include "tools/seam-run/Compiler.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
@@ -18,11 +19,11 @@ using mlir::seam::StepCost;
 namespace {
 
 /// Everything besides the window's text that its step cost depends on.
-std::string stepCostFlags(const SessionOptions &base, const std::string &mode,
-                          const std::string &target, bool share) {
-  std::string s = "kernels=auto step cost: mode=" + mode + " target=" + target +
-                  " share=" + (share ? "1" : "0") +
-                  " boundary=" + base.kernelBoundary +
+std::string stepCostFlags(const SessionOptions &base, const CostQuery &query) {
+  std::string s = "kernels=auto step cost: mode=" + name(query.mode).str() +
+                  " target=" + query.target +
+                  " share=" + (query.share ? "1" : "0") +
+                  " boundary=" + name(base.kernelBoundary).str() +
                   " tp=" + std::to_string(base.tp) + " costs=";
   for (bool on :
        {base.costs.launchOverhead, base.costs.firstRun, base.costs.transfers,
@@ -30,6 +31,8 @@ std::string stepCostFlags(const SessionOptions &base, const std::string &mode,
     s += on ? '1' : '0';
   for (const std::string &f : base.figureOverrides)
     s += " set " + f;
+  for (const auto &[figure, value] : query.overrides)
+    s += llvm::formatv(" ir {0}={1:e16}", figure, value).str();
   return s;
 }
 
@@ -111,7 +114,6 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
     std::string text;
     llvm::raw_string_ostream os(text);
     window->print(os, mlir::OpPrintingFlags().assumeVerified());
-    std::string mode = mlir::seam::stringifyRegionMode(query.mode).str();
     // The answer is kept in the run's compile cache (a kept --cache-dir
     // makes a warm run's kernels=auto decision a few lookups), keyed by the
     // window and everything that times it: mode, target, sharing, host
@@ -120,16 +122,20 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
     std::string key;
     if (!base.cacheDir.empty()) {
       answers.emplace(base.cacheDir);
-      key = seam::rt::compileCacheKey(
-          text, stepCostFlags(base, mode, query.target, query.share),
-          compilerVersion());
+      key = seam::rt::compileCacheKey(text, stepCostFlags(base, query),
+                                      compilerVersion());
       if (auto known = readStepCost(answers->lookup(key))) {
         ++answered->cached;
         return *known;
       }
     }
-    auto result = timeOneStep(base, std::move(text), mode, query.target,
-                              query.share, cache->path());
+    auto target = parseTarget(query.target);
+    if (!target) {
+      error = target.error();
+      return mlir::failure();
+    }
+    auto result = timeOneStep(base, std::move(text), query.mode, *target,
+                              query.overrides, query.share, cache->path());
     if (!result) {
       error = result.error();
       return mlir::failure();
@@ -149,8 +155,9 @@ ScopedStepModel::~ScopedStepModel() {
 
 seam::rt::Expected<SessionResult>
 seamrun::timeOneStep(const SessionOptions &base, std::string irText,
-                     const std::string &mode, const std::string &target,
-                     bool share, const std::string &cacheDir) {
+                     mlir::seam::RegionMode mode, seam::rt::Target target,
+                     const std::map<std::string, double> &overrides, bool share,
+                     const std::string &cacheDir) {
   SessionOptions o;
   o.irText = std::move(irText);
   o.mode = mode;
@@ -161,8 +168,13 @@ seamrun::timeOneStep(const SessionOptions &base, std::string irText,
   o.costs = base.costs;
   o.graphBreakSyncs = base.graphBreakSyncs;
   o.figureOverrides = base.figureOverrides;
+  // The module's device figures after the run's own (they agree in a
+  // seam-run session; seam-opt's come from the IR alone).
+  for (const auto &[figure, value] : overrides)
+    o.figureOverrides.push_back(
+        llvm::formatv("{0}={1:e16}", figure, value).str());
   o.tp = base.tp;
-  o.exec = "timing";
+  o.exec = Exec::Timing;
   // The first step pays the compile; of the others the fastest is kept
   // (stepCostOf): a host fallback's time is measured on this machine's
   // clock, and a busy machine stretches one measurement, not both.

@@ -19,7 +19,7 @@ namespace seamrun {
 
 /// Installs seam-run's step model for kernels=auto while it lives; the model
 /// runs windows with `base`'s host costs, figure overrides and syncs (the
-/// query gives mode, target and sharing).
+/// query gives mode, target, the module's device figures and sharing).
 class ScopedStepModel {
 public:
   explicit ScopedStepModel(SessionOptions base);
@@ -46,10 +46,13 @@ private:
 /// One warm step of `irText`, timed as kernels=auto's windows are: a
 /// timing-only Session of two steps (the second pays no compile) with
 /// `base`'s host costs, figure overrides, syncs and TP degree, in `mode` on
-/// `target`, its programs compiled through `cacheDir`.
+/// `target` with its device figures `overrides` set after `base`'s (the
+/// figures the IR's ncore.target carries), its programs compiled through
+/// `cacheDir`.
 seam::rt::Expected<SessionResult>
 timeOneStep(const SessionOptions &base, std::string irText,
-            const std::string &mode, const std::string &target, bool share,
+            mlir::seam::RegionMode mode, seam::rt::Target target,
+            const std::map<std::string, double> &overrides, bool share,
             const std::string &cacheDir);
 
 /// The last step of `result` in the parts a StepCost names.

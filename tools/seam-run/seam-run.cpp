@@ -14,6 +14,7 @@
 #include "tools/seam-import/Import.h"
 #include "tools/seam-run/Explain.h"
 #include "tools/seam-run/Interrupt.h"
+#include "tools/seam-run/Report.h"
 #include "tools/seam-run/Session.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -246,9 +247,10 @@ int main(int argc, char **argv) {
   o.fourier = fourier;
   o.tp = tp;
   o.tpGiven = tp.getNumOccurrences() > 0;
-  o.mode = mode;
+  ChoiceText choices;
+  choices.mode = mode;
   o.kernels.assign(kernels.begin(), kernels.end());
-  o.target = target;
+  choices.target = target;
   o.steps = steps;
   o.runs = runs;
   if (functional && timingOnly) {
@@ -256,13 +258,13 @@ int main(int argc, char **argv) {
                     "other\n";
     return 1;
   }
-  o.exec = functional ? "functional" : "timing";
+  o.exec = functional ? Exec::Functional : Exec::Timing;
   if (checkHazards.getNumOccurrences())
     o.checkHazards = bool(checkHazards);
   o.cacheDir = cacheDir;
   o.traceFile = traceFile;
   o.jsonFile = jsonFile;
-  o.traceDetail = traceDetail;
+  choices.traceDetail = traceDetail;
   o.traceRanks.assign(traceRanks.begin(), traceRanks.end());
   o.traceProgram = traceProgram;
   o.traceSteps = traceSteps;
@@ -276,12 +278,12 @@ int main(int argc, char **argv) {
   o.costs.kernelCallHost = !noKernelCallHost;
   o.graphBreakSyncs = !noSync;
   o.programSharing = !noSharing;
-  o.kernelBoundary = kernelBoundary;
+  choices.kernelBoundary = kernelBoundary;
   o.framework = framework;
   o.figureOverrides.assign(setFigures.begin(), setFigures.end());
   o.toolPath = argv[0];
 
-  if (seam::rt::Status valid = validate(o); !valid) {
+  if (seam::rt::Status valid = validate(o, choices); !valid) {
     llvm::errs() << "seam-run: " << valid.error() << "\n";
     return 1;
   }
@@ -289,7 +291,8 @@ int main(int argc, char **argv) {
   // option that only means something with another one is an error
   // without it, whatever its value (--trace-steps last without --trace is
   // as much a slip as --input without --functional).
-  bool compileWithKernels = o.mode != "eager" && !o.kernels.empty();
+  bool compileWithKernels =
+      o.mode != mlir::seam::RegionMode::Eager && !o.kernels.empty();
   const struct {
     const cl::Option &option;
     bool satisfied;

@@ -151,15 +151,16 @@ public:
     o.irText = text;
     o.quietWarnings = true;
     o.tp = g.tp;
-    o.mode = g.mode;
+    seamrun::ChoiceText choices;
+    choices.mode = g.mode;
+    choices.target = g.target;
+    choices.kernelBoundary = g.boundary;
     o.kernels = g.kernels;
-    o.target = g.target;
-    o.kernelBoundary = g.boundary;
     o.steps = 1;
     o.runs = 1;
-    o.exec = "functional";
+    o.exec = seamrun::Exec::Functional;
     o.cacheDir = cacheDir;
-    if (rt::Status valid = seamrun::validate(o); !valid)
+    if (rt::Status valid = seamrun::validate(o, choices); !valid)
       return fail(Outcome::Invalid, valid.error());
     seamrun::Session session(o);
     double t0 = nowSeconds();
