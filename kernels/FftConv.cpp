@@ -79,35 +79,113 @@ Value flatten(KernelBuilder &kb, Value t) {
 // n > 128: BatchedDft over chunks of channels
 //===----------------------------------------------------------------------===//
 
-void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
-  Type f32 = kb.f32();
+/// The n > 128 convolution: its plan (factors, tiles, chunks of channels)
+/// and SBUF tiles are set up once; build() runs the chunks.
+class FourStepConv {
+public:
+  FourStepConv(KernelBuilder &kb, const ConvOperands &o);
+  /// Every chunk of channels.
+  void build();
+
+private:
+  /// A chunk of `count` channels from h0: `tiles` whole tiles of channels
+  /// and a last one of `rest`.
+  struct Chunk {
+    Index h0;
+    int64_t count, tiles, rest;
+  };
+  using Next = llvm::function_ref<void(bool prepare)>;
+
+  static BatchedDft::Config dftConfig(const ConvOperands &o);
+
+  Value seqTile() { return kb.sbuf({n1, chunk, n2, 1}, f32); }
+  /// Zero padding: stage 1 contracts only the rows that hold data, which the
+  /// DMAs write whole except the last one of a length that n2 does not
+  /// divide; the rest of that row is zeroed.
+  void zeroTail(Value t, int64_t len) {
+    if (len % n2 != 0)
+      kb.memset(kb.view(t, {1, chunk, n2, 1}, {len / n2, 0, 0, 0}), 0.0f);
+  }
+  void moveChannels(Value flat, Value a, std::optional<Index> b, Index h0,
+                    int64_t count, int64_t len, bool toHbm);
+  Value kept(Value t, const BatchedDft::Lane &l);
+  void filterSpectra(ArrayRef<BatchedDft::Lane> lanes);
+  /// The columns of `seqs` channels from c0 of an A tile.
+  Value cols(Value a, Index c0, int64_t seqs) {
+    return kb.view(a, {n1, seqs, n2, 1}, {0, c0, 0, 0});
+  }
+
+  void runChunk(Index h0, int64_t count);
+  void forEachTile(const Chunk &ch,
+                   llvm::function_ref<void(Index, Index, int64_t)> body);
+  void forEachTileFetched(
+      const Chunk &ch, llvm::function_ref<void(Index, int64_t)> fetch,
+      llvm::function_ref<void(Index, int64_t)> prepare,
+      llvm::function_ref<void(Index, Index, int64_t, Next)> body);
+  void fetchFilter(const Chunk &ch, Index c0, int64_t seqs) {
+    moveChannels(kF, cols(ak, c0, seqs), std::nullopt, ch.h0 + c0, seqs,
+                 o.filterLen, false);
+  }
+  void addD(Index c0, int64_t seqs) {
+    Value k0 = kb.view(ak, {1, seqs, 1, 1}, {0, c0, 0, 0});
+    kb.tensorTensor(AluOp::Add, k0, k0, kb.view(drow, {1, seqs}, {0, c0}));
+  }
+  void runBatch(const Chunk &ch, Index b);
+  void broadcastMask(const Chunk &ch, Index b);
+  void convolveTile(Index b, Index h0, Index c0, Index grp0, int64_t seqs,
+                    Next next);
+
+  KernelBuilder &kb;
+  const ConvOperands &o;
+  Type f32;
+  int64_t n1, n2, ru, rk;
+  BatchedDft dft;
+  int64_t g, m, tileSeqs, groupsPerTile;
+  bool spectraPerTile;
+  int64_t chunk, chunkGroups;
+  Value ak, au, ay, av, aq;
+  Value kr, ki, pr, pi, drow;
+  Value maskRow, maskAll, ones, maskPsum;
+  Value uF, kF, vF, qF, outF;
+};
+
+BatchedDft::Config FourStepConv::dftConfig(const ConvOperands &o) {
   BatchedDft::Config cfg;
   cfg.n = o.n;
-  cfg.dtype = f32;
   cfg.convolution = true;
   auto factors = *fftFactors(o.n);
-  int64_t n1 = factors.first, n2 = factors.second;
-  int64_t ru = llvm::divideCeilSigned(o.len, n2),
-          rk = llvm::divideCeilSigned(o.filterLen, n2);
+  int64_t n2 = factors.second;
+  int64_t ru = llvm::divideCeilSigned(o.len, n2);
   cfg.inRows = ru;
   cfg.outRows = ru;
   // Chunks and tiles are whole groups but for the channels' last one.
   cfg.partialGroups = o.channels % (kNumPartitions / n2) != 0;
-  BatchedDft dft(kb, cfg);
-  int64_t g = dft.seqsPerGroup, m = dft.groupRows;
+  return cfg;
+}
+
+FourStepConv::FourStepConv(KernelBuilder &kb, const ConvOperands &o)
+    : kb(kb), o(o), f32(kb.f32()), n1(fftFactors(o.n)->first),
+      n2(fftFactors(o.n)->second), ru(llvm::divideCeilSigned(o.len, n2)),
+      rk(llvm::divideCeilSigned(o.filterLen, n2)), dft(kb, [&] {
+        BatchedDft::Config cfg = dftConfig(o);
+        cfg.dtype = f32;
+        return cfg;
+      }()) {
+  g = dft.seqsPerGroup;
+  m = dft.groupRows;
   // A tile is two lanes of two groups, or fewer groups when the channels
   // would make fewer than two tiles: the software pipeline over tiles (see
   // forEachTileFetched) needs a second tile to overlap the first one's
   // transfers.
-  int64_t tileSeqs = dft.seqsPerTile();
+  tileSeqs = dft.seqsPerTile();
   while (tileSeqs > g && o.channels < 2 * tileSeqs)
     tileSeqs /= 2;
   tileSeqs = std::max(g, tileSeqs / g * g);
-  int64_t groupsPerTile = tileSeqs / g;
+  groupsPerTile = tileSeqs / g;
   // With one batch element the filter spectra of a tile are used once, right
   // after they are computed; otherwise a chunk keeps them for every batch
   // element (2 n1 floats per group of G channels).
-  bool spectraPerTile = o.batch == 1;
+  spectraPerTile = o.batch == 1;
 
   // Channels per chunk: A tiles of k (y reuses it) and u (v, q) at n2 floats
   // per channel per partition, and the kept filter spectra, in what the
@@ -117,32 +195,26 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
       (2 + (o.v ? 1 : 0) + (o.q ? 1 : 0)) * n2 * 4 +
       (spectraPerTile ? 0 : llvm::divideCeilSigned(2 * n1 * 4, g));
   int64_t fit = (kKernelSbufBudgetBytes - 32 * 1024) / perChannel;
-  int64_t chunk =
-      std::min(o.channels, std::max(tileSeqs, fit / tileSeqs * tileSeqs));
-  int64_t chunkGroups = llvm::divideCeilSigned(chunk, g);
-  auto seqTile = [&]() { return kb.sbuf({n1, chunk, n2, 1}, f32); };
+  chunk = std::min(o.channels, std::max(tileSeqs, fit / tileSeqs * tileSeqs));
+  chunkGroups = llvm::divideCeilSigned(chunk, g);
   // y of a tile replaces its filter columns in `ak` once the spectra are
   // taken (every chunk zeroes the filter's padding in `ak` again).
-  Value ak = seqTile(), au = seqTile(), ay = ak;
-  Value av = o.v ? seqTile() : Value(), aq = o.q ? seqTile() : Value();
-  // Zero padding: stage 1 contracts only the rows that hold data, which the
-  // DMAs write whole except the last one of a length that n2 does not
-  // divide; the rest of that row is zeroed.
-  auto zeroTail = [&](Value t, int64_t len) {
-    if (len % n2 != 0)
-      kb.memset(kb.view(t, {1, chunk, n2, 1}, {len / n2, 0, 0, 0}), 0.0f);
-  };
+  ak = seqTile();
+  au = seqTile();
+  ay = ak;
+  av = o.v ? seqTile() : Value();
+  aq = o.q ? seqTile() : Value();
   for (Value t : {au, av, aq})
     if (t)
       zeroTail(t, o.len);
   int64_t keptCols = spectraPerTile
                          ? BatchedDft::kLanes * BatchedDft::kGroupsPerLane * n1
                          : chunkGroups * dft.f1Cols;
-  Value kr = kb.sbuf({m, keptCols}, f32), ki = kb.sbuf({m, keptCols}, f32);
-  Value pr = kb.sbuf({m, kMatmulMaxN}, f32),
-        pi = kb.sbuf({m, kMatmulMaxN}, f32);
-  Value drow = kb.sbuf({1, chunk}, f32);
-  Value maskRow, maskAll, ones, maskPsum;
+  kr = kb.sbuf({m, keptCols}, f32);
+  ki = kb.sbuf({m, keptCols}, f32);
+  pr = kb.sbuf({m, kMatmulMaxN}, f32);
+  pi = kb.sbuf({m, kMatmulMaxN}, f32);
+  drow = kb.sbuf({1, chunk}, f32);
   if (o.mask) {
     maskRow = kb.sbuf({1, chunk}, f32);
     ones = kb.sbuf({1, ru}, f32);
@@ -150,211 +222,224 @@ void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
     maskAll = kb.sbuf({ru, chunk, 1}, f32);
     maskPsum = kb.psum({ru, std::min<int64_t>(chunk, kMatmulMaxN)});
   }
-  Value uF = flatten(kb, o.u), kF = flatten(kb, o.k), vF = flatten(kb, o.v);
-  Value qF = flatten(kb, o.q), outF = flatten(kb, o.out);
+  uF = flatten(kb, o.u);
+  kF = flatten(kb, o.k);
+  vF = flatten(kb, o.v);
+  qF = flatten(kb, o.q);
+  outF = flatten(kb, o.out);
+}
 
-  // Moves sequences (b, h0 + c), c < count (of the filter when b is null),
-  // between their flat HBM tensor and columns c of an A tile.
-  auto moveChannels = [&](Value flat, Value a, std::optional<Index> b, Index h0,
-                          int64_t count, int64_t len, bool toHbm) {
-    moveSequences(
-        kb, flat, count,
-        [&](Index c) { return (b ? *b * o.channels + h0 + c : h0 + c) * len; },
-        len, n2,
-        [&](Index c, int64_t r) {
-          return kb.view(a, {r, 1, n2, 1}, {0, c, 0, 0});
-        },
-        [&](Index c, int64_t e) {
-          return kb.view(a, {1, 1, e, 1}, {len / n2, c, 0, 0});
-        },
-        toHbm);
-  };
-  // The kept spectra of a lane: per tile at the lane's columns, else at its
-  // groups' columns of the chunk.
-  auto kept = [&](Value t, const BatchedDft::Lane &l) {
-    int64_t w = l.groups * dft.f1Cols;
-    if (spectraPerTile)
-      return kb.view(t, {m, w}, {0, l.index * BatchedDft::kGroupsPerLane * n1});
-    return kb.view(t, {m, w}, {0, l.group0 * dft.f1Cols});
-  };
-  auto filterSpectra = [&](ArrayRef<BatchedDft::Lane> lanes) {
-    for (auto &l : lanes)
-      dft.stage1(l, ak, rk);
-    for (auto &l : lanes)
-      dft.twiddle(l);
-    for (auto &l : lanes)
-      dft.stage3(l);
-    for (auto &l : lanes) {
-      kb.copy(kept(kr, l), dft.spectrumRe(l));
-      kb.copy(kept(ki, l), dft.spectrumIm(l));
-    }
-  };
+/// Moves sequences (b, h0 + c), c < count (of the filter when b is null),
+/// between their flat HBM tensor and columns c of an A tile.
+void FourStepConv::moveChannels(Value flat, Value a, std::optional<Index> b,
+                                Index h0, int64_t count, int64_t len,
+                                bool toHbm) {
+  moveSequences(
+      kb, flat, count,
+      [&](Index c) { return (b ? *b * o.channels + h0 + c : h0 + c) * len; },
+      len, n2,
+      [&](Index c, int64_t r) {
+        return kb.view(a, {r, 1, n2, 1}, {0, c, 0, 0});
+      },
+      [&](Index c, int64_t e) {
+        return kb.view(a, {1, 1, e, 1}, {len / n2, c, 0, 0});
+      },
+      toHbm);
+}
 
-  auto runChunk = [&](Index h0, int64_t count) {
-    int64_t tiles = count / tileSeqs, rest = count - tiles * tileSeqs;
-    auto forEachTile =
-        [&](llvm::function_ref<void(Index, Index, int64_t)> body) {
-          kb.forRange(tiles, [&](Index t) {
-            body(t * tileSeqs, t * groupsPerTile, tileSeqs);
-          });
-          if (rest > 0)
-            body(Index(tiles * tileSeqs), Index(tiles * groupsPerTile), rest);
-        };
-    // The same over a software pipeline: tile t's `body` calls next(false)
-    // once it has read its inputs (after stage 1), which issues the
-    // transfers in of tile t + 1 (`fetch`, DMA only), and next(true) late in
-    // its Vector-engine work (after the inverse twiddles), which prepares
-    // tile t + 1's inputs (`prepare`: D into the filter, the input gates).
-    // The transfers are then queued before tile t's stores and arrive while
-    // it is transformed, and tile t + 1's first matmul waits for no
-    // elementwise op queued behind tile t's last ones. In program order the
-    // fetch follows every read of tile t's inputs and the preparation its
-    // fetch, so that the schedule's same-iteration waits are the true ones.
-    using Next = llvm::function_ref<void(bool prepare)>;
-    auto forEachTileFetched =
-        [&](llvm::function_ref<void(Index, int64_t)> fetch,
-            llvm::function_ref<void(Index, int64_t)> prepare,
-            llvm::function_ref<void(Index, Index, int64_t, Next)> body) {
-          int64_t all = tiles + (rest > 0 ? 1 : 0);
-          auto seqsOf = [&](int64_t t) { return t < tiles ? tileSeqs : rest; };
-          fetch(Index(0), seqsOf(0));
-          prepare(Index(0), seqsOf(0));
-          if (tiles > 1)
-            kb.forRange(tiles - 1, [&](Index t) {
-              body(t * tileSeqs, t * groupsPerTile, tileSeqs, [&](bool prep) {
-                Index c1 = (t + 1) * tileSeqs;
-                prep ? prepare(c1, tileSeqs) : fetch(c1, tileSeqs);
-              });
-            });
-          for (int64_t t = std::max<int64_t>(tiles - 1, 0); t < all; ++t)
-            body(Index(t * tileSeqs), Index(t * groupsPerTile), seqsOf(t),
-                 [&](bool prep) {
-                   if (t + 1 >= all)
-                     return;
-                   Index c1((t + 1) * tileSeqs);
-                   prep ? prepare(c1, seqsOf(t + 1)) : fetch(c1, seqsOf(t + 1));
-                 });
-        };
-    // The columns of `seqs` channels from c0 of an A tile.
-    auto cols = [&](Value a, Index c0, int64_t seqs) {
-      return kb.view(a, {n1, seqs, n2, 1}, {0, c0, 0, 0});
-    };
-    // Filter of channels [c0, c0 + seqs): k'[0] = k[0] + D[h]. With the
-    // spectra per tile, each tile loads its own channels (the DMAs of tile
-    // t + 1 overlap the transforms of tile t), else the chunk's at once.
-    zeroTail(ak, o.filterLen);
-    kb.dma(kb.view(drow, {1, count}, {0, 0}),
-           kb.reshape(kb.view(o.d, {count}, {h0}), {1, count}));
-    auto fetchFilter = [&](Index c0, int64_t seqs) {
-      moveChannels(kF, cols(ak, c0, seqs), std::nullopt, h0 + c0, seqs,
-                   o.filterLen, false);
-    };
-    auto addD = [&](Index c0, int64_t seqs) {
-      Value k0 = kb.view(ak, {1, seqs, 1, 1}, {0, c0, 0, 0});
-      kb.tensorTensor(AluOp::Add, k0, k0, kb.view(drow, {1, seqs}, {0, c0}));
-    };
-    if (!spectraPerTile) {
-      fetchFilter(Index(0), count);
-      addD(Index(0), count);
-      forEachTile([&](Index c0, Index grp0, int64_t seqs) {
-        filterSpectra(dft.lanes(c0, grp0, seqs));
+/// The kept spectra of a lane: per tile at the lane's columns, else at its
+/// groups' columns of the chunk.
+Value FourStepConv::kept(Value t, const BatchedDft::Lane &l) {
+  int64_t w = l.groups * dft.f1Cols;
+  if (spectraPerTile)
+    return kb.view(t, {m, w}, {0, l.index * BatchedDft::kGroupsPerLane * n1});
+  return kb.view(t, {m, w}, {0, l.group0 * dft.f1Cols});
+}
+
+void FourStepConv::filterSpectra(ArrayRef<BatchedDft::Lane> lanes) {
+  for (auto &l : lanes)
+    dft.stage1(l, ak, rk);
+  for (auto &l : lanes)
+    dft.twiddle(l);
+  for (auto &l : lanes)
+    dft.stage3(l);
+  for (auto &l : lanes) {
+    kb.copy(kept(kr, l), dft.spectrumRe(l));
+    kb.copy(kept(ki, l), dft.spectrumIm(l));
+  }
+}
+
+void FourStepConv::forEachTile(
+    const Chunk &ch, llvm::function_ref<void(Index, Index, int64_t)> body) {
+  kb.forRange(ch.tiles, [&](Index t) {
+    body(t * tileSeqs, t * groupsPerTile, tileSeqs);
+  });
+  if (ch.rest > 0)
+    body(Index(ch.tiles * tileSeqs), Index(ch.tiles * groupsPerTile), ch.rest);
+}
+
+/// The same over a software pipeline: tile t's `body` calls next(false)
+/// once it has read its inputs (after stage 1), which issues the transfers
+/// in of tile t + 1 (`fetch`, DMA only), and next(true) late in its
+/// Vector-engine work (after the inverse twiddles), which prepares tile
+/// t + 1's inputs (`prepare`: D into the filter, the input gates). The
+/// transfers are then queued before tile t's stores and arrive while it is
+/// transformed, and tile t + 1's first matmul waits for no elementwise op
+/// queued behind tile t's last ones. In program order the fetch follows
+/// every read of tile t's inputs and the preparation its fetch, so that the
+/// schedule's same-iteration waits are the true ones.
+void FourStepConv::forEachTileFetched(
+    const Chunk &ch, llvm::function_ref<void(Index, int64_t)> fetch,
+    llvm::function_ref<void(Index, int64_t)> prepare,
+    llvm::function_ref<void(Index, Index, int64_t, Next)> body) {
+  int64_t tiles = ch.tiles, rest = ch.rest;
+  int64_t all = tiles + (rest > 0 ? 1 : 0);
+  auto seqsOf = [&](int64_t t) { return t < tiles ? tileSeqs : rest; };
+  fetch(Index(0), seqsOf(0));
+  prepare(Index(0), seqsOf(0));
+  if (tiles > 1)
+    kb.forRange(tiles - 1, [&](Index t) {
+      body(t * tileSeqs, t * groupsPerTile, tileSeqs, [&](bool prep) {
+        Index c1 = (t + 1) * tileSeqs;
+        prep ? prepare(c1, tileSeqs) : fetch(c1, tileSeqs);
       });
-    }
-
-    kb.forRange(o.batch, [&](Index b) {
-      // u' = gelu(u v) in A's layout, a tile of channels at a time (loaded
-      // while the previous tile is transformed).
-      auto fetch = [&](Index c0, int64_t seqs) {
-        if (spectraPerTile)
-          fetchFilter(c0, seqs);
-        moveChannels(uF, cols(au, c0, seqs), b, h0 + c0, seqs, o.len, false);
-        if (av)
-          moveChannels(vF, cols(av, c0, seqs), b, h0 + c0, seqs, o.len, false);
-        if (aq)
-          moveChannels(qF, cols(aq, c0, seqs), b, h0 + c0, seqs, o.len, false);
-      };
-      auto prepareInputs = [&](Index c0, int64_t seqs) {
-        auto rows = [&](Value a) {
-          return kb.view(a, {ru, seqs, n2, 1}, {0, c0, 0, 0});
-        };
-        if (av)
-          kb.tensorTensor(AluOp::Multiply, rows(au), rows(au), rows(av));
-        if (o.geluInp)
-          kb.activation(ActFunc::Gelu, rows(au), rows(au));
-        if (aq && o.geluQ)
-          kb.activation(ActFunc::Gelu, rows(aq), rows(aq));
-      };
-      if (o.mask) {
-        // mask[b, h0 + c] on each of the ru rows: a rank-1 TE broadcast.
-        kb.dma(kb.view(maskRow, {1, count}, {0, 0}),
-               kb.view(o.mask, {1, count}, {b, h0}));
-        for (int64_t c = 0; c < count; c += kMatmulMaxN) {
-          int64_t w = std::min<int64_t>(kMatmulMaxN, count - c);
-          Value acc = kb.view(maskPsum, {ru, w}, {0, 0});
-          kb.matmul(acc, ones, kb.view(maskRow, {1, w}, {0, c}));
-          kb.copy(kb.view(maskAll, {ru, w, 1}, {0, c, 0}), acc);
-        }
-      }
-      auto prepare = [&](Index c0, int64_t seqs) {
-        if (spectraPerTile)
-          addD(c0, seqs);
-        prepareInputs(c0, seqs);
-      };
-      forEachTileFetched(
-          fetch, prepare, [&](Index c0, Index grp0, int64_t seqs, Next next) {
-            auto lanes = dft.lanes(c0, grp0, seqs);
-            if (spectraPerTile)
-              filterSpectra(lanes);
-            for (auto &l : lanes)
-              dft.stage1(l, au);
-            next(/*prepare=*/false);
-            for (auto &l : lanes)
-              dft.twiddle(l);
-            for (auto &l : lanes)
-              dft.stage3(l);
-            // P = U K'.
-            auto half = [&](Value t, const BatchedDft::Lane &l) {
-              return kb.view(t, {m, l.groups * dft.f1Cols},
-                             {0, l.index * BatchedDft::kGroupsPerLane * n1});
-            };
-            for (auto &l : lanes)
-              dft.complexMultiply(l, m, half(pr, l), half(pi, l),
-                                  dft.spectrumRe(l), dft.spectrumIm(l),
-                                  kept(kr, l), kept(ki, l));
-            for (auto &l : lanes)
-              dft.inverse1(l, half(pr, l), half(pi, l));
-            for (auto &l : lanes)
-              dft.inverseTwiddle(l);
-            next(/*prepare=*/true);
-            for (auto &l : lanes)
-              dft.inverse3(l);
-            for (auto &l : lanes) {
-              int64_t lseqs = (l.groups - 1) * g + l.lastSeqs;
-              Value yv = kb.view(ay, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0});
-              Value res = kb.view(dft.output(l), {ru, lseqs * n2}, {0, 0});
-              if (o.gelu)
-                kb.activation(ActFunc::Gelu, yv, res);
-              else
-                kb.copy(yv, res);
-              if (o.mask)
-                kb.tensorTensor(AluOp::Multiply, yv, yv,
-                                kb.view(maskAll, {ru, lseqs, n2},
-                                        {0, l.seq0, 0}, {1, 1, 0}));
-              if (aq)
-                kb.tensorTensor(
-                    AluOp::Multiply, yv, yv,
-                    kb.view(aq, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0}));
-            }
-            // y of the tile leaves while the next tile is transformed.
-            moveChannels(outF, cols(ay, c0, seqs), b, h0 + c0, seqs, o.len,
-                         true);
-          });
     });
+  for (int64_t t = std::max<int64_t>(tiles - 1, 0); t < all; ++t)
+    body(Index(t * tileSeqs), Index(t * groupsPerTile), seqsOf(t),
+         [&](bool prep) {
+           if (t + 1 >= all)
+             return;
+           Index c1((t + 1) * tileSeqs);
+           prep ? prepare(c1, seqsOf(t + 1)) : fetch(c1, seqsOf(t + 1));
+         });
+}
+
+void FourStepConv::runChunk(Index h0, int64_t count) {
+  int64_t tiles = count / tileSeqs, rest = count - tiles * tileSeqs;
+  Chunk ch{h0, count, tiles, rest};
+  // Filter of channels [c0, c0 + seqs): k'[0] = k[0] + D[h]. With the
+  // spectra per tile, each tile loads its own channels (the DMAs of tile
+  // t + 1 overlap the transforms of tile t), else the chunk's at once.
+  zeroTail(ak, o.filterLen);
+  kb.dma(kb.view(drow, {1, count}, {0, 0}),
+         kb.reshape(kb.view(o.d, {count}, {h0}), {1, count}));
+  if (!spectraPerTile) {
+    fetchFilter(ch, Index(0), count);
+    addD(Index(0), count);
+    forEachTile(ch, [&](Index c0, Index grp0, int64_t seqs) {
+      filterSpectra(dft.lanes(c0, grp0, seqs));
+    });
+  }
+  kb.forRange(o.batch, [&](Index b) { runBatch(ch, b); });
+}
+
+/// mask[b, h0 + c] on each of the ru rows: a rank-1 TE broadcast.
+void FourStepConv::broadcastMask(const Chunk &ch, Index b) {
+  kb.dma(kb.view(maskRow, {1, ch.count}, {0, 0}),
+         kb.view(o.mask, {1, ch.count}, {b, ch.h0}));
+  for (int64_t c = 0; c < ch.count; c += kMatmulMaxN) {
+    int64_t w = std::min<int64_t>(kMatmulMaxN, ch.count - c);
+    Value acc = kb.view(maskPsum, {ru, w}, {0, 0});
+    kb.matmul(acc, ones, kb.view(maskRow, {1, w}, {0, c}));
+    kb.copy(kb.view(maskAll, {ru, w, 1}, {0, c, 0}), acc);
+  }
+}
+
+void FourStepConv::runBatch(const Chunk &ch, Index b) {
+  Index h0 = ch.h0;
+  // u' = gelu(u v) in A's layout, a tile of channels at a time (loaded
+  // while the previous tile is transformed).
+  auto fetch = [&](Index c0, int64_t seqs) {
+    if (spectraPerTile)
+      fetchFilter(ch, c0, seqs);
+    moveChannels(uF, cols(au, c0, seqs), b, h0 + c0, seqs, o.len, false);
+    if (av)
+      moveChannels(vF, cols(av, c0, seqs), b, h0 + c0, seqs, o.len, false);
+    if (aq)
+      moveChannels(qF, cols(aq, c0, seqs), b, h0 + c0, seqs, o.len, false);
   };
+  auto prepareInputs = [&](Index c0, int64_t seqs) {
+    auto rows = [&](Value a) {
+      return kb.view(a, {ru, seqs, n2, 1}, {0, c0, 0, 0});
+    };
+    if (av)
+      kb.tensorTensor(AluOp::Multiply, rows(au), rows(au), rows(av));
+    if (o.geluInp)
+      kb.activation(ActFunc::Gelu, rows(au), rows(au));
+    if (aq && o.geluQ)
+      kb.activation(ActFunc::Gelu, rows(aq), rows(aq));
+  };
+  if (o.mask)
+    broadcastMask(ch, b);
+  auto prepare = [&](Index c0, int64_t seqs) {
+    if (spectraPerTile)
+      addD(c0, seqs);
+    prepareInputs(c0, seqs);
+  };
+  forEachTileFetched(ch, fetch, prepare,
+                     [&](Index c0, Index grp0, int64_t seqs, Next next) {
+                       convolveTile(b, h0, c0, grp0, seqs, next);
+                     });
+}
+
+/// One tile of channels of batch element b: forward transform, P = U K',
+/// inverse transform, the output gates, y back to HBM.
+void FourStepConv::convolveTile(Index b, Index h0, Index c0, Index grp0,
+                                int64_t seqs, Next next) {
+  auto lanes = dft.lanes(c0, grp0, seqs);
+  if (spectraPerTile)
+    filterSpectra(lanes);
+  for (auto &l : lanes)
+    dft.stage1(l, au);
+  next(/*prepare=*/false);
+  for (auto &l : lanes)
+    dft.twiddle(l);
+  for (auto &l : lanes)
+    dft.stage3(l);
+  // P = U K'.
+  auto half = [&](Value t, const BatchedDft::Lane &l) {
+    return kb.view(t, {m, l.groups * dft.f1Cols},
+                   {0, l.index * BatchedDft::kGroupsPerLane * n1});
+  };
+  for (auto &l : lanes)
+    dft.complexMultiply(l, m, half(pr, l), half(pi, l), dft.spectrumRe(l),
+                        dft.spectrumIm(l), kept(kr, l), kept(ki, l));
+  for (auto &l : lanes)
+    dft.inverse1(l, half(pr, l), half(pi, l));
+  for (auto &l : lanes)
+    dft.inverseTwiddle(l);
+  next(/*prepare=*/true);
+  for (auto &l : lanes)
+    dft.inverse3(l);
+  for (auto &l : lanes) {
+    int64_t lseqs = (l.groups - 1) * g + l.lastSeqs;
+    Value yv = kb.view(ay, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0});
+    Value res = kb.view(dft.output(l), {ru, lseqs * n2}, {0, 0});
+    if (o.gelu)
+      kb.activation(ActFunc::Gelu, yv, res);
+    else
+      kb.copy(yv, res);
+    if (o.mask)
+      kb.tensorTensor(
+          AluOp::Multiply, yv, yv,
+          kb.view(maskAll, {ru, lseqs, n2}, {0, l.seq0, 0}, {1, 1, 0}));
+    if (aq)
+      kb.tensorTensor(AluOp::Multiply, yv, yv,
+                      kb.view(aq, {ru, lseqs, n2, 1}, {0, l.seq0, 0, 0}));
+  }
+  // y of the tile leaves while the next tile is transformed.
+  moveChannels(outF, cols(ay, c0, seqs), b, h0 + c0, seqs, o.len, true);
+}
+
+void FourStepConv::build() {
   int64_t chunks = o.channels / chunk;
   kb.forRange(chunks, [&](Index i) { runChunk(i * chunk, chunk); });
   if (int64_t rest = o.channels - chunks * chunk)
     runChunk(Index(chunks * chunk), rest);
+}
+
+void buildFourStepConv(KernelBuilder &kb, const ConvOperands &o) {
+  FourStepConv(kb, o).build();
 }
 
 //===----------------------------------------------------------------------===//

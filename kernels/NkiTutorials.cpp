@@ -308,48 +308,45 @@ bool seam::nkiMambaSpills(const NkiMambaParams &p) {
   return p.version == 2 && 8 * p.seq * kF32 > p.sbufBytes;
 }
 
-FailureOr<ProgramOp> seam::buildNkiMamba(OpBuilder &b, ModuleOp module,
-                                         StringRef name,
-                                         const NkiMambaParams &p) {
-  if (auto why = nkiMambaError(p))
-    return module.emitError() << "nki mamba: " << *why;
-  MLIRContext *ctx = module.getContext();
-  int64_t bs = p.batch, cs = p.channels, ss = p.seq, ns = p.state;
-  int64_t nct = cs / kP;
-  OpBuilder::InsertionGuard g(b);
-  ProgramOp prog = createKernelProgram(
-      b, module, name,
-      {hbm(ctx, {bs, cs, ss}), hbm(ctx, {bs, cs, ss}), hbm(ctx, {cs, ns}),
-       hbm(ctx, {bs, ns, ss}), hbm(ctx, {bs, ns, ss})},
-      {hbm(ctx, {bs, cs, ss})});
-  KernelBuilder kb(b, module.getLoc(), prog);
-  Type f32 = kb.f32();
-  // Rows of [batch * channels, seq] and [batch * state, seq].
-  Value delta = kb.reshape(kb.arg(0), {bs * cs, ss});
-  Value u = kb.reshape(kb.arg(1), {bs * cs, ss});
-  Value aH = kb.arg(2);
-  Value bH = kb.reshape(kb.arg(3), {bs * ns, ss});
-  Value cH = kb.reshape(kb.arg(4), {bs * ns, ss});
-  Value out = kb.reshape(kb.arg(5), {bs * cs, ss});
-  Value ones = kb.onesRow(kP, f32);
-  auto scalarEngine =
-      EngineAttr::get(ctx, Engine::Scalar); // ScalarE, as the tutorial's
+namespace {
 
-  auto vectorEngine = EngineAttr::get(ctx, Engine::Vector);
-  // The tutorial's tensor_tensor "can only run on VectorE": pinned there
-  // (seam's scheduler could move it to GpSimd).
-  auto tt = [&](AluOp op, Value dst, Value x, Value y) {
-    kb.create<TensorTensorOp>(dst, x, y, op, vectorEngine);
-  };
-
-  // One set of the per-state temporaries over `w` columns; the B and C
-  // rows of a state are loaded whole when `w` is one seq tile (`rowW` =
-  // w), chunk by chunk otherwise (v2 spilled: no room for two rows of
-  // seq_len).
+/// The fused Mamba kernel of the NKI tutorial, one method per step and per
+/// version; the program's arguments and the shared tiles are its members.
+struct MambaBuilder {
+  /// One set of the per-state temporaries over `w` columns; the B and C
+  /// rows of a state are loaded whole when `w` is one seq tile (`rowW` =
+  /// w), chunk by chunk otherwise (v2 spilled: no room for two rows of
+  /// seq_len).
   struct Temps {
     Value aCol, dA, dU, sc, rowB, rowC, bc[2];
   };
-  auto makeTemps = [&](int64_t w, int64_t rowW) {
+
+  MambaBuilder(OpBuilder &b, ModuleOp module, ProgramOp prog,
+               const NkiMambaParams &p)
+      : b(b), p(p), prog(prog), kb(b, module.getLoc(), prog), bs(p.batch),
+        cs(p.channels), ss(p.seq), ns(p.state), nct(cs / kP) {
+    MLIRContext *ctx = module.getContext();
+    f32 = kb.f32();
+    // Rows of [batch * channels, seq] and [batch * state, seq].
+    delta = kb.reshape(kb.arg(0), {bs * cs, ss});
+    u = kb.reshape(kb.arg(1), {bs * cs, ss});
+    aH = kb.arg(2);
+    bH = kb.reshape(kb.arg(3), {bs * ns, ss});
+    cH = kb.reshape(kb.arg(4), {bs * ns, ss});
+    out = kb.reshape(kb.arg(5), {bs * cs, ss});
+    ones = kb.onesRow(kP, f32);
+    scalarEngine = EngineAttr::get(ctx, Engine::Scalar); // ScalarE, as the
+                                                         // tutorial's
+    vectorEngine = EngineAttr::get(ctx, Engine::Vector);
+  }
+
+  /// The tutorial's tensor_tensor "can only run on VectorE": pinned there
+  /// (seam's scheduler could move it to GpSimd).
+  void tt(AluOp op, Value dst, Value x, Value y) {
+    kb.create<TensorTensorOp>(dst, x, y, op, vectorEngine);
+  }
+
+  Temps makeTemps(int64_t w, int64_t rowW) {
     Temps t;
     t.aCol = kb.sbuf({kP, 1}, f32);
     t.dA = kb.sbuf({kP, w}, f32);
@@ -360,16 +357,18 @@ FailureOr<ProgramOp> seam::buildNkiMamba(OpBuilder &b, ModuleOp module,
     t.bc[0] = kb.psum({kP, kBroadcastChunk});
     t.bc[1] = kb.psum({kP, kBroadcastChunk});
     return t;
-  };
-  auto loadRows = [&](Temps &t, Index row, Index col, int64_t w) {
+  }
+
+  void loadRows(Temps &t, Index row, Index col, int64_t w) {
     kb.dma(t.rowB, kb.view(bH, {1, w}, {row, col}));
     kb.dma(t.rowC, kb.view(cH, {1, w}, {row, col}));
-  };
-  // `dst` (SBUF [128, w]) *= the partition broadcast of `rowTile` (the
-  // rows [w] of `rows` at `row`, `col` are loaded into it chunk by chunk
-  // first when it is narrower than w), through PSUM.
-  auto mulBroadcast = [&](Temps &t, unsigned which, Value dst, Value rowTile,
-                          Value rows, Index row, Index col, int64_t w) {
+  }
+
+  /// `dst` (SBUF [128, w]) *= the partition broadcast of `rowTile` (the
+  /// rows [w] of `rows` at `row`, `col` are loaded into it chunk by chunk
+  /// first when it is narrower than w), through PSUM.
+  void mulBroadcast(Temps &t, unsigned which, Value dst, Value rowTile,
+                    Value rows, Index row, Index col, int64_t w) {
     int64_t rowW = NcoreBuilder::tileOf(rowTile).getShape()[1];
     for (int64_t c = 0; c < w / kBroadcastChunk; ++c) {
       Value bc = t.bc[which];
@@ -385,8 +384,9 @@ FailureOr<ProgramOp> seam::buildNkiMamba(OpBuilder &b, ModuleOp module,
       Value d = kb.view(dst, {kP, kBroadcastChunk}, {0, c0});
       tt(AluOp::Multiply, d, d, bc);
     }
-  };
-  auto scan = [&](Temps &t, Value init) {
+  }
+
+  void scan(Temps &t, Value init) {
     if (init)
       kb.create<TensorTensorScanOp>(t.sc, t.dA, t.dU, init, AluOp::Multiply,
                                     AluOp::Add, FloatAttr(), vectorEngine);
@@ -394,21 +394,23 @@ FailureOr<ProgramOp> seam::buildNkiMamba(OpBuilder &b, ModuleOp module,
       kb.create<TensorTensorScanOp>(t.sc, t.dA, t.dU, Value(), AluOp::Multiply,
                                     AluOp::Add, b.getF32FloatAttr(0.0f),
                                     vectorEngine);
-  };
-  auto expScaled = [&](Temps &t, Value dv) {
+  }
+
+  void expScaled(Temps &t, Value dv) {
     kb.create<TensorScalarOp>(t.dA, dv, t.aCol, Value(), AluOp::Multiply,
                               FloatAttr(), false, AluOpAttr(), FloatAttr(),
                               scalarEngine);
     kb.activation(ActFunc::Exp, t.dA, t.dA);
-  };
-  // Steps 1-6 for one state over columns [col, col + w) of the channel
-  // tile whose delta / u columns are `dv` / `uv` ([128, w] views) and
-  // whose accumulator columns are `accv`. `init`: the scan's initial
-  // [128, 1] tile (null: 0). The state's loads (A column, B and C rows)
-  // are issued first, as the NKI scheduler hoists loads: a load queued
-  // behind compute would hold up the in-order DMA queue.
-  auto state = [&](Temps &t, Value dv, Value uv, Value accv, Index bRow,
-                   Index col, int64_t w, Value init) {
+  }
+
+  /// Steps 1-6 for one state over columns [col, col + w) of the channel
+  /// tile whose delta / u columns are `dv` / `uv` ([128, w] views) and
+  /// whose accumulator columns are `accv`. `init`: the scan's initial
+  /// [128, 1] tile (null: 0). The state's loads (A column, B and C rows)
+  /// are issued first, as the NKI scheduler hoists loads: a load queued
+  /// behind compute would hold up the in-order DMA queue.
+  void state(Temps &t, Value dv, Value uv, Value accv, Index bRow, Index col,
+             int64_t w, Value init) {
     loadRows(t, bRow, col, w);
     // Steps 1-2: exp(delta * A_i) on the Scalar engine.
     expScaled(t, dv);
@@ -423,143 +425,155 @@ FailureOr<ProgramOp> seam::buildNkiMamba(OpBuilder &b, ModuleOp module,
     // Step 5: * C_i; step 6: accumulate over the states.
     mulBroadcast(t, 1, t.sc, t.rowC, cH, bRow, col, w);
     tt(AluOp::Add, accv, accv, t.sc);
-  };
-  auto loadA = [&](Temps &t, Index ct, Index st) {
-    kb.dma(t.aCol, kb.view(aH, {kP, 1}, {ct * kP, st}));
-  };
-
-  if (p.version == 1) {
-    prog->setAttr("seam.kernel_plan",
-                  b.getStringAttr("v1: batch, state, channel tile; delta and "
-                                  "u loaded per (state, channel tile)"));
-    Value acc = kb.sbuf({kP, nct, ss}, f32);
-    Temps t[2] = {makeTemps(ss, ss), makeTemps(ss, ss)};
-    Value dv[2] = {kb.sbuf({kP, ss}, f32), kb.sbuf({kP, ss}, f32)};
-    Value uv[2] = {kb.sbuf({kP, ss}, f32), kb.sbuf({kP, ss}, f32)};
-    kb.forRange(bs, [&](Index bi) {
-      kb.memset(acc, 0.0);
-      kb.forRange(ns, [&](Index st) {
-        kb.forRangeAlternating(nct, [&](Index ct, unsigned par) {
-          Index row = bi * cs + ct * kP;
-          kb.dma(dv[par], kb.view(delta, {kP, ss}, {row, 0}));
-          loadA(t[par], ct, st);
-          kb.dma(uv[par], kb.view(u, {kP, ss}, {row, 0}));
-          state(t[par], dv[par], uv[par], kb.view(acc, {kP, 1, ss}, {0, ct, 0}),
-                bi * ns + st, Index(0), ss, Value());
-        });
-      });
-      kb.forRange(nct, [&](Index ct) {
-        kb.dma(kb.view(out, {kP, ss}, {bi * cs + ct * kP, 0}),
-               kb.view(acc, {kP, 1, ss}, {0, ct, 0}));
-      });
-    });
-    return prog;
   }
 
-  // The channel-tile loop is an affine_range: its iterations are
-  // independent, and the NKI compiler gives them rotating buffers when they
-  // fit, so the next tile's delta and u arrive while this one computes.
-  // Two sets of delta, u and the accumulator when they fit next to the two
-  // sets of temporaries (w columns each), one otherwise.
-  auto channelSets = [&](int64_t w) -> unsigned {
+  void loadA(Temps &t, Index ct, Index st) {
+    kb.dma(t.aCol, kb.view(aH, {kP, 1}, {ct * kP, st}));
+  }
+
+  /// The channel-tile loop is an affine_range: its iterations are
+  /// independent, and the NKI compiler gives them rotating buffers when they
+  /// fit, so the next tile's delta and u arrive while this one computes.
+  /// Two sets of delta, u and the accumulator when they fit next to the two
+  /// sets of temporaries (w columns each), one otherwise.
+  unsigned channelSets(int64_t w) const {
     int64_t bytes = (2 * 3 * ss + 2 * 5 * w) * kF32;
     return bytes <= p.sbufBytes ? 2 : 1;
-  };
-  // body(ct, set) over the channel tiles of batch bi, alternating sets
-  // when there are two.
-  auto channelLoop = [&](unsigned sets,
-                         function_ref<void(Index, unsigned)> body) {
+  }
+
+  /// body(ct, set) over the channel tiles of a batch, alternating sets when
+  /// there are two.
+  void channelLoop(unsigned sets, function_ref<void(Index, unsigned)> body) {
     if (sets == 2)
       kb.forRangeAlternating(nct, body);
     else
       kb.forRange(nct, [&](Index ct) { body(ct, 0); });
+  }
+
+  void buildV1();
+  void buildV2();
+  void buildV2Spilled();
+  void buildV3();
+
+  OpBuilder &b;
+  const NkiMambaParams &p;
+  ProgramOp prog;
+  KernelBuilder kb;
+  int64_t bs, cs, ss, ns, nct;
+  Type f32;
+  Value delta, u, aH, bH, cH, out, ones;
+  EngineAttr scalarEngine, vectorEngine;
+};
+
+void MambaBuilder::buildV1() {
+  prog->setAttr("seam.kernel_plan",
+                b.getStringAttr("v1: batch, state, channel tile; delta and "
+                                "u loaded per (state, channel tile)"));
+  Value acc = kb.sbuf({kP, nct, ss}, f32);
+  Temps t[2] = {makeTemps(ss, ss), makeTemps(ss, ss)};
+  Value dv[2] = {kb.sbuf({kP, ss}, f32), kb.sbuf({kP, ss}, f32)};
+  Value uv[2] = {kb.sbuf({kP, ss}, f32), kb.sbuf({kP, ss}, f32)};
+  kb.forRange(bs, [&](Index bi) {
+    kb.memset(acc, 0.0);
+    kb.forRange(ns, [&](Index st) {
+      kb.forRangeAlternating(nct, [&](Index ct, unsigned par) {
+        Index row = bi * cs + ct * kP;
+        kb.dma(dv[par], kb.view(delta, {kP, ss}, {row, 0}));
+        loadA(t[par], ct, st);
+        kb.dma(uv[par], kb.view(u, {kP, ss}, {row, 0}));
+        state(t[par], dv[par], uv[par], kb.view(acc, {kP, 1, ss}, {0, ct, 0}),
+              bi * ns + st, Index(0), ss, Value());
+      });
+    });
+    kb.forRange(nct, [&](Index ct) {
+      kb.dma(kb.view(out, {kP, ss}, {bi * cs + ct * kP, 0}),
+             kb.view(acc, {kP, 1, ss}, {0, ct, 0}));
+    });
+  });
+}
+
+void MambaBuilder::buildV2() {
+  unsigned sets = channelSets(ss);
+  prog->setAttr("seam.kernel_plan",
+                b.getStringAttr(llvm::formatv(
+                    "v2: channel tile, then state; delta and u loaded once "
+                    "per channel tile ({0} buffer set(s))",
+                    sets)));
+  Value acc[2], dv[2], uv[2];
+  for (unsigned i = 0; i < sets; ++i) {
+    acc[i] = kb.sbuf({kP, ss}, f32);
+    dv[i] = kb.sbuf({kP, ss}, f32);
+    uv[i] = kb.sbuf({kP, ss}, f32);
+  }
+  Temps t[2] = {makeTemps(ss, ss), makeTemps(ss, ss)};
+  kb.forRange(bs, [&](Index bi) {
+    channelLoop(sets, [&](Index ct, unsigned cset) {
+      Index row = bi * cs + ct * kP;
+      kb.dma(dv[cset], kb.view(delta, {kP, ss}, {row, 0}));
+      kb.dma(uv[cset], kb.view(u, {kP, ss}, {row, 0}));
+      kb.memset(acc[cset], 0.0);
+      kb.forRangeAlternating(ns, [&](Index st, unsigned par) {
+        loadA(t[par], ct, st);
+        state(t[par], dv[cset], uv[cset], acc[cset], bi * ns + st, Index(0), ss,
+              Value());
+      });
+      kb.dma(kb.view(out, {kP, ss}, {row, 0}), acc[cset]);
+    });
+  });
+}
+
+/// Spilled: delta, u and the accumulator live in an HBM scratch between
+/// their uses; one staging tile each, one set of temporaries.
+void MambaBuilder::buildV2Spilled() {
+  prog->setAttr("seam.kernel_plan",
+                b.getStringAttr(llvm::formatv(
+                    "v2 spilled: 8 live [128, {0}] fp32 tiles ({1} KiB per "
+                    "partition) exceed the SBUF ({2} KiB): delta, u and the "
+                    "accumulator spilled to HBM and reloaded per state",
+                    ss, 8 * ss * kF32 / 1024, p.sbufBytes / 1024)));
+  Value spill = kb.hbmScratch({3, kP, ss}, f32, "mamba_spill");
+  Value dv = kb.sbuf({kP, ss}, f32), uv = kb.sbuf({kP, ss}, f32);
+  Temps t = makeTemps(ss, kBroadcastChunk);
+  // The accumulator's staging tile is the scan's temporary: dead
+  // between a state's step 6 and the next state's step 4.
+  Value accS = t.dA;
+  auto slot = [&](int64_t i) { return kb.view(spill, {1, kP, ss}, {i, 0, 0}); };
+  auto toHbm = [&](int64_t i, Value v) {
+    kb.dma(kb.reshape(slot(i), {kP, ss}), v);
   };
-
-  if (p.version == 2 && !nkiMambaSpills(p)) {
-    unsigned sets = channelSets(ss);
-    prog->setAttr("seam.kernel_plan",
-                  b.getStringAttr(llvm::formatv(
-                      "v2: channel tile, then state; delta and u loaded once "
-                      "per channel tile ({0} buffer set(s))",
-                      sets)));
-    Value acc[2], dv[2], uv[2];
-    for (unsigned i = 0; i < sets; ++i) {
-      acc[i] = kb.sbuf({kP, ss}, f32);
-      dv[i] = kb.sbuf({kP, ss}, f32);
-      uv[i] = kb.sbuf({kP, ss}, f32);
-    }
-    Temps t[2] = {makeTemps(ss, ss), makeTemps(ss, ss)};
-    kb.forRange(bs, [&](Index bi) {
-      channelLoop(sets, [&](Index ct, unsigned cset) {
-        Index row = bi * cs + ct * kP;
-        kb.dma(dv[cset], kb.view(delta, {kP, ss}, {row, 0}));
-        kb.dma(uv[cset], kb.view(u, {kP, ss}, {row, 0}));
-        kb.memset(acc[cset], 0.0);
-        kb.forRangeAlternating(ns, [&](Index st, unsigned par) {
-          loadA(t[par], ct, st);
-          state(t[par], dv[cset], uv[cset], acc[cset], bi * ns + st, Index(0),
-                ss, Value());
-        });
-        kb.dma(kb.view(out, {kP, ss}, {row, 0}), acc[cset]);
-      });
-    });
-    return prog;
-  }
-
-  if (p.version == 2) {
-    // Spilled: delta, u and the accumulator live in an HBM scratch between
-    // their uses; one staging tile each, one set of temporaries.
-    prog->setAttr("seam.kernel_plan",
-                  b.getStringAttr(llvm::formatv(
-                      "v2 spilled: 8 live [128, {0}] fp32 tiles ({1} KiB per "
-                      "partition) exceed the SBUF ({2} KiB): delta, u and the "
-                      "accumulator spilled to HBM and reloaded per state",
-                      ss, 8 * ss * kF32 / 1024, p.sbufBytes / 1024)));
-    Value spill = kb.hbmScratch({3, kP, ss}, f32, "mamba_spill");
-    Value dv = kb.sbuf({kP, ss}, f32), uv = kb.sbuf({kP, ss}, f32);
-    Temps t = makeTemps(ss, kBroadcastChunk);
-    // The accumulator's staging tile is the scan's temporary: dead
-    // between a state's step 6 and the next state's step 4.
-    Value accS = t.dA;
-    auto slot = [&](int64_t i) {
-      return kb.view(spill, {1, kP, ss}, {i, 0, 0});
-    };
-    auto toHbm = [&](int64_t i, Value v) {
-      kb.dma(kb.reshape(slot(i), {kP, ss}), v);
-    };
-    auto fromHbm = [&](Value v, int64_t i) {
-      kb.dma(v, kb.reshape(slot(i), {kP, ss}));
-    };
-    kb.forRange(bs, [&](Index bi) {
-      kb.forRange(nct, [&](Index ct) {
-        Index row = bi * cs + ct * kP;
-        kb.memset(accS, 0.0);
-        toHbm(2, accS);
-        kb.dma(dv, kb.view(delta, {kP, ss}, {row, 0}));
-        toHbm(0, dv);
-        kb.dma(uv, kb.view(u, {kP, ss}, {row, 0}));
-        toHbm(1, uv);
-        kb.forRange(ns, [&](Index st) {
-          loadA(t, ct, st);
-          fromHbm(dv, 0);
-          expScaled(t, dv);
-          fromHbm(uv, 1);
-          tt(AluOp::Multiply, t.dU, dv, uv);
-          mulBroadcast(t, 0, t.dU, t.rowB, bH, bi * ns + st, Index(0), ss);
-          scan(t, Value());
-          mulBroadcast(t, 1, t.sc, t.rowC, cH, bi * ns + st, Index(0), ss);
-          fromHbm(accS, 2);
-          tt(AluOp::Add, accS, accS, t.sc);
-          toHbm(2, accS);
-        });
+  auto fromHbm = [&](Value v, int64_t i) {
+    kb.dma(v, kb.reshape(slot(i), {kP, ss}));
+  };
+  kb.forRange(bs, [&](Index bi) {
+    kb.forRange(nct, [&](Index ct) {
+      Index row = bi * cs + ct * kP;
+      kb.memset(accS, 0.0);
+      toHbm(2, accS);
+      kb.dma(dv, kb.view(delta, {kP, ss}, {row, 0}));
+      toHbm(0, dv);
+      kb.dma(uv, kb.view(u, {kP, ss}, {row, 0}));
+      toHbm(1, uv);
+      kb.forRange(ns, [&](Index st) {
+        loadA(t, ct, st);
+        fromHbm(dv, 0);
+        expScaled(t, dv);
+        fromHbm(uv, 1);
+        tt(AluOp::Multiply, t.dU, dv, uv);
+        mulBroadcast(t, 0, t.dU, t.rowB, bH, bi * ns + st, Index(0), ss);
+        scan(t, Value());
+        mulBroadcast(t, 1, t.sc, t.rowC, cH, bi * ns + st, Index(0), ss);
         fromHbm(accS, 2);
-        kb.dma(kb.view(out, {kP, ss}, {row, 0}), accS);
+        tt(AluOp::Add, accS, accS, t.sc);
+        toHbm(2, accS);
       });
+      fromHbm(accS, 2);
+      kb.dma(kb.view(out, {kP, ss}, {row, 0}), accS);
     });
-    return prog;
-  }
+  });
+}
 
-  // v3: seq_len tiled by 512, the scan carried through its initial value.
+/// v3: seq_len tiled by 512, the scan carried through its initial value.
+void MambaBuilder::buildV3() {
   int64_t w = std::min(kMambaSeqTile, ss);
   int64_t nst = ss / w;
   prog->setAttr(
@@ -596,6 +610,32 @@ FailureOr<ProgramOp> seam::buildNkiMamba(OpBuilder &b, ModuleOp module,
       kb.dma(kb.view(out, {kP, ss}, {row, 0}), acc[cset]);
     });
   });
+}
+
+} // namespace
+
+FailureOr<ProgramOp> seam::buildNkiMamba(OpBuilder &b, ModuleOp module,
+                                         StringRef name,
+                                         const NkiMambaParams &p) {
+  if (auto why = nkiMambaError(p))
+    return module.emitError() << "nki mamba: " << *why;
+  MLIRContext *ctx = module.getContext();
+  int64_t bs = p.batch, cs = p.channels, ss = p.seq, ns = p.state;
+  OpBuilder::InsertionGuard g(b);
+  ProgramOp prog = createKernelProgram(
+      b, module, name,
+      {hbm(ctx, {bs, cs, ss}), hbm(ctx, {bs, cs, ss}), hbm(ctx, {cs, ns}),
+       hbm(ctx, {bs, ns, ss}), hbm(ctx, {bs, ns, ss})},
+      {hbm(ctx, {bs, cs, ss})});
+  MambaBuilder mamba(b, module, prog, p);
+  if (p.version == 1)
+    mamba.buildV1();
+  else if (p.version == 2 && !nkiMambaSpills(p))
+    mamba.buildV2();
+  else if (p.version == 2)
+    mamba.buildV2Spilled();
+  else
+    mamba.buildV3();
   return prog;
 }
 

@@ -177,6 +177,19 @@ private:
 
   // Op mapping ---------------------------------------------------------------
   llvm::Error importNode();
+  // One op (family) each, called by importNode().
+  llvm::Error importConstant();
+  llvm::Error importShapeOf();
+  llvm::Error importPassThrough();
+  llvm::Error importMatMul();
+  llvm::Error importGemm();
+  llvm::Error importSoftmax();
+  llvm::Error importReduce();
+  llvm::Error importReshape();
+  llvm::Error importTranspose();
+  llvm::Error importConcat();
+  llvm::Error importSlice();
+  llvm::Error importGather();
   llvm::Error unary(Operation *(*make)(OpBuilder &, Location, Value));
   llvm::Error binary(llvm::StringRef op);
   llvm::Error legacyBroadcast(Value &lhs, Value &rhs);
@@ -886,57 +899,408 @@ llvm::Expected<bool> Importer::foldKnown() {
   return false;
 }
 
+/// Constant: the value of its attribute, folded.
+llvm::Error Importer::importConstant() {
+  Known k;
+  if (auto *a = attr("value")) {
+    auto t = readTensor(a->t());
+    if (!t)
+      return fail(llvm::toString(t.takeError()));
+    k = *t;
+  } else if (auto *a = attr("value_float")) {
+    k.data = {double(a->f())};
+  } else if (auto *a = attr("value_floats")) {
+    k.data.assign(a->floats().begin(), a->floats().end());
+    k.shape = {int64_t(k.data.size())};
+  } else if (auto *a = attr("value_int")) {
+    k.data = {double(a->i())};
+    k.isFloat = false;
+  } else if (auto *a = attr("value_ints")) {
+    k.data.assign(a->ints().begin(), a->ints().end());
+    k.shape = {int64_t(k.data.size())};
+    k.isFloat = false;
+  } else {
+    return fail("only tensor, float and int values are supported");
+  }
+  defineKnown(0, std::move(k));
+  return llvm::Error::success();
+}
+
+/// Shape: its input's shape, a known value.
+llvm::Error Importer::importShapeOf() {
+  std::vector<int64_t> shape;
+  if (const Known *k = knownInput(0))
+    shape = k->shape;
+  else if (auto x = input(0))
+    shape.assign(shapeOf(*x).begin(), shapeOf(*x).end());
+  else
+    return x.takeError();
+  int64_t rank = int64_t(shape.size());
+  int64_t start = intAttr("start", 0), end = intAttr("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  Known k;
+  k.isFloat = false;
+  for (int64_t d = start; d < end; ++d)
+    k.data.push_back(double(shape[d]));
+  k.shape = {int64_t(k.data.size())};
+  defineKnown(0, std::move(k));
+  return llvm::Error::success();
+}
+
+/// Identity, Dropout (inference) and Cast to float: the input itself.
+llvm::Error Importer::importPassThrough() {
+  const std::string &op = node->op_type();
+  if (op == "Dropout" && node->output_size() > 1 && !node->output(1).empty())
+    return fail("its mask output is not supported (inference only)");
+  if (op == "Cast") {
+    int64_t to = intAttr("to", onnx::TensorProto::FLOAT);
+    if (to != onnx::TensorProto::FLOAT)
+      return fail(
+          "casting a computed tensor to " +
+          onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(to)) +
+          " is not supported (seam computes in float)");
+  }
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  define(0, *x);
+  return llvm::Error::success();
+}
+
+/// MatMul: seam.matmul with NumPy broadcasting.
+llvm::Error Importer::importMatMul() {
+  auto x = input(0), w = input(1);
+  if (!x)
+    return x.takeError();
+  if (!w)
+    return w.takeError();
+  auto shape = sm::matmulShape(shapeOf(*x), shapeOf(*w));
+  if (failed(shape))
+    return fail("operands do not multiply: " + sm::describeShape(shapeOf(*x)) +
+                " and " + sm::describeShape(shapeOf(*w)));
+  define(0, b.create<sm::MatmulOp>(loc(), tensor(*shape), *x, *w));
+  return llvm::Error::success();
+}
+
+/// Gemm: alpha op(A) op(B) + beta C.
+llvm::Error Importer::importGemm() {
+  auto x = input(0), w = input(1);
+  if (!x)
+    return x.takeError();
+  if (!w)
+    return w.takeError();
+  Value a = *x, bm = *w;
+  if (shapeOf(a).size() != 2 || shapeOf(bm).size() != 2)
+    return fail("A and B must be matrices");
+  if (intAttr("transA", 0))
+    a = transpose(a, {1, 0});
+  if (intAttr("transB", 0))
+    bm = transpose(bm, {1, 0});
+  if (shapeOf(a)[1] != shapeOf(bm)[0])
+    return fail("A and B do not multiply: " + sm::describeShape(shapeOf(a)) +
+                " and " + sm::describeShape(shapeOf(bm)));
+  Value y = b.create<sm::MatmulOp>(
+      loc(), tensor({shapeOf(a)[0], shapeOf(bm)[1]}), a, bm);
+  double alpha = floatAttr("alpha", 1.0), beta = floatAttr("beta", 1.0);
+  if (alpha != 1.0)
+    y = emitBinary("Mul", y, scalar(float(alpha)));
+  if (hasInput(2) && beta != 0.0) {
+    auto c = input(2);
+    if (!c)
+      return c.takeError();
+    Value cv = *c;
+    if (beta != 1.0)
+      cv = emitBinary("Mul", cv, scalar(float(beta)));
+    if (failed(sm::broadcastShapes(shapeOf(y), shapeOf(cv))))
+      return fail("C " + sm::describeShape(shapeOf(cv)) +
+                  " does not broadcast to " + sm::describeShape(shapeOf(y)));
+    y = emitBinary("Add", y, cv);
+  }
+  define(0, y);
+  return llvm::Error::success();
+}
+
+/// Softmax and LogSoftmax over one axis.
+llvm::Error Importer::importSoftmax() {
+  const std::string &op = node->op_type();
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  int64_t rank = int64_t(shapeOf(*x).size());
+  auto ax = axis(intAttr("axis", opset < 13 ? 1 : -1), rank);
+  if (!ax)
+    return ax.takeError();
+  Value v = *x;
+  SmallVector<int64_t> orig(shapeOf(v));
+  if (opset < 13 && *ax != rank - 1) {
+    // Before opset 13: the input is coerced to 2-D at `axis`.
+    int64_t lead = count(llvm::ArrayRef(orig).take_front(*ax));
+    v = reshape(v, {lead, count(orig) / std::max<int64_t>(lead, 1)});
+    ax = 1;
+  }
+  v = b.create<sm::SoftmaxOp>(loc(), v.getType(), v, int64_t(*ax));
+  if (op == "LogSoftmax")
+    v = b.create<sm::LogOp>(loc(), v.getType(), v);
+  define(0, reshape(v, orig));
+  return llvm::Error::success();
+}
+
+/// ReduceMean, ReduceSum and ReduceMax.
+llvm::Error Importer::importReduce() {
+  const std::string &op = node->op_type();
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  int64_t rank = int64_t(shapeOf(*x).size());
+  auto axesOr = intsFrom("axes", 1, op == "ReduceSum" ? 13 : 18);
+  if (!axesOr)
+    return axesOr.takeError();
+  std::vector<int64_t> axes;
+  if (*axesOr && !(*axesOr)->empty()) {
+    for (int64_t a : **axesOr) {
+      auto n = axis(a, rank);
+      if (!n)
+        return n.takeError();
+      axes.push_back(*n);
+    }
+  } else if (intAttr("noop_with_empty_axes", 0)) {
+    define(0, *x);
+    return llvm::Error::success();
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  llvm::sort(axes);
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  bool keep = intAttr("keepdims", 1);
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(shapeOf(*x)[d]);
+    else if (keep)
+      shape.push_back(1);
+  auto kind = op == "ReduceMean"  ? sm::ReduceKind::mean
+              : op == "ReduceSum" ? sm::ReduceKind::sum
+                                  : sm::ReduceKind::max;
+  define(0, b.create<sm::ReduceOp>(loc(), tensor(shape), *x, kind,
+                                   b.getDenseI64ArrayAttr(axes), keep));
+  return llvm::Error::success();
+}
+
+/// Reshape, Flatten, Squeeze and Unsqueeze.
+llvm::Error Importer::importReshape() {
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  auto shape = newShape(shapeOf(*x));
+  if (!shape)
+    return shape.takeError();
+  define(0, reshape(*x, *shape));
+  return llvm::Error::success();
+}
+
+/// Transpose.
+llvm::Error Importer::importTranspose() {
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  int64_t rank = int64_t(shapeOf(*x).size());
+  std::vector<int64_t> perm;
+  if (auto p = intsAttr("perm"))
+    perm = *p;
+  else
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  std::vector<int64_t> sorted = perm;
+  llvm::sort(sorted);
+  for (int64_t d = 0; d < rank; ++d)
+    if (int64_t(sorted.size()) != rank || sorted[d] != d)
+      return fail("perm is not a permutation of 0.." +
+                  std::to_string(rank - 1));
+  define(0, transpose(*x, perm));
+  return llvm::Error::success();
+}
+
+/// Concat.
+llvm::Error Importer::importConcat() {
+  SmallVector<Value> xs;
+  for (int i = 0; i < node->input_size(); ++i) {
+    auto x = input(i);
+    if (!x)
+      return x.takeError();
+    if (count(shapeOf(*x)) > 0)
+      xs.push_back(*x);
+  }
+  if (xs.empty())
+    return fail("every input is empty");
+  int64_t rank = int64_t(shapeOf(xs[0]).size());
+  auto ax = axis(intAttr("axis", 0), rank);
+  if (!ax)
+    return ax.takeError();
+  SmallVector<int64_t> shape(shapeOf(xs[0]));
+  shape[*ax] = 0;
+  for (Value x : xs) {
+    auto s = shapeOf(x);
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *ax && (int64_t(s.size()) != rank || s[d] != shape[d]))
+        return fail("inputs differ off the concatenation axis");
+    shape[*ax] += s[*ax];
+  }
+  define(0, xs.size() == 1 ? xs[0]
+                           : Value(b.create<sm::ConcatOp>(loc(), tensor(shape),
+                                                          xs, int64_t(*ax))));
+  return llvm::Error::success();
+}
+
+/// Slice and Split.
+llvm::Error Importer::importSlice() {
+  const std::string &op = node->op_type();
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  SmallVector<int64_t> in(shapeOf(*x));
+  int64_t rank = int64_t(in.size());
+  auto sliceOf = [&](SmallVector<int64_t> off, SmallVector<int64_t> size) {
+    if (ArrayRef<int64_t>(size) == ArrayRef<int64_t>(in))
+      return *x;
+    return Value(b.create<sm::SliceOp>(loc(), tensor(size), *x,
+                                       b.getDenseI64ArrayAttr(off)));
+  };
+  if (op == "Split") {
+    auto ax = axis(intAttr("axis", 0), rank);
+    if (!ax)
+      return ax.takeError();
+    auto splitOr = intsFrom("split", 1, 13);
+    if (!splitOr)
+      return splitOr.takeError();
+    std::vector<int64_t> split;
+    int64_t outs = node->output_size();
+    if (*splitOr) {
+      split = **splitOr;
+    } else {
+      if (in[*ax] % outs != 0)
+        return fail("axis " + std::to_string(*ax) + " (" +
+                    std::to_string(in[*ax]) + ") does not split into " +
+                    std::to_string(outs) + " equal parts");
+      split.assign(outs, in[*ax] / outs);
+    }
+    int64_t total = 0;
+    for (int64_t s : split) {
+      if (s < 0 || s > in[*ax])
+        return fail("split size " + std::to_string(s) +
+                    " is out of range for axis " + std::to_string(*ax) + " (" +
+                    std::to_string(in[*ax]) + ")");
+      total += s;
+    }
+    if (int64_t(split.size()) != outs || total != in[*ax])
+      return fail("split sizes do not add up to axis " + std::to_string(*ax) +
+                  " (" + std::to_string(in[*ax]) + ")");
+    int64_t at = 0;
+    for (int64_t i = 0; i < outs; ++i) {
+      SmallVector<int64_t> off(rank, 0), size(in);
+      off[*ax] = at;
+      size[*ax] = split[i];
+      define(int(i), sliceOf(off, size));
+      at += split[i];
+    }
+    return llvm::Error::success();
+  }
+  auto starts = intsFrom("starts", 1, 10), ends = intsFrom("ends", 2, 10);
+  if (!starts)
+    return starts.takeError();
+  if (!ends)
+    return ends.takeError();
+  auto axesOr = intsFrom("axes", 3, 10), stepsOr = intsFrom("steps", 4, 10);
+  if (!axesOr)
+    return axesOr.takeError();
+  if (!stepsOr)
+    return stepsOr.takeError();
+  if (!*starts || !*ends || (*starts)->size() != (*ends)->size())
+    return fail("starts and ends must be given, of equal length");
+  std::vector<int64_t> axes;
+  if (*axesOr)
+    axes = **axesOr;
+  else
+    for (size_t i = 0; i < (*starts)->size(); ++i)
+      axes.push_back(int64_t(i));
+  if (axes.size() != (*starts)->size() ||
+      (*stepsOr && (*stepsOr)->size() != axes.size()))
+    return fail("starts, ends, axes and steps differ in length");
+  SmallVector<int64_t> off(rank, 0), size(in);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto a = axis(axes[i], rank);
+    if (!a)
+      return a.takeError();
+    if (*stepsOr && (**stepsOr)[i] != 1)
+      return fail("steps other than 1 are not supported (got " +
+                  std::to_string((**stepsOr)[i]) + ")");
+    int64_t n = in[*a];
+    int64_t s = (**starts)[i], e = (**ends)[i];
+    s = std::clamp<int64_t>(s < 0 ? s + n : s, 0, n);
+    e = std::clamp<int64_t>(e < 0 ? e + n : e, 0, n);
+    off[*a] = s;
+    size[*a] = std::max<int64_t>(e - s, 0);
+  }
+  if (count(size) == 0)
+    return fail("the slice is empty");
+  define(0, sliceOf(off, size));
+  return llvm::Error::success();
+}
+
+/// Gather.
+llvm::Error Importer::importGather() {
+  const Known *idx = knownInput(1);
+  auto x = input(0);
+  if (!x)
+    return x.takeError();
+  if (!idx)
+    return fail("its indices must be constant (a gather of constants)");
+  if (int64_t(idx->data.size()) > kMaxGatherIndices)
+    return fail("a gather of " + std::to_string(idx->data.size()) +
+                " indices from computed data is not supported (at most " +
+                std::to_string(kMaxGatherIndices) + ")");
+  int64_t rank = int64_t(shapeOf(*x).size());
+  auto ax = axis(intAttr("axis", 0), rank);
+  if (!ax)
+    return ax.takeError();
+  // Each index is a slice along the axis; the pieces are concatenated and
+  // the index shape takes the axis' place.
+  SmallVector<int64_t> in(shapeOf(*x));
+  SmallVector<Value> pieces;
+  for (double di : idx->data) {
+    int64_t i = toInt(di), n = in[*ax];
+    if (i < -n || i >= n)
+      return fail("index " + std::to_string(i) + " is out of range [" +
+                  std::to_string(-n) + ", " + std::to_string(n) + ")");
+    SmallVector<int64_t> off(rank, 0), size(in);
+    off[*ax] = i < 0 ? i + n : i;
+    size[*ax] = 1;
+    pieces.push_back(b.create<sm::SliceOp>(loc(), tensor(size), *x,
+                                           b.getDenseI64ArrayAttr(off)));
+  }
+  SmallVector<int64_t> cat(in);
+  cat[*ax] = int64_t(pieces.size());
+  Value v = pieces.size() == 1 ? pieces[0]
+                               : Value(b.create<sm::ConcatOp>(
+                                     loc(), tensor(cat), pieces, int64_t(*ax)));
+  SmallVector<int64_t> out(in.begin(), in.begin() + *ax);
+  out.append(idx->shape.begin(), idx->shape.end());
+  out.append(in.begin() + *ax + 1, in.end());
+  define(0, reshape(v, out));
+  return llvm::Error::success();
+}
+
 llvm::Error Importer::importNode() {
   const std::string &op = node->op_type();
   if (!node->domain().empty() && node->domain() != "ai.onnx")
     return fail("domain '" + node->domain() + "' is not supported");
 
   // Values computed from constants alone are folded.
-  if (op == "Constant") {
-    Known k;
-    if (auto *a = attr("value")) {
-      auto t = readTensor(a->t());
-      if (!t)
-        return fail(llvm::toString(t.takeError()));
-      k = *t;
-    } else if (auto *a = attr("value_float")) {
-      k.data = {double(a->f())};
-    } else if (auto *a = attr("value_floats")) {
-      k.data.assign(a->floats().begin(), a->floats().end());
-      k.shape = {int64_t(k.data.size())};
-    } else if (auto *a = attr("value_int")) {
-      k.data = {double(a->i())};
-      k.isFloat = false;
-    } else if (auto *a = attr("value_ints")) {
-      k.data.assign(a->ints().begin(), a->ints().end());
-      k.shape = {int64_t(k.data.size())};
-      k.isFloat = false;
-    } else {
-      return fail("only tensor, float and int values are supported");
-    }
-    defineKnown(0, std::move(k));
-    return llvm::Error::success();
-  }
-  if (op == "Shape") {
-    std::vector<int64_t> shape;
-    if (const Known *k = knownInput(0))
-      shape = k->shape;
-    else if (auto x = input(0))
-      shape.assign(shapeOf(*x).begin(), shapeOf(*x).end());
-    else
-      return x.takeError();
-    int64_t rank = int64_t(shape.size());
-    int64_t start = intAttr("start", 0), end = intAttr("end", rank);
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-    Known k;
-    k.isFloat = false;
-    for (int64_t d = start; d < end; ++d)
-      k.data.push_back(double(shape[d]));
-    k.shape = {int64_t(k.data.size())};
-    defineKnown(0, std::move(k));
-    return llvm::Error::success();
-  }
+  if (op == "Constant")
+    return importConstant();
+  if (op == "Shape")
+    return importShapeOf();
   bool allKnown = node->input_size() > 0;
   for (int i = 0; i < node->input_size(); ++i)
     allKnown &= !hasInput(i) || isKnown(i);
@@ -968,340 +1332,39 @@ llvm::Error Importer::importNode() {
   for (auto &[name, make] : unaries)
     if (op == name)
       return unary(make);
-  if (op == "Identity" || op == "Dropout" || op == "Cast") {
-    if (op == "Dropout" && node->output_size() > 1 && !node->output(1).empty())
-      return fail("its mask output is not supported (inference only)");
-    if (op == "Cast") {
-      int64_t to = intAttr("to", onnx::TensorProto::FLOAT);
-      if (to != onnx::TensorProto::FLOAT)
-        return fail(
-            "casting a computed tensor to " +
-            onnx::TensorProto::DataType_Name(onnx::TensorProto::DataType(to)) +
-            " is not supported (seam computes in float)");
-    }
-    auto x = input(0);
-    if (!x)
-      return x.takeError();
-    define(0, *x);
-    return llvm::Error::success();
-  }
+  if (op == "Identity" || op == "Dropout" || op == "Cast")
+    return importPassThrough();
 
   // Dense -------------------------------------------------------------------
-  if (op == "MatMul") {
-    auto x = input(0), w = input(1);
-    if (!x)
-      return x.takeError();
-    if (!w)
-      return w.takeError();
-    auto shape = sm::matmulShape(shapeOf(*x), shapeOf(*w));
-    if (failed(shape))
-      return fail(
-          "operands do not multiply: " + sm::describeShape(shapeOf(*x)) +
-          " and " + sm::describeShape(shapeOf(*w)));
-    define(0, b.create<sm::MatmulOp>(loc(), tensor(*shape), *x, *w));
-    return llvm::Error::success();
-  }
-  if (op == "Gemm") {
-    auto x = input(0), w = input(1);
-    if (!x)
-      return x.takeError();
-    if (!w)
-      return w.takeError();
-    Value a = *x, bm = *w;
-    if (shapeOf(a).size() != 2 || shapeOf(bm).size() != 2)
-      return fail("A and B must be matrices");
-    if (intAttr("transA", 0))
-      a = transpose(a, {1, 0});
-    if (intAttr("transB", 0))
-      bm = transpose(bm, {1, 0});
-    if (shapeOf(a)[1] != shapeOf(bm)[0])
-      return fail("A and B do not multiply: " + sm::describeShape(shapeOf(a)) +
-                  " and " + sm::describeShape(shapeOf(bm)));
-    Value y = b.create<sm::MatmulOp>(
-        loc(), tensor({shapeOf(a)[0], shapeOf(bm)[1]}), a, bm);
-    double alpha = floatAttr("alpha", 1.0), beta = floatAttr("beta", 1.0);
-    if (alpha != 1.0)
-      y = emitBinary("Mul", y, scalar(float(alpha)));
-    if (hasInput(2) && beta != 0.0) {
-      auto c = input(2);
-      if (!c)
-        return c.takeError();
-      Value cv = *c;
-      if (beta != 1.0)
-        cv = emitBinary("Mul", cv, scalar(float(beta)));
-      if (failed(sm::broadcastShapes(shapeOf(y), shapeOf(cv))))
-        return fail("C " + sm::describeShape(shapeOf(cv)) +
-                    " does not broadcast to " + sm::describeShape(shapeOf(y)));
-      y = emitBinary("Add", y, cv);
-    }
-    define(0, y);
-    return llvm::Error::success();
-  }
+  if (op == "MatMul")
+    return importMatMul();
+  if (op == "Gemm")
+    return importGemm();
 
   // Spectral ------------------------------------------------------------------
   if (op == "DFT")
     return dft();
 
   // Reductions ----------------------------------------------------------------
-  if (op == "Softmax" || op == "LogSoftmax") {
-    auto x = input(0);
-    if (!x)
-      return x.takeError();
-    int64_t rank = int64_t(shapeOf(*x).size());
-    auto ax = axis(intAttr("axis", opset < 13 ? 1 : -1), rank);
-    if (!ax)
-      return ax.takeError();
-    Value v = *x;
-    SmallVector<int64_t> orig(shapeOf(v));
-    if (opset < 13 && *ax != rank - 1) {
-      // Before opset 13: the input is coerced to 2-D at `axis`.
-      int64_t lead = count(llvm::ArrayRef(orig).take_front(*ax));
-      v = reshape(v, {lead, count(orig) / std::max<int64_t>(lead, 1)});
-      ax = 1;
-    }
-    v = b.create<sm::SoftmaxOp>(loc(), v.getType(), v, int64_t(*ax));
-    if (op == "LogSoftmax")
-      v = b.create<sm::LogOp>(loc(), v.getType(), v);
-    define(0, reshape(v, orig));
-    return llvm::Error::success();
-  }
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax") {
-    auto x = input(0);
-    if (!x)
-      return x.takeError();
-    int64_t rank = int64_t(shapeOf(*x).size());
-    auto axesOr = intsFrom("axes", 1, op == "ReduceSum" ? 13 : 18);
-    if (!axesOr)
-      return axesOr.takeError();
-    std::vector<int64_t> axes;
-    if (*axesOr && !(*axesOr)->empty()) {
-      for (int64_t a : **axesOr) {
-        auto n = axis(a, rank);
-        if (!n)
-          return n.takeError();
-        axes.push_back(*n);
-      }
-    } else if (intAttr("noop_with_empty_axes", 0)) {
-      define(0, *x);
-      return llvm::Error::success();
-    } else {
-      for (int64_t d = 0; d < rank; ++d)
-        axes.push_back(d);
-    }
-    llvm::sort(axes);
-    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-    bool keep = intAttr("keepdims", 1);
-    SmallVector<int64_t> shape;
-    for (int64_t d = 0; d < rank; ++d)
-      if (!llvm::is_contained(axes, d))
-        shape.push_back(shapeOf(*x)[d]);
-      else if (keep)
-        shape.push_back(1);
-    auto kind = op == "ReduceMean"  ? sm::ReduceKind::mean
-                : op == "ReduceSum" ? sm::ReduceKind::sum
-                                    : sm::ReduceKind::max;
-    define(0, b.create<sm::ReduceOp>(loc(), tensor(shape), *x, kind,
-                                     b.getDenseI64ArrayAttr(axes), keep));
-    return llvm::Error::success();
-  }
+  if (op == "Softmax" || op == "LogSoftmax")
+    return importSoftmax();
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax")
+    return importReduce();
   if (op == "LayerNormalization")
     return layerNormalization();
 
   // Shapes -------------------------------------------------------------------
   if (op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
-      op == "Unsqueeze") {
-    auto x = input(0);
-    if (!x)
-      return x.takeError();
-    auto shape = newShape(shapeOf(*x));
-    if (!shape)
-      return shape.takeError();
-    define(0, reshape(*x, *shape));
-    return llvm::Error::success();
-  }
-  if (op == "Transpose") {
-    auto x = input(0);
-    if (!x)
-      return x.takeError();
-    int64_t rank = int64_t(shapeOf(*x).size());
-    std::vector<int64_t> perm;
-    if (auto p = intsAttr("perm"))
-      perm = *p;
-    else
-      for (int64_t d = rank - 1; d >= 0; --d)
-        perm.push_back(d);
-    std::vector<int64_t> sorted = perm;
-    llvm::sort(sorted);
-    for (int64_t d = 0; d < rank; ++d)
-      if (int64_t(sorted.size()) != rank || sorted[d] != d)
-        return fail("perm is not a permutation of 0.." +
-                    std::to_string(rank - 1));
-    define(0, transpose(*x, perm));
-    return llvm::Error::success();
-  }
-  if (op == "Concat") {
-    SmallVector<Value> xs;
-    for (int i = 0; i < node->input_size(); ++i) {
-      auto x = input(i);
-      if (!x)
-        return x.takeError();
-      if (count(shapeOf(*x)) > 0)
-        xs.push_back(*x);
-    }
-    if (xs.empty())
-      return fail("every input is empty");
-    int64_t rank = int64_t(shapeOf(xs[0]).size());
-    auto ax = axis(intAttr("axis", 0), rank);
-    if (!ax)
-      return ax.takeError();
-    SmallVector<int64_t> shape(shapeOf(xs[0]));
-    shape[*ax] = 0;
-    for (Value x : xs) {
-      auto s = shapeOf(x);
-      for (int64_t d = 0; d < rank; ++d)
-        if (d != *ax && (int64_t(s.size()) != rank || s[d] != shape[d]))
-          return fail("inputs differ off the concatenation axis");
-      shape[*ax] += s[*ax];
-    }
-    define(0, xs.size() == 1 ? xs[0]
-                             : Value(b.create<sm::ConcatOp>(
-                                   loc(), tensor(shape), xs, int64_t(*ax))));
-    return llvm::Error::success();
-  }
-  if (op == "Slice" || op == "Split") {
-    auto x = input(0);
-    if (!x)
-      return x.takeError();
-    SmallVector<int64_t> in(shapeOf(*x));
-    int64_t rank = int64_t(in.size());
-    auto sliceOf = [&](SmallVector<int64_t> off, SmallVector<int64_t> size) {
-      if (ArrayRef<int64_t>(size) == ArrayRef<int64_t>(in))
-        return *x;
-      return Value(b.create<sm::SliceOp>(loc(), tensor(size), *x,
-                                         b.getDenseI64ArrayAttr(off)));
-    };
-    if (op == "Split") {
-      auto ax = axis(intAttr("axis", 0), rank);
-      if (!ax)
-        return ax.takeError();
-      auto splitOr = intsFrom("split", 1, 13);
-      if (!splitOr)
-        return splitOr.takeError();
-      std::vector<int64_t> split;
-      int64_t outs = node->output_size();
-      if (*splitOr) {
-        split = **splitOr;
-      } else {
-        if (in[*ax] % outs != 0)
-          return fail("axis " + std::to_string(*ax) + " (" +
-                      std::to_string(in[*ax]) + ") does not split into " +
-                      std::to_string(outs) + " equal parts");
-        split.assign(outs, in[*ax] / outs);
-      }
-      int64_t total = 0;
-      for (int64_t s : split) {
-        if (s < 0 || s > in[*ax])
-          return fail("split size " + std::to_string(s) +
-                      " is out of range for axis " + std::to_string(*ax) +
-                      " (" + std::to_string(in[*ax]) + ")");
-        total += s;
-      }
-      if (int64_t(split.size()) != outs || total != in[*ax])
-        return fail("split sizes do not add up to axis " + std::to_string(*ax) +
-                    " (" + std::to_string(in[*ax]) + ")");
-      int64_t at = 0;
-      for (int64_t i = 0; i < outs; ++i) {
-        SmallVector<int64_t> off(rank, 0), size(in);
-        off[*ax] = at;
-        size[*ax] = split[i];
-        define(int(i), sliceOf(off, size));
-        at += split[i];
-      }
-      return llvm::Error::success();
-    }
-    auto starts = intsFrom("starts", 1, 10), ends = intsFrom("ends", 2, 10);
-    if (!starts)
-      return starts.takeError();
-    if (!ends)
-      return ends.takeError();
-    auto axesOr = intsFrom("axes", 3, 10), stepsOr = intsFrom("steps", 4, 10);
-    if (!axesOr)
-      return axesOr.takeError();
-    if (!stepsOr)
-      return stepsOr.takeError();
-    if (!*starts || !*ends || (*starts)->size() != (*ends)->size())
-      return fail("starts and ends must be given, of equal length");
-    std::vector<int64_t> axes;
-    if (*axesOr)
-      axes = **axesOr;
-    else
-      for (size_t i = 0; i < (*starts)->size(); ++i)
-        axes.push_back(int64_t(i));
-    if (axes.size() != (*starts)->size() ||
-        (*stepsOr && (*stepsOr)->size() != axes.size()))
-      return fail("starts, ends, axes and steps differ in length");
-    SmallVector<int64_t> off(rank, 0), size(in);
-    for (size_t i = 0; i < axes.size(); ++i) {
-      auto a = axis(axes[i], rank);
-      if (!a)
-        return a.takeError();
-      if (*stepsOr && (**stepsOr)[i] != 1)
-        return fail("steps other than 1 are not supported (got " +
-                    std::to_string((**stepsOr)[i]) + ")");
-      int64_t n = in[*a];
-      int64_t s = (**starts)[i], e = (**ends)[i];
-      s = std::clamp<int64_t>(s < 0 ? s + n : s, 0, n);
-      e = std::clamp<int64_t>(e < 0 ? e + n : e, 0, n);
-      off[*a] = s;
-      size[*a] = std::max<int64_t>(e - s, 0);
-    }
-    if (count(size) == 0)
-      return fail("the slice is empty");
-    define(0, sliceOf(off, size));
-    return llvm::Error::success();
-  }
-  if (op == "Gather") {
-    const Known *idx = knownInput(1);
-    auto x = input(0);
-    if (!x)
-      return x.takeError();
-    if (!idx)
-      return fail("its indices must be constant (a gather of constants)");
-    if (int64_t(idx->data.size()) > kMaxGatherIndices)
-      return fail("a gather of " + std::to_string(idx->data.size()) +
-                  " indices from computed data is not supported (at most " +
-                  std::to_string(kMaxGatherIndices) + ")");
-    int64_t rank = int64_t(shapeOf(*x).size());
-    auto ax = axis(intAttr("axis", 0), rank);
-    if (!ax)
-      return ax.takeError();
-    // Each index is a slice along the axis; the pieces are concatenated and
-    // the index shape takes the axis' place.
-    SmallVector<int64_t> in(shapeOf(*x));
-    SmallVector<Value> pieces;
-    for (double di : idx->data) {
-      int64_t i = toInt(di), n = in[*ax];
-      if (i < -n || i >= n)
-        return fail("index " + std::to_string(i) + " is out of range [" +
-                    std::to_string(-n) + ", " + std::to_string(n) + ")");
-      SmallVector<int64_t> off(rank, 0), size(in);
-      off[*ax] = i < 0 ? i + n : i;
-      size[*ax] = 1;
-      pieces.push_back(b.create<sm::SliceOp>(loc(), tensor(size), *x,
-                                             b.getDenseI64ArrayAttr(off)));
-    }
-    SmallVector<int64_t> cat(in);
-    cat[*ax] = int64_t(pieces.size());
-    Value v = pieces.size() == 1
-                  ? pieces[0]
-                  : Value(b.create<sm::ConcatOp>(loc(), tensor(cat), pieces,
-                                                 int64_t(*ax)));
-    SmallVector<int64_t> out(in.begin(), in.begin() + *ax);
-    out.append(idx->shape.begin(), idx->shape.end());
-    out.append(in.begin() + *ax + 1, in.end());
-    define(0, reshape(v, out));
-    return llvm::Error::success();
-  }
+      op == "Unsqueeze")
+    return importReshape();
+  if (op == "Transpose")
+    return importTranspose();
+  if (op == "Concat")
+    return importConcat();
+  if (op == "Slice" || op == "Split")
+    return importSlice();
+  if (op == "Gather")
+    return importGather();
   return fail("the op is not supported by seam's ONNX import");
 }
 

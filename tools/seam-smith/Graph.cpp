@@ -129,8 +129,273 @@ int64_t filterLength(const Node &n, int64_t l) {
 
 } // namespace
 
+namespace {
+
+bool isReal(DType t) { return t != DType::C64; }
+
+/// Add, Mul: the broadcast shape, where the lowering takes it.
+std::string inferBroadcast(Node &n, const std::vector<Node> &nodes) {
+  const Node &x = nodes[n.in[0]];
+  const std::vector<int64_t> &s = x.shape;
+  if (n.in.size() != 2)
+    return "needs two operands";
+  const Node &y = nodes[n.in[1]];
+  if (!isReal(x.dtype) || y.dtype != x.dtype)
+    return "operand types";
+  std::vector<int64_t> a = s, b = y.shape;
+  size_t r = std::max(a.size(), b.size());
+  a.insert(a.begin(), r - a.size(), 1);
+  b.insert(b.begin(), r - b.size(), 1);
+  n.shape.assign(r, 1);
+  for (size_t d = 0; d < r; ++d) {
+    if (a[d] != b[d] && a[d] != 1 && b[d] != 1)
+      return "shapes do not broadcast: " + dims(s) + " " + dims(y.shape);
+    n.shape[d] = std::max(a[d], b[d]);
+  }
+  // Lowering (ConvertElementwise.cpp): as [rows, cols] matrices, an
+  // operand is the result's, or one row broadcast over all rows.
+  auto lowered = [&](const std::vector<int64_t> &o) {
+    int64_t rows = count(o) / o.back(), rrows = count(n.shape) / n.shape.back();
+    return o.back() == n.shape.back() && (rows == rrows || rows == 1);
+  };
+  if (!lowered(s) || !lowered(y.shape) ||
+      (count(s) != count(n.shape) && count(y.shape) != count(n.shape)))
+    return "broadcast not lowered: " + dims(s) + " " + dims(y.shape);
+  return "";
+}
+
+/// Reshape: merge, split, unsqueeze or squeeze one axis.
+std::string inferReshape(Node &n, const Node &x) {
+  const std::vector<int64_t> &s = x.shape;
+  int rank = int(s.size());
+  // The device holds complex values only at boundaries
+  // (ConvertSeamToNcore.cpp, checkDtype): no data movement on them.
+  if (!isReal(x.dtype))
+    return "complex data movement is not lowered";
+  switch (n.reshape) {
+  case ReshapeKind::Merge:
+    if (n.axis < 0 || n.axis + 1 >= rank)
+      return "merge axis";
+    n.shape[n.axis] *= n.shape[n.axis + 1];
+    n.shape.erase(n.shape.begin() + n.axis + 1);
+    break;
+  case ReshapeKind::Split:
+    if (n.axis < 0 || n.axis >= rank || n.factor < 1 || s[n.axis] % n.factor)
+      return "split " + std::to_string(n.factor) + " of " + dims(s);
+    n.shape[n.axis] = n.factor;
+    n.shape.insert(n.shape.begin() + n.axis + 1, s[n.axis] / n.factor);
+    break;
+  case ReshapeKind::Unsqueeze:
+    if (n.axis < 0 || n.axis > rank || rank >= 5)
+      return "unsqueeze axis";
+    n.shape.insert(n.shape.begin() + n.axis, 1);
+    break;
+  case ReshapeKind::Squeeze:
+    if (n.axis < 0 || n.axis >= rank || s[n.axis] != 1 || rank < 2)
+      return "squeeze axis";
+    n.shape.erase(n.shape.begin() + n.axis);
+    break;
+  }
+  return "";
+}
+
+/// Transpose: a permutation the lowering takes.
+std::string inferTranspose(Node &n, const Node &x) {
+  const std::vector<int64_t> &s = x.shape;
+  int rank = int(s.size());
+  if (!isReal(x.dtype))
+    return "complex data movement is not lowered";
+  if (int(n.perm.size()) != rank)
+    return "perm rank";
+  std::vector<bool> seen(rank, false);
+  for (int d = 0; d < rank; ++d) {
+    int64_t p = n.perm[d];
+    if (p < 0 || p >= rank || seen[p])
+      return "not a permutation";
+    seen[p] = true;
+    n.shape[d] = s[p];
+  }
+  // Lowering (ConvertShape.cpp): the last dim stays last, or the last
+  // two swap and nothing else moves.
+  bool swapLast =
+      rank >= 2 && n.perm[rank - 1] == rank - 2 && n.perm[rank - 2] == rank - 1;
+  for (int d = 0; d + 2 < rank; ++d)
+    swapLast = swapLast && n.perm[d] == d;
+  if (n.perm.back() != rank - 1 && !swapLast)
+    return "transpose perm " + dims(n.perm) + " is not lowered";
+  return "";
+}
+
+/// Concat along n.axis.
+std::string inferConcat(Node &n, const std::vector<Node> &nodes) {
+  const Node &x = nodes[n.in[0]];
+  const std::vector<int64_t> &s = x.shape;
+  int rank = int(s.size());
+  if (!isReal(x.dtype))
+    return "complex data movement is not lowered";
+  if (n.axis < 0 || n.axis >= rank)
+    return "concat dim";
+  n.shape[n.axis] = 0;
+  for (int o : n.in) {
+    const Node &y = nodes[o];
+    if (y.dtype != x.dtype || int(y.shape.size()) != rank)
+      return "concat operand types";
+    for (int d = 0; d < rank; ++d)
+      if (d != n.axis && y.shape[d] != s[d])
+        return "concat shapes " + dims(s) + " " + dims(y.shape);
+    n.shape[n.axis] += y.shape[n.axis];
+  }
+  if (count(n.shape) > kMaxElements)
+    return "too large";
+  return "";
+}
+
+/// Attention: q, k, v of rank 4 (GQA: k, v heads divide q's).
+std::string inferAttention(Node &n, const std::vector<Node> &nodes) {
+  const Node &x = nodes[n.in[0]];
+  const std::vector<int64_t> &s = x.shape;
+  int rank = int(s.size());
+  if (n.in.size() != 3)
+    return "needs q, k, v";
+  const Node &k = nodes[n.in[1]], &v = nodes[n.in[2]];
+  if (!isReal(x.dtype) || k.dtype != x.dtype || v.dtype != x.dtype)
+    return "operand types";
+  if (rank != 4 || k.shape.size() != 4 || v.shape.size() != 4)
+    return "q, k, v must be rank 4";
+  const auto &ks = k.shape, &vs = v.shape;
+  if (s[0] != ks[0] || s[0] != vs[0] || ks[1] != vs[1] || s[1] % ks[1] ||
+      s[3] != ks[3] || ks[2] != vs[2])
+    return "q " + dims(s) + " k " + dims(ks) + " v " + dims(vs);
+  if (s[3] > 128 || vs[3] > 128)
+    return "head dim > 128";
+  if ((n.causal || n.rope) && s[2] != ks[2])
+    return "causal or rope with Sq != Sk";
+  if (n.rope && s[3] % 2)
+    return "rope with an odd head dim";
+  n.shape[3] = vs[3];
+  return "";
+}
+
+/// FftConv: u [B, H, L] and its gates v, q of u's shape.
+std::string inferFftConv(const Node &n, const std::vector<Node> &nodes) {
+  const Node &x = nodes[n.in[0]];
+  const std::vector<int64_t> &s = x.shape;
+  int rank = int(s.size());
+  if (!isReal(x.dtype) || rank != 3)
+    return "fftconv u " + dims(s);
+  size_t want = 1 + n.hasV + n.hasQ;
+  if (n.in.size() != want)
+    return "fftconv operands";
+  for (size_t o = 1; o < n.in.size(); ++o)
+    if (nodes[n.in[o]].shape != s || nodes[n.in[o]].dtype != x.dtype)
+      return "fftconv v/q shapes";
+  int64_t size = defaultFftSize(s[2]) * n.fftMult;
+  if (size > 16384)
+    return "fft_size > 16384";
+  return "";
+}
+
+/// The type of node `n` from its operands (already inferred), where seam
+/// lowers it; "" when it is, else why not.
+std::string inferResult(Node &n, const std::vector<Node> &nodes, int tp) {
+  const Node &x = nodes[n.in[0]];
+  const std::vector<int64_t> &s = x.shape;
+  int rank = int(s.size());
+  n.dtype = x.dtype;
+  n.shape = s;
+  switch (n.op) {
+  case Op::Input:
+    break;
+  case Op::Linear:
+    if (!isReal(x.dtype))
+      return "complex input";
+    if (n.size < 1)
+      return "N < 1";
+    if (s.back() * n.size > kMaxElements)
+      return "weight too large";
+    // Lowering (ConvertLinear.cpp): the transposed token tile of K
+    // elements fits half the working SBUF.
+    if (s.back() > 4096)
+      return "K = " + std::to_string(s.back()) + " is not lowered";
+    n.shape.back() = n.size;
+    break;
+  case Op::LayerNorm:
+  case Op::RmsNorm:
+    // Lowering (ConvertNorm.cpp): a row's working tiles fit in SBUF
+    // (16 bytes per element of the row, ~76 KB per partition on trn1).
+    if (s.back() > 2048)
+      return "norm rows of " + std::to_string(s.back()) +
+             " elements are not lowered";
+    // A layer_norm of a few elements is +-1 around ties: in bf16 a tie
+    // within rounding is likely and flips the sign, which no tolerance
+    // absorbs (not a bug; not generated).
+    if (n.op == Op::LayerNorm && x.dtype == DType::BF16 && s.back() < 8)
+      return "bf16 layer_norm of fewer than 8 elements";
+    [[fallthrough]];
+  case Op::Gelu:
+  case Op::GeluTanh:
+  case Op::Silu:
+  case Op::AllReduce:
+    if (!isReal(x.dtype))
+      return "complex input";
+    break;
+  case Op::Add:
+  case Op::Mul:
+    return inferBroadcast(n, nodes);
+  case Op::Reshape:
+    return inferReshape(n, x);
+  case Op::Transpose:
+    return inferTranspose(n, x);
+  case Op::Concat:
+    return inferConcat(n, nodes);
+  case Op::Slice:
+    if (!isReal(x.dtype))
+      return "complex data movement is not lowered";
+    if (int(n.frac.size()) != 2 * rank)
+      return "slice rank";
+    for (int d = 0; d < rank; ++d)
+      n.shape[d] = sliceSize(s[d], n.frac[2 * d]);
+    break;
+  case Op::Rope:
+    if (!isReal(x.dtype) || rank != 4 || s[3] % 2)
+      return "rope input " + dims(s);
+    break;
+  case Op::Attention:
+    return inferAttention(n, nodes);
+  case Op::FourierMix: {
+    if (!isReal(x.dtype) || n.perm.empty())
+      return "fourier_mix input";
+    std::set<int64_t> seen;
+    for (int64_t d : n.perm)
+      if (d < 0 || d >= rank || !seen.insert(d).second || !fftSize(s[d]))
+        return "fourier_mix dims";
+    break;
+  }
+  case Op::Fft:
+    if (n.axis < 0 || n.axis >= rank || !fftSize(s[n.axis]))
+      return "fft axis";
+    n.dtype = n.complexOut ? DType::C64 : DType::F32;
+    break;
+  case Op::Ifft:
+    if (x.dtype != DType::C64 || n.axis < 0 || n.axis >= rank ||
+        !fftSize(s[n.axis]))
+      return "ifft input";
+    n.dtype = n.complexOut ? DType::C64 : DType::F32;
+    break;
+  case Op::FftConv:
+    return inferFftConv(n, nodes);
+  case Op::AllGather:
+    if (!isReal(x.dtype) || n.axis < 0 || n.axis >= rank)
+      return "all_gather";
+    n.shape[n.axis] *= tp;
+    break;
+  }
+  return "";
+}
+
+} // namespace
+
 std::string Graph::infer(bool checkOutputs) {
-  auto isReal = [](DType t) { return t != DType::C64; };
   for (size_t i = 0; i < nodes.size(); ++i) {
     Node &n = nodes[i];
     if (n.dead)
@@ -153,223 +418,8 @@ std::string Graph::infer(bool checkOutputs) {
     }
     if (n.in.empty())
       return bad("no operand");
-    const Node &x = nodes[n.in[0]];
-    const std::vector<int64_t> &s = x.shape;
-    int rank = int(s.size());
-    n.dtype = x.dtype;
-    n.shape = s;
-    switch (n.op) {
-    case Op::Input:
-      break;
-    case Op::Linear:
-      if (!isReal(x.dtype))
-        return bad("complex input");
-      if (n.size < 1)
-        return bad("N < 1");
-      if (s.back() * n.size > kMaxElements)
-        return bad("weight too large");
-      // Lowering (ConvertLinear.cpp): the transposed token tile of K
-      // elements fits half the working SBUF.
-      if (s.back() > 4096)
-        return bad("K = " + std::to_string(s.back()) + " is not lowered");
-      n.shape.back() = n.size;
-      break;
-    case Op::LayerNorm:
-    case Op::RmsNorm:
-      // Lowering (ConvertNorm.cpp): a row's working tiles fit in SBUF
-      // (16 bytes per element of the row, ~76 KB per partition on trn1).
-      if (s.back() > 2048)
-        return bad("norm rows of " + std::to_string(s.back()) +
-                   " elements are not lowered");
-      // A layer_norm of a few elements is +-1 around ties: in bf16 a tie
-      // within rounding is likely and flips the sign, which no tolerance
-      // absorbs (not a bug; not generated).
-      if (n.op == Op::LayerNorm && x.dtype == DType::BF16 && s.back() < 8)
-        return bad("bf16 layer_norm of fewer than 8 elements");
-      [[fallthrough]];
-    case Op::Gelu:
-    case Op::GeluTanh:
-    case Op::Silu:
-    case Op::AllReduce:
-      if (!isReal(x.dtype))
-        return bad("complex input");
-      break;
-    case Op::Add:
-    case Op::Mul: {
-      if (n.in.size() != 2)
-        return bad("needs two operands");
-      const Node &y = nodes[n.in[1]];
-      if (!isReal(x.dtype) || y.dtype != x.dtype)
-        return bad("operand types");
-      std::vector<int64_t> a = s, b = y.shape;
-      size_t r = std::max(a.size(), b.size());
-      a.insert(a.begin(), r - a.size(), 1);
-      b.insert(b.begin(), r - b.size(), 1);
-      n.shape.assign(r, 1);
-      for (size_t d = 0; d < r; ++d) {
-        if (a[d] != b[d] && a[d] != 1 && b[d] != 1)
-          return bad("shapes do not broadcast: " + dims(s) + " " +
-                     dims(y.shape));
-        n.shape[d] = std::max(a[d], b[d]);
-      }
-      // Lowering (ConvertElementwise.cpp): as [rows, cols] matrices, an
-      // operand is the result's, or one row broadcast over all rows.
-      auto lowered = [&](const std::vector<int64_t> &o) {
-        int64_t rows = count(o) / o.back(),
-                rrows = count(n.shape) / n.shape.back();
-        return o.back() == n.shape.back() && (rows == rrows || rows == 1);
-      };
-      if (!lowered(s) || !lowered(y.shape) ||
-          (count(s) != count(n.shape) && count(y.shape) != count(n.shape)))
-        return bad("broadcast not lowered: " + dims(s) + " " + dims(y.shape));
-      break;
-    }
-    case Op::Reshape:
-      // The device holds complex values only at boundaries
-      // (ConvertSeamToNcore.cpp, checkDtype): no data movement on them.
-      if (!isReal(x.dtype))
-        return bad("complex data movement is not lowered");
-      switch (n.reshape) {
-      case ReshapeKind::Merge:
-        if (n.axis < 0 || n.axis + 1 >= rank)
-          return bad("merge axis");
-        n.shape[n.axis] *= n.shape[n.axis + 1];
-        n.shape.erase(n.shape.begin() + n.axis + 1);
-        break;
-      case ReshapeKind::Split:
-        if (n.axis < 0 || n.axis >= rank || n.factor < 1 ||
-            s[n.axis] % n.factor)
-          return bad("split " + std::to_string(n.factor) + " of " + dims(s));
-        n.shape[n.axis] = n.factor;
-        n.shape.insert(n.shape.begin() + n.axis + 1, s[n.axis] / n.factor);
-        break;
-      case ReshapeKind::Unsqueeze:
-        if (n.axis < 0 || n.axis > rank || rank >= 5)
-          return bad("unsqueeze axis");
-        n.shape.insert(n.shape.begin() + n.axis, 1);
-        break;
-      case ReshapeKind::Squeeze:
-        if (n.axis < 0 || n.axis >= rank || s[n.axis] != 1 || rank < 2)
-          return bad("squeeze axis");
-        n.shape.erase(n.shape.begin() + n.axis);
-        break;
-      }
-      break;
-    case Op::Transpose: {
-      if (!isReal(x.dtype))
-        return bad("complex data movement is not lowered");
-      if (int(n.perm.size()) != rank)
-        return bad("perm rank");
-      std::vector<bool> seen(rank, false);
-      for (int d = 0; d < rank; ++d) {
-        int64_t p = n.perm[d];
-        if (p < 0 || p >= rank || seen[p])
-          return bad("not a permutation");
-        seen[p] = true;
-        n.shape[d] = s[p];
-      }
-      // Lowering (ConvertShape.cpp): the last dim stays last, or the last
-      // two swap and nothing else moves.
-      bool swapLast = rank >= 2 && n.perm[rank - 1] == rank - 2 &&
-                      n.perm[rank - 2] == rank - 1;
-      for (int d = 0; d + 2 < rank; ++d)
-        swapLast = swapLast && n.perm[d] == d;
-      if (n.perm.back() != rank - 1 && !swapLast)
-        return bad("transpose perm " + dims(n.perm) + " is not lowered");
-      break;
-    }
-    case Op::Concat: {
-      if (!isReal(x.dtype))
-        return bad("complex data movement is not lowered");
-      if (n.axis < 0 || n.axis >= rank)
-        return bad("concat dim");
-      n.shape[n.axis] = 0;
-      for (int o : n.in) {
-        const Node &y = nodes[o];
-        if (y.dtype != x.dtype || int(y.shape.size()) != rank)
-          return bad("concat operand types");
-        for (int d = 0; d < rank; ++d)
-          if (d != n.axis && y.shape[d] != s[d])
-            return bad("concat shapes " + dims(s) + " " + dims(y.shape));
-        n.shape[n.axis] += y.shape[n.axis];
-      }
-      if (count(n.shape) > kMaxElements)
-        return bad("too large");
-      break;
-    }
-    case Op::Slice:
-      if (!isReal(x.dtype))
-        return bad("complex data movement is not lowered");
-      if (int(n.frac.size()) != 2 * rank)
-        return bad("slice rank");
-      for (int d = 0; d < rank; ++d)
-        n.shape[d] = sliceSize(s[d], n.frac[2 * d]);
-      break;
-    case Op::Rope:
-      if (!isReal(x.dtype) || rank != 4 || s[3] % 2)
-        return bad("rope input " + dims(s));
-      break;
-    case Op::Attention: {
-      if (n.in.size() != 3)
-        return bad("needs q, k, v");
-      const Node &k = nodes[n.in[1]], &v = nodes[n.in[2]];
-      if (!isReal(x.dtype) || k.dtype != x.dtype || v.dtype != x.dtype)
-        return bad("operand types");
-      if (rank != 4 || k.shape.size() != 4 || v.shape.size() != 4)
-        return bad("q, k, v must be rank 4");
-      const auto &ks = k.shape, &vs = v.shape;
-      if (s[0] != ks[0] || s[0] != vs[0] || ks[1] != vs[1] || s[1] % ks[1] ||
-          s[3] != ks[3] || ks[2] != vs[2])
-        return bad("q " + dims(s) + " k " + dims(ks) + " v " + dims(vs));
-      if (s[3] > 128 || vs[3] > 128)
-        return bad("head dim > 128");
-      if ((n.causal || n.rope) && s[2] != ks[2])
-        return bad("causal or rope with Sq != Sk");
-      if (n.rope && s[3] % 2)
-        return bad("rope with an odd head dim");
-      n.shape[3] = vs[3];
-      break;
-    }
-    case Op::FourierMix: {
-      if (!isReal(x.dtype) || n.perm.empty())
-        return bad("fourier_mix input");
-      std::set<int64_t> seen;
-      for (int64_t d : n.perm)
-        if (d < 0 || d >= rank || !seen.insert(d).second || !fftSize(s[d]))
-          return bad("fourier_mix dims");
-      break;
-    }
-    case Op::Fft:
-      if (n.axis < 0 || n.axis >= rank || !fftSize(s[n.axis]))
-        return bad("fft axis");
-      n.dtype = n.complexOut ? DType::C64 : DType::F32;
-      break;
-    case Op::Ifft:
-      if (x.dtype != DType::C64 || n.axis < 0 || n.axis >= rank ||
-          !fftSize(s[n.axis]))
-        return bad("ifft input");
-      n.dtype = n.complexOut ? DType::C64 : DType::F32;
-      break;
-    case Op::FftConv: {
-      if (!isReal(x.dtype) || rank != 3)
-        return bad("fftconv u " + dims(s));
-      size_t want = 1 + n.hasV + n.hasQ;
-      if (n.in.size() != want)
-        return bad("fftconv operands");
-      for (size_t o = 1; o < n.in.size(); ++o)
-        if (nodes[n.in[o]].shape != s || nodes[n.in[o]].dtype != x.dtype)
-          return bad("fftconv v/q shapes");
-      int64_t size = defaultFftSize(s[2]) * n.fftMult;
-      if (size > 16384)
-        return bad("fft_size > 16384");
-      break;
-    }
-    case Op::AllGather:
-      if (!isReal(x.dtype) || n.axis < 0 || n.axis >= rank)
-        return bad("all_gather");
-      n.shape[n.axis] *= tp;
-      break;
-    }
+    if (std::string why = inferResult(n, nodes, tp); !why.empty())
+      return bad(why);
     if (count(n.shape) > kMaxElements)
       return bad("result " + dims(n.shape) + " too large");
     for (int64_t d : n.shape)
