@@ -55,6 +55,8 @@ seam::rt::Expected<seam::rt::TraceDetail>
 parseTraceDetail(llvm::StringRef text);
 seam::rt::Expected<KernelBoundary> parseKernelBoundary(llvm::StringRef text);
 
+/// What one seam-run invocation (or a step-model window) is asked to do;
+/// validate() checks it.
 struct SessionOptions {
   std::string model, config, input;
   /// --shape name=AxBxC of an ONNX model's inputs.
