@@ -76,29 +76,30 @@ inline uint64_t gemmSbufBytes(const GemmShape &s) {
 }
 
 inline Program gemmProgram(const GemmShape &s, Target target = Target::Trn1) {
-  const uint32_t KT = s.k / 128, MT = s.m / 128, nc = gemmChunk(s.n),
-                 NT = s.n / nc;
+  const uint32_t kTiles = s.k / 128, mTiles = s.m / 128, nc = gemmChunk(s.n),
+                 nTiles = s.n / nc;
   ProgramBuilder b("gemm_" + s.name, target);
   uint32_t xT = b.addBinding("xT", {s.k, s.m}, DType::F32, BindingRole::Input);
   uint32_t w = b.addBinding("w", {s.k, s.n}, DType::F32, BindingRole::Input);
   uint32_t y = b.addBinding("y", {s.m, s.n}, DType::F32, BindingRole::Output);
-  // SBUF (bytes per partition): xT tiles [KT][m], w tiles [KT][n], y [MT][n].
-  const int64_t xOff = 0, wOff = xOff + 2 * int64_t(KT) * s.m,
-                yOff = wOff + 2 * int64_t(KT) * s.n;
+  // SBUF (bytes per partition): xT tiles [kTiles][m], w tiles [kTiles][n], y
+  // [mTiles][n].
+  const int64_t xOff = 0, wOff = xOff + 2 * int64_t(kTiles) * s.m,
+                yOff = wOff + 2 * int64_t(kTiles) * s.n;
 
   // s0: loads done (2); s1: tiles multiplied; s2: tiles evacuated.
-  b.emit(
-      isa::dmaCopy(sbuf(DType::BF16, 0, 128, xOff, {{KT, s.m}, {s.m, 1}}),
-                   b.hbm(xT, 0, 128, s.m, {{KT, int64_t(128) * s.m}, {s.m, 1}}))
-          .signal(0));
-  b.emit(
-      isa::dmaCopy(sbuf(DType::BF16, 0, 128, wOff, {{KT, s.n}, {s.n, 1}}),
-                   b.hbm(w, 0, 128, s.n, {{KT, int64_t(128) * s.n}, {s.n, 1}}))
-          .signal(0));
+  b.emit(isa::dmaCopy(
+             sbuf(DType::BF16, 0, 128, xOff, {{kTiles, s.m}, {s.m, 1}}),
+             b.hbm(xT, 0, 128, s.m, {{kTiles, int64_t(128) * s.m}, {s.m, 1}}))
+             .signal(0));
+  b.emit(isa::dmaCopy(
+             sbuf(DType::BF16, 0, 128, wOff, {{kTiles, s.n}, {s.n, 1}}),
+             b.hbm(w, 0, 128, s.n, {{kTiles, int64_t(128) * s.n}, {s.n, 1}}))
+             .signal(0));
 
-  b.loopBegin(Engine::Tensor, MT);
-  b.loopBegin(Engine::Tensor, NT);
-  b.loopBegin(Engine::Tensor, KT);
+  b.loopBegin(Engine::Tensor, mTiles);
+  b.loopBegin(Engine::Tensor, nTiles);
+  b.loopBegin(Engine::Tensor, kTiles);
   Instruction mm = isa::matmul(
       psumTile(0, 128, 0, nc),
       sbufTile(DType::BF16, 0, 128, xOff, 128).step(0, 128).step(2, s.m),
@@ -106,26 +107,26 @@ inline Program gemmProgram(const GemmShape &s, Target target = Target::Trn1) {
       /*accumulate=*/true);
   mm.startLevel = 2;
   // The PSUM bank is free once SE evacuated the previous tile.
-  b.emit(mm.waitFor(0, 2).waitFor(2, 0, {int32_t(NT), 1, 0}));
+  b.emit(mm.waitFor(0, 2).waitFor(2, 0, {int32_t(nTiles), 1, 0}));
   b.loopEnd(Engine::Tensor);
   b.emit(isa::semSignal(1).onEngine(Engine::Tensor));
   b.loopEnd(Engine::Tensor);
   b.loopEnd(Engine::Tensor);
 
-  b.loopBegin(Engine::Scalar, MT);
-  b.loopBegin(Engine::Scalar, NT);
+  b.loopBegin(Engine::Scalar, mTiles);
+  b.loopBegin(Engine::Scalar, nTiles);
   b.emit(isa::activation(
              sbufTile(DType::BF16, 0, 128, yOff, nc).step(0, s.n).step(1, nc),
              psumTile(0, 128, 0, nc), ActFunc::Identity)
-             .waitFor(1, 1, {int32_t(NT), 1})
+             .waitFor(1, 1, {int32_t(nTiles), 1})
              .signal(2));
   b.loopEnd(Engine::Scalar);
   b.loopEnd(Engine::Scalar);
 
-  b.emit(
-      isa::dmaCopy(b.hbm(y, 0, 128, s.n, {{MT, int64_t(128) * s.n}, {s.n, 1}}),
-                   sbuf(DType::BF16, 0, 128, yOff, {{MT, s.n}, {s.n, 1}}))
-          .waitFor(2, MT * NT));
+  b.emit(isa::dmaCopy(
+             b.hbm(y, 0, 128, s.n, {{mTiles, int64_t(128) * s.n}, {s.n, 1}}),
+             sbuf(DType::BF16, 0, 128, yOff, {{mTiles, s.n}, {s.n, 1}}))
+             .waitFor(2, mTiles * nTiles));
   return b.take();
 }
 

@@ -86,7 +86,7 @@ std::optional<ProgramId> load(Device &dev, const Program &p,
 
 constexpr uint32_t kLoopTiles = 20000, kLoopK = 8;
 
-void TimingOnly(benchmark::State &state) {
+void timingOnly(benchmark::State &state) {
   Device dev(Profile::builtin(Target::Trn1), oneCore(ExecMode::TimingOnly));
   auto id = load(dev, matmulLoop(kLoopTiles, kLoopK), state);
   if (!id)
@@ -123,7 +123,8 @@ std::map<std::string, Group> &groups() {
   return g;
 }
 
-void Functional(benchmark::State &state, GemmShape shape, std::string group) {
+void functional(benchmark::State &state, const GemmShape &shape,
+                const std::string &group) {
   TensorMap in = gemmInputs(shape);
   Device dev(Profile::builtin(Target::Trn1), oneCore(ExecMode::Functional));
   auto id = load(dev, gemmProgram(shape), state);
@@ -166,7 +167,7 @@ void Functional(benchmark::State &state, GemmShape shape, std::string group) {
 /// Launches of `p` with the checker off and on, alternated; the ratio of
 /// their wall times.
 void checkerCost(benchmark::State &state, const Program &p, const TensorMap &in,
-                 ExecMode mode, std::string figure) {
+                 ExecMode mode, const std::string &figure) {
   DeviceOptions off = oneCore(mode), on = oneCore(mode);
   off.checkHazards = false;
   on.checkHazards = true;
@@ -234,7 +235,7 @@ int main(int argc, char **argv) {
   if (!given)
     args.insert(args.begin() + 1, minTime.data());
   int n = int(args.size());
-  benchmark::RegisterBenchmark("TimingOnly/matmul_loop", TimingOnly)
+  benchmark::RegisterBenchmark("TimingOnly/matmul_loop", timingOnly)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
   const GemmCase &first = benchmarkGemms().front();
@@ -257,7 +258,7 @@ int main(int argc, char **argv) {
       ->Unit(benchmark::kMillisecond);
   for (const GemmCase &c : benchmarkGemms())
     benchmark::RegisterBenchmark(("Functional/" + c.shape.name).c_str(),
-                                 Functional, c.shape, c.model)
+                                 functional, c.shape, c.model)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&n, args.data());

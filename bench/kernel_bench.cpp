@@ -73,8 +73,8 @@ RankedTensorType tensor(MLIRContext * /*ctx*/, ArrayRef<int64_t> shape,
 
 /// A case built through the registry (the path seam-run takes).
 std::function<ncore::ProgramOp(OpBuilder &, ModuleOp)>
-registryBuild(std::string kernel,
-              std::function<sk::KernelSignature(MLIRContext *)> sig) {
+registryBuild(const std::string &kernel,
+              const std::function<sk::KernelSignature(MLIRContext *)> &sig) {
   return [=](OpBuilder &, ModuleOp module) -> ncore::ProgramOp {
     auto sym =
         sk::getOrBuildKernelProgram(module, kernel, sig(module.getContext()));

@@ -14,7 +14,7 @@ int64_t seam::bytesOf(Type t) {
     return 0;
   int64_t bits = tt.getElementType().getIntOrFloatBitWidth();
   if (auto c = dyn_cast<ComplexType>(tt.getElementType()))
-    bits = 2 * c.getElementType().getIntOrFloatBitWidth();
+    bits = 2 * int64_t(c.getElementType().getIntOrFloatBitWidth());
   return tt.getNumElements() * bits / 8;
 }
 

@@ -268,7 +268,10 @@ mlir::seam::decideKernels(func::FuncOp /*func*/,
     std::string err;
     FailureOr<StepCost> best = time({}, err);
     if (failed(best)) {
-      error = "kernels=auto: cannot time " + label + " without kernels: " + err;
+      error =
+          llvm::formatv("kernels=auto: cannot time {0} without kernels: {1}",
+                        label, err)
+              .str();
       return failure();
     }
     // Candidates of this window, in list order.

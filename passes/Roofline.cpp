@@ -223,11 +223,12 @@ void fourierMixWork(WorkBuilder &b, RankedTensorType x,
       int64_t n = x.getDimSize(order[i]);
       bool first = i == 0, last = i + 1 == order.size();
       double vectors = e / n;
-      if (first && last) { // Re(DFT(real)) = C X, symmetric: N/2 + 1 rows
-        trial.dft(n, vectors * (n / 2 + 1), n, x);
+      int64_t bins = n / 2 + 1; // non-redundant outputs of a real DFT
+      if (first && last) {      // Re(DFT(real)) = C X, symmetric: N/2 + 1 rows
+        trial.dft(n, vectors * bins, n, x);
       } else if (first) { // real -> the N/2 + 1 non-redundant outputs
-        complexFraction = (n / 2 + 1) / static_cast<double>(n);
-        trial.dft(n, 2.0 * vectors * (n / 2 + 1), n, x);
+        complexFraction = bins / static_cast<double>(n);
+        trial.dft(n, 2.0 * vectors * bins, n, x);
       } else {
         // Complex input (the non-redundant part); complex output, or only
         // the real part at the last dim.
@@ -252,7 +253,8 @@ void fftconvWork(WorkBuilder &b, const KernelSignature &sig) {
     return;
   double batch = u.getDimSize(0), heads = u.getDimSize(1);
   double len = u.getDimSize(2), klen = k.getDimSize(1);
-  double seqElems = elements(u), freqs = static_cast<double>(n / 2 + 1);
+  int64_t bins = n / 2 + 1; // non-redundant outputs of a real DFT
+  double seqElems = elements(u), freqs = static_cast<double>(bins);
   // Optional operands as the kernel reads them (fftconvOperands).
   FftconvOperands roles = fftconvOperands(sig);
   bool mask = roles.mask >= 0, hasV = roles.v >= 0, hasQ = roles.q >= 0;
@@ -334,9 +336,10 @@ GraphWork mlir::seam::workOf(StringRef opName, const KernelSignature &sig,
       bool complexOut = isa<ComplexType>(out.getElementType());
       // Real input: the TE makes the N/2 + 1 non-redundant outputs, the
       // rest are their conjugates (copies, not charged).
+      int64_t bins = n / 2 + 1;
       double outputs = !complexOut ? outElems
                        : complexIn ? 2.0 * outElems
-                                   : 2.0 * (outElems / n) * (n / 2 + 1);
+                                   : 2.0 * (outElems / n) * bins;
       b.dft(n, outputs, complexIn ? 2.0 * n : n, x);
     }
   } else if (opName == FftConvOp::getOperationName()) {

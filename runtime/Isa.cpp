@@ -90,8 +90,9 @@ std::optional<Opcode> decodeOpcode(uint64_t code) {
   case Code:                                                                   \
     return Opcode::Name;
 #include "runtime/Isa.def"
+  default:
+    return std::nullopt;
   }
-  return std::nullopt;
 }
 
 std::optional<Engine> decodeEngine(uint64_t code) {
@@ -100,8 +101,9 @@ std::optional<Engine> decodeEngine(uint64_t code) {
   case Code:                                                                   \
     return Engine::Name;
 #include "runtime/Isa.def"
+  default:
+    return std::nullopt;
   }
-  return std::nullopt;
 }
 
 std::optional<MemSpace> decodeMemSpace(uint64_t code) {
@@ -110,8 +112,9 @@ std::optional<MemSpace> decodeMemSpace(uint64_t code) {
   case Code:                                                                   \
     return MemSpace::Name;
 #include "runtime/Isa.def"
+  default:
+    return std::nullopt;
   }
-  return std::nullopt;
 }
 
 std::optional<DType> decodeDType(uint64_t code) {
@@ -120,8 +123,9 @@ std::optional<DType> decodeDType(uint64_t code) {
   case Code:                                                                   \
     return DType::Name;
 #include "runtime/Isa.def"
+  default:
+    return std::nullopt;
   }
-  return std::nullopt;
 }
 
 std::optional<ActFunc> decodeActFunc(uint64_t code) {
@@ -130,8 +134,9 @@ std::optional<ActFunc> decodeActFunc(uint64_t code) {
   case Code:                                                                   \
     return ActFunc::Name;
 #include "runtime/Isa.def"
+  default:
+    return std::nullopt;
   }
-  return std::nullopt;
 }
 
 std::optional<AluOp> decodeAluOp(uint64_t code) {
@@ -140,8 +145,9 @@ std::optional<AluOp> decodeAluOp(uint64_t code) {
   case Code:                                                                   \
     return AluOp::Name;
 #include "runtime/Isa.def"
+  default:
+    return std::nullopt;
   }
-  return std::nullopt;
 }
 
 std::optional<Opcode> parseOpcode(std::string_view text) {

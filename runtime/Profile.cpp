@@ -379,13 +379,20 @@ FrameworkProfile::fromJson(std::string_view text, const std::string &origin) {
   std::string calibrated;
   for (const auto &[key, fig] : fw.figures) {
     if (!Profile::isHostFigure(key))
-      return fail("figure '" + key +
-                  "' is not a host figure (host figures: " + hostNames + ")");
+      return fail(std::string("figure '")
+                      .append(key)
+                      .append("' is not a host figure (host figures: ")
+                      .append(hostNames)
+                      .append(")"));
     if (!fig.calibrated)
       continue;
     if (!calibrated.empty())
-      return fail("figures '" + calibrated + "' and '" + key +
-                  "' are both calibrated: a profile calibrates at most one");
+      return fail(std::string("figures '")
+                      .append(calibrated)
+                      .append("' and '")
+                      .append(key)
+                      .append("' are both calibrated: a profile calibrates "
+                              "at most one"));
     calibrated = key;
   }
   for (const FieldRef &f : fieldTable(scratch)) {

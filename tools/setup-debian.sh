@@ -9,6 +9,7 @@ set -euo pipefail
 pkgs=(llvm-19-dev libmlir-19-dev mlir-19-tools cmake ninja-build g++ make
       libgtest-dev libbenchmark-dev libeigen3-dev python3 python3-numpy
       python3-matplotlib python3-dask python3-distributed clang-format-19
+      clang-tidy-19
       libmimalloc-dev libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx)
 [ $# -gt 0 ] && pkgs=("$@")
 missing=()

@@ -119,6 +119,9 @@ bool dmaStream(unsigned engine) {
 /// The root of placed on-chip footprints: the memory itself, so that tiles
 /// the allocator let share bytes meet.
 const void *memoryRoot(MemSpace space) {
+  // A sentinel key, never dereferenced: small integers cannot collide with
+  // the addresses of real tiles.
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): see above.
   return reinterpret_cast<const void *>(
       static_cast<uintptr_t>(1 + static_cast<unsigned>(space)));
 }
@@ -963,11 +966,11 @@ void ProgramScheduler::dependencies() {
   // On the context's threads: each consumer writes its own edges.
   edges.resize(insts.size());
   parallelChunks(ctx, insts.size(), [&](size_t c) {
-    const Inst &C = insts[c];
+    const Inst &consumer = insts[c];
     llvm::SmallDenseSet<unsigned, 8> producers;
     int64_t lastCarried =
-        C.loops.empty() ? -1 : loopEnd.lookup(C.loops.front());
-    for (const Footprint &fc : C.footprints) {
+        consumer.loops.empty() ? -1 : loopEnd.lookup(consumer.loops.front());
+    for (const Footprint &fc : consumer.footprints) {
       // The bucket lists of fc, each with the index of its first entry
       // after the consumer: merged, they are the candidates in program
       // order (an entry in several buckets is seen once).
@@ -985,7 +988,8 @@ void ProgramScheduler::dependencies() {
         addList(byTile.find(fc.tile)->second);
         if (fc.write)
           for (unsigned p : before.lookup(fc.tile))
-            if (insts[p].engine != C.engine || dmaStream(C.engine))
+            if (insts[p].engine != consumer.engine ||
+                dmaStream(consumer.engine))
               producers.insert(p);
       } else {
         auto [b0, b1] = bucketsOf(fc);
@@ -996,20 +1000,21 @@ void ProgramScheduler::dependencies() {
         }
       }
       auto consider = [&](unsigned p, unsigned k) {
-        const Inst &P = insts[p];
-        if (P.engine == C.engine && !dmaStream(C.engine))
+        const Inst &producer = insts[p];
+        if (producer.engine == consumer.engine && !dmaStream(consumer.engine))
           return false;
-        const Footprint &fp = P.footprints[k];
+        const Footprint &fp = producer.footprints[k];
         if (!conflicts(fc, fp))
           return false;
-        if (P.loops == C.loops && apartOverIterations(C.loops, p >= c, fc, fp))
+        if (producer.loops == consumer.loops &&
+            apartOverIterations(consumer.loops, p >= c, fc, fp))
           return false;
         // Only earlier iterations of P (P at or after C in the same loop
         // nest): the same window moving to new bytes in every iteration
         // never meets its earlier iterations (the same instruction, or a
         // store reading back the tile its load wrote).
-        if (p >= c && P.loops == C.loops && sameWindows(fc, fp) &&
-            disjointAcrossIterations(fc, C.loops))
+        if (p >= c && producer.loops == consumer.loops && sameWindows(fc, fp) &&
+            disjointAcrossIterations(fc, consumer.loops))
           return false;
         producers.insert(p);
         return true;
@@ -1041,8 +1046,8 @@ void ProgramScheduler::dependencies() {
       // Engines whose accesses can still add a producer: not found yet, and
       // not C's own unless it is DMA (the consider() rule).
       uint8_t want = uint8_t((1u << kEngines) - 1);
-      if (!dmaStream(C.engine))
-        want &= uint8_t(~engineBit(C.engine));
+      if (!dmaStream(consumer.engine))
+        want &= uint8_t(~engineBit(consumer.engine));
       SmallVector<const EngineMasks *, 8> masks;
       for (std::vector<Entry> *l : lists)
         masks.push_back(&enginesBefore.find(l)->second);
@@ -1064,38 +1069,39 @@ void ProgramScheduler::dependencies() {
         if (last && *last == e)
           continue;
         last = e;
-        if (masks[best]->epochs[at[best]] != C.epoch)
+        if (masks[best]->epochs[at[best]] != consumer.epoch)
           break;
         // Two reads neither conflict nor end the scan (only a write does).
         if (!fc.write && !(masks[best]->bits[at[best]] & kWriteBit))
           continue;
         auto [p, k] = e;
-        const Inst &P = insts[p];
-        const Footprint &fp = P.footprints[k];
+        const Inst &producer = insts[p];
+        const Footprint &fp = producer.footprints[k];
         if (p == c) {
           consider(p, k);
           continue;
         }
-        if ((want & engineBit(P.engine)) && consider(p, k))
-          want &= uint8_t(~engineBit(P.engine));
-        if (fp.write && P.loops == C.loops && fp.pLo <= fc.pLo &&
+        if ((want & engineBit(producer.engine)) && consider(p, k))
+          want &= uint8_t(~engineBit(producer.engine));
+        if (fp.write && producer.loops == consumer.loops && fp.pLo <= fc.pLo &&
             fp.pHi >= fc.pHi && fp.lo <= fc.lo && fp.hi >= fc.hi &&
-            !apartOverIterations(C.loops, false, fc, fp))
+            !apartOverIterations(consumer.loops, false, fc, fp))
           break;
       }
     }
     for (unsigned p : producers) {
-      const Inst &P = insts[p];
+      const Inst &producer = insts[p];
       unsigned shared = 0;
-      while (shared < P.loops.size() && shared < C.loops.size() &&
-             P.loops[shared] == C.loops[shared])
+      while (shared < producer.loops.size() && shared < consumer.loops.size() &&
+             producer.loops[shared] == consumer.loops[shared])
         ++shared;
       bool carried = p >= c;
       if (carried && shared == 0)
         continue; // Runs only after C.
-      bool aligned =
-          !carried && shared == 0 && !C.loops.empty() && !P.loops.empty() &&
-          alignedLoops(C.footprints, P.footprints, C.loops[0], P.loops[0]);
+      bool aligned = !carried && shared == 0 && !consumer.loops.empty() &&
+                     !producer.loops.empty() &&
+                     alignedLoops(consumer.footprints, producer.footprints,
+                                  consumer.loops[0], producer.loops[0]);
       edges[c].push_back({p, shared, carried, aligned});
     }
   });
@@ -1143,35 +1149,35 @@ void ProgramScheduler::requirements() {
   parallelChunks(ctx, insts.size(), [&](size_t c) {
     SmallVector<Req, 4> rs;
     for (const Edge &e : edges[c]) {
-      const Inst &P = insts[e.producer];
-      int64_t v = P.base;
+      const Inst &producer = insts[e.producer];
+      int64_t v = producer.base;
       // P's loops below the shared ones are complete (an aligned edge: all
       // but its outermost, whose iteration follows the consumer's).
-      for (unsigned d = e.shared + (e.aligned ? 1 : 0); d < P.loops.size();
-           ++d) {
-        LoopOp loop = P.loops[d];
-        v += (loop.getTrips() - 1) * per(loop, P.engine);
+      for (unsigned d = e.shared + (e.aligned ? 1 : 0);
+           d < producer.loops.size(); ++d) {
+        LoopOp loop = producer.loops[d];
+        v += (loop.getTrips() - 1) * per(loop, producer.engine);
       }
       if (e.carried)
-        v -= per(P.loops[e.shared - 1], P.engine);
+        v -= per(producer.loops[e.shared - 1], producer.engine);
       int64_t alignStep =
-          e.aligned ? per(P.loops.front(), P.engine) : int64_t(0);
+          e.aligned ? per(producer.loops.front(), producer.engine) : int64_t(0);
       // A carried requirement holds in the first iteration of its loops
       // (sem_wait `carried`): it stays apart from one that must hold there.
       auto it = llvm::find_if(rs, [&](const Req &r) {
-        return r.engine == P.engine && r.shared == e.shared &&
+        return r.engine == producer.engine && r.shared == e.shared &&
                r.alignStep == alignStep && r.carried == e.carried;
       });
       if (it == rs.end())
-        rs.push_back({P.engine, e.shared, v, e.carried, alignStep, {}});
+        rs.push_back({producer.engine, e.shared, v, e.carried, alignStep, {}});
       else if (v > it->value)
-        *it = {P.engine, e.shared, v, e.carried, alignStep, {}};
+        *it = {producer.engine, e.shared, v, e.carried, alignStep, {}};
     }
     // A requirement with more shared loops and a larger value covers one
     // with fewer (its steps are larger too); an aligned one, whose value
     // grows with the iteration, covers one that waits for at most its
     // first iteration's value, and is covered by one at or above its last.
-    const Inst &C = insts[c];
+    const Inst &consumer = insts[c];
     for (const Req &r : rs) {
       bool covered = llvm::any_of(rs, [&](const Req &o) {
         if (&o == &r || o.engine != r.engine)
@@ -1179,7 +1185,8 @@ void ProgramScheduler::requirements() {
         if (r.alignStep || o.alignStep) {
           int64_t rLast = r.value;
           if (r.alignStep)
-            rLast += r.alignStep * (LoopOp(C.loops.front()).getTrips() - 1);
+            rLast +=
+                r.alignStep * (LoopOp(consumer.loops.front()).getTrips() - 1);
           // o's value (its first iteration's, when aligned) only grows.
           // Equal bounds could cover each other: the first one stays.
           return o.shared == 0 && r.shared == 0 &&
@@ -1193,9 +1200,9 @@ void ProgramScheduler::requirements() {
       if (covered)
         continue;
       Req &k = reqs[c].emplace_back(r);
-      k.steps.assign(C.loops.size(), 0);
+      k.steps.assign(consumer.loops.size(), 0);
       for (unsigned d = 0; d < r.shared; ++d)
-        k.steps[d] = per(C.loops[d], r.engine);
+        k.steps[d] = per(consumer.loops[d], r.engine);
       if (r.alignStep)
         k.steps[0] = r.alignStep;
     }
@@ -1205,19 +1212,20 @@ void ProgramScheduler::requirements() {
   // order, against the last 32 waits of the consumer's engine.
   std::array<std::vector<Done>, kEngines> done;
   for (unsigned c = 0; c < insts.size(); ++c) {
-    const Inst &C = insts[c];
-    auto &prior = done[C.engine];
+    const Inst &consumer = insts[c];
+    auto &prior = done[consumer.engine];
     auto implied = [&](const Req &r) {
-      for (size_t qi = prior.size(); qi-- > 0 && prior.size() - qi <= 32;) {
-        const Done &q = prior[qi];
+      // The last 32 entries of `prior`, newest first.
+      for (size_t back = 1; back <= prior.size() && back <= 32; ++back) {
+        const Done &q = prior[prior.size() - back];
         if (q.producer != r.engine || r.value > q.value ||
-            q.loops.size() > C.loops.size() ||
+            q.loops.size() > consumer.loops.size() ||
             (q.carried && !(r.carried && r.shared <= q.carried)))
           continue;
         bool ok = true;
-        for (unsigned d = 0; d < C.loops.size() && ok; ++d)
+        for (unsigned d = 0; d < consumer.loops.size() && ok; ++d)
           ok = d < q.loops.size()
-                   ? q.loops[d] == C.loops[d] && q.steps[d] == r.steps[d]
+                   ? q.loops[d] == consumer.loops[d] && q.steps[d] == r.steps[d]
                    : r.steps[d] == 0;
         if (ok)
           return true;
@@ -1235,7 +1243,8 @@ void ProgramScheduler::requirements() {
         rs[keep] = std::move(rs[i]);
       Req &r = rs[keep++];
       prior.push_back({r.engine, r.carried ? r.shared : 0u, r.value,
-                       ArrayRef<int64_t>(r.steps), ArrayRef<LoopOp>(C.loops)});
+                       ArrayRef<int64_t>(r.steps),
+                       ArrayRef<LoopOp>(consumer.loops)});
       deficit[r.engine] = std::max(deficit[r.engine], -r.value);
     }
     rs.truncate(keep);
@@ -1260,21 +1269,22 @@ RewriteCounts ProgramScheduler::rewrite() {
   std::vector<SmallVector<Operation *, 2>> waitsOf(insts.size());
   parallelChunks(ctx, insts.size(), [&](size_t c) {
     OpBuilder lb(ctx);
-    const Inst &C = insts[c];
-    if (C.signals)
-      signalOf[c] = lb.create<SemSignalOp>(C.op->getLoc(), semAttr[C.engine],
-                                           one, engineAttr[C.engine]);
+    const Inst &consumer = insts[c];
+    if (consumer.signals)
+      signalOf[c] = lb.create<SemSignalOp>(consumer.op->getLoc(),
+                                           semAttr[consumer.engine], one,
+                                           engineAttr[consumer.engine]);
     for (const Req &r : reqs[c]) {
       DenseI64ArrayAttr steps;
-      if (!C.loops.empty())
+      if (!consumer.loops.empty())
         steps = lb.getDenseI64ArrayAttr(r.steps);
       // A carried wait names the producer in the previous iteration of
       // the shared loops: in their first iteration there is none.
       waitsOf[c].push_back(lb.create<SemWaitOp>(
-          C.op->getLoc(), semAttr[r.engine],
+          consumer.op->getLoc(), semAttr[r.engine],
           lb.getI64IntegerAttr(r.value + deficit[r.engine]), steps,
           r.carried ? lb.getI64IntegerAttr(r.shared) : IntegerAttr(),
-          engineAttr[C.engine]));
+          engineAttr[consumer.engine]));
     }
   });
   for (unsigned c = 0; c < insts.size(); ++c) {

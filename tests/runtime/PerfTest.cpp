@@ -51,7 +51,7 @@ TEST(Perf, MatmulLoopTimelineSameInBothModes) {
 
 TEST(Perf, GemmProgramComputesXTimesW) {
   // n = 768 takes 384-column tiles, n = 1024 512-column ones.
-  for (GemmShape s :
+  for (const GemmShape &s :
        {GemmShape{256, 384, 768, "a"}, GemmShape{128, 256, 1024, "b"}}) {
     SCOPED_TRACE(s.name);
     Program p = gemmProgram(s);

@@ -228,8 +228,9 @@ private:
       return fftconv();
     case 13:
       return collective();
+    default:
+      return false;
     }
-    return false;
   }
 
   int linear(int x, int64_t n = 0, bool pooled = true) {

@@ -30,7 +30,7 @@ protected:
 
   /// Evaluates the step function of `text` on `inputs` with `ranks`.
   std::vector<RefTensor> run(const std::string &text,
-                             std::vector<rt::HostTensor> inputs,
+                             const std::vector<rt::HostTensor> &inputs,
                              int ranks = 1) {
     module = parseSourceString<ModuleOp>(text, &ctx);
     EXPECT_TRUE(module) << text;
@@ -116,7 +116,7 @@ TEST_F(Reference, PaddedFftKeepsTheFirstBinsOfTheLongerDft) {
                  {tensor({3}, {0, 1, 0})});
   ASSERT_EQ(out.size(), 1u);
   double re[] = {1, 0, -1}, im[] = {0, -1, 0};
-  for (int k = 0; k < 3; ++k) {
+  for (size_t k = 0; k < 3; ++k) {
     EXPECT_NEAR(out[0].data[2 * k], re[k], 1e-12) << k;
     EXPECT_NEAR(out[0].data[2 * k + 1], im[k], 1e-12) << k;
   }
