@@ -434,8 +434,10 @@ LogicalResult ProgramEmitter::emitInlinedCall(InlinedCallOp call) {
   // The body's semaphores: machine ones of their own, the same for every
   // inlined call of the callee; counts go on from where the last left them.
   std::string path;
-  for (Operation *p = call; p; p = p->getParentOfType<InlinedCallOp>())
-    path = cast<InlinedCallOp>(p).getCallee().str() + "/" + path;
+  for (Operation *p = call; p; p = p->getParentOfType<InlinedCallOp>()) {
+    StringRef callee = cast<InlinedCallOp>(p).getCallee();
+    path.insert(0, 1, '/').insert(0, callee.data(), callee.size());
+  }
   auto [it, fresh] = calleeSems.try_emplace(path);
   if (fresh) {
     int64_t count = 0;
@@ -472,7 +474,7 @@ LogicalResult ProgramEmitter::emitInlinedCall(InlinedCallOp call) {
       size_t(call->getAttrOfType<IntegerAttr>(kCallIdAttrName).getInt());
   if (callExits.size() <= id)
     callExits.resize(id + 1);
-  callExits[id] = std::move(*exit);
+  callExits[id] = *exit;
   foldable.fill(-1);
   return success();
 }
