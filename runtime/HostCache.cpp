@@ -183,11 +183,11 @@ Status CompileCache::write(const std::string &key, uint32_t kind,
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0) {
-        std::string err = std::strerror(errno);
+        std::string msg = "compile cache: cannot write ";
+        msg.append(tmp).append(": ").append(std::strerror(errno));
         ::close(fd);
         ::unlink(tmp.c_str());
-        return Status::failure("compile cache: cannot write " + tmp + ": " +
-                               err);
+        return Status::failure(msg);
       }
       done += static_cast<size_t>(n);
     }

@@ -78,6 +78,7 @@ Expected<ProgramId> Device::loadProgramBytes(const std::vector<uint8_t> &bytes,
 
 Expected<ProgramId> Device::loadProgram(std::vector<Program> perRank) {
   std::vector<std::shared_ptr<const Program>> shared;
+  shared.reserve(perRank.size());
   for (Program &p : perRank)
     shared.push_back(std::make_shared<const Program>(std::move(p)));
   return install(std::move(shared));
@@ -218,6 +219,7 @@ Expected<LaunchResult> Device::launch(ProgramId id,
   }
 
   std::vector<const Program *> progs;
+  progs.reserve(loaded.perRank.size());
   for (const auto &p : loaded.perRank)
     progs.push_back(p.get());
   if (machine) {

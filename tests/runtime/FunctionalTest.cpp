@@ -298,54 +298,56 @@ TEST(Functional, DmaStridedAccessPatterns) {
 
 TEST(Functional, MatmulMatchesDoubleReference) {
   for (DType type : {DType::F32, DType::BF16}) {
-    const uint32_t K = 128, M = 96, N = 320;
-    std::vector<float> s = randomValues(K * M, 11), m = randomValues(K * N, 12);
+    const uint32_t kDim = 128, mDim = 96, nDim = 320;
+    std::vector<float> s = randomValues(kDim * mDim, 11),
+                       m = randomValues(kDim * nDim, 12);
     TileProgram t;
-    AccessPattern st = t.input("s", K, M, s, type, 0);
-    AccessPattern mv = t.input("m", K, N, m, type, 4096);
-    AccessPattern ps = psumTile(0, M, 0, N);
-    AccessPattern o = sbufTile(DType::F32, 0, M, 8192, N);
+    AccessPattern st = t.input("s", kDim, mDim, s, type, 0);
+    AccessPattern mv = t.input("m", kDim, nDim, m, type, 4096);
+    AccessPattern ps = psumTile(0, mDim, 0, nDim);
+    AccessPattern o = sbufTile(DType::F32, 0, mDim, 8192, nDim);
     t.add(isa::matmul(ps, st, mv, false));
     t.add(isa::tensorCopy(o, ps));
     t.output("y", o);
     LaunchResult r = t.run();
-    std::vector<double> want(M * N, 0.0);
+    std::vector<double> want(mDim * nDim, 0.0);
     auto q = [&](float v) {
       return type == DType::BF16 ? double(roundToBf16(v)) : double(v);
     };
-    for (uint32_t i = 0; i < M; ++i)
-      for (uint32_t j = 0; j < N; ++j)
-        for (uint32_t k = 0; k < K; ++k)
-          want[i * N + j] += q(s[k * M + i]) * q(m[k * N + j]);
+    for (uint32_t i = 0; i < mDim; ++i)
+      for (uint32_t j = 0; j < nDim; ++j)
+        for (uint32_t k = 0; k < kDim; ++k)
+          want[i * nDim + j] += q(s[k * mDim + i]) * q(m[k * nDim + j]);
     EXPECT_LT(relL2(out(r, "y"), want), 1e-6) << name(type);
   }
 }
 
 TEST(Functional, PsumAccumulateAndTranspose) {
-  const uint32_t K = 32, M = 16, N = 24;
-  std::vector<float> s = randomValues(K * M, 21), m = randomValues(K * N, 22);
+  const uint32_t kDim = 32, mDim = 16, nDim = 24;
+  std::vector<float> s = randomValues(kDim * mDim, 21),
+                     m = randomValues(kDim * nDim, 22);
   TileProgram t;
-  AccessPattern st = t.input("s", K, M, s, DType::F32, 0);
-  AccessPattern mv = t.input("m", K, N, m, DType::F32, 1024);
-  AccessPattern ps = psumTile(0, M, 2048, N);
-  AccessPattern o = sbufTile(DType::F32, 0, M, 4096, N);
+  AccessPattern st = t.input("s", kDim, mDim, s, DType::F32, 0);
+  AccessPattern mv = t.input("m", kDim, nDim, m, DType::F32, 1024);
+  AccessPattern ps = psumTile(0, mDim, 2048, nDim);
+  AccessPattern o = sbufTile(DType::F32, 0, mDim, 4096, nDim);
   t.add(isa::matmul(ps, st, mv, false));
   t.add(isa::matmul(ps, st, mv, true));
   t.add(isa::tensorCopy(o, ps));
-  AccessPattern pt = psumTile(0, M, 4096, K);
-  AccessPattern ot = sbufTile(DType::F32, 0, M, 8192, K);
+  AccessPattern pt = psumTile(0, mDim, 4096, kDim);
+  AccessPattern ot = sbufTile(DType::F32, 0, mDim, 8192, kDim);
   t.add(isa::transpose(pt, st));
   t.add(isa::activation(ot, pt, ActFunc::Identity));
   t.output("y", o);
   t.output("t", ot);
   LaunchResult r = t.run();
-  std::vector<double> want(M * N, 0.0), wantT(M * K);
-  for (uint32_t i = 0; i < M; ++i) {
-    for (uint32_t j = 0; j < N; ++j)
-      for (uint32_t k = 0; k < K; ++k)
-        want[i * N + j] += 2.0 * s[k * M + i] * m[k * N + j];
-    for (uint32_t k = 0; k < K; ++k)
-      wantT[i * K + k] = s[k * M + i];
+  std::vector<double> want(mDim * nDim, 0.0), wantT(mDim * kDim);
+  for (uint32_t i = 0; i < mDim; ++i) {
+    for (uint32_t j = 0; j < nDim; ++j)
+      for (uint32_t k = 0; k < kDim; ++k)
+        want[i * nDim + j] += 2.0 * s[k * mDim + i] * m[k * nDim + j];
+    for (uint32_t k = 0; k < kDim; ++k)
+      wantT[i * kDim + k] = s[k * mDim + i];
   }
   EXPECT_LT(relL2(out(r, "y"), want), 1e-6);
   EXPECT_LT(relL2(out(r, "t"), wantT), 1e-7);

@@ -17,7 +17,7 @@ constexpr int64_t kHuge = int64_t(1) << 40;
 Program withBinding(std::vector<int64_t> shape, BindingRole role,
                     Target target = Target::Trn1) {
   ProgramBuilder b("huge", target);
-  uint32_t x = b.addBinding("x", shape, DType::F32, role);
+  uint32_t x = b.addBinding("x", std::move(shape), DType::F32, role);
   if (role == BindingRole::Param)
     b.setSeededInit(x, ConstantKind::SeededNormal, 1, 0.02f);
   b.emit(isa::dmaCopy(sbufTile(DType::F32, 0, 4, 0, 8),

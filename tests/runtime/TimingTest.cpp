@@ -21,44 +21,45 @@ double cycles(const Instruction &i) { return instructionCycles(i, trn1()); }
 
 TEST(TimingCost, FormulasPerInstruction) {
   for (uint32_t n : {1u, 32u, 64u, 65u, 512u, 2048u}) {
-    double N = n;
+    double elems = n;
     auto act = isa::activation(tile(n), tile(n), ActFunc::Exp);
-    EXPECT_EQ(cycles(act), std::max(64.0, N));
+    EXPECT_EQ(cycles(act), std::max(64.0, elems));
     act.withReduce(tile(1));
-    EXPECT_EQ(cycles(act), std::max(64.0, N) + 64);
+    EXPECT_EQ(cycles(act), std::max(64.0, elems) + 64);
     EXPECT_EQ(cycles(isa::tensorScalar(tile(n), tile(n), AluOp::Add, 1)),
-              std::max(64.0, N));
-    EXPECT_EQ(cycles(isa::tensorCopy(tile(n), tile(n))), std::max(64.0, N));
-    EXPECT_EQ(cycles(isa::memset(tile(n), 0)), std::max(64.0, N));
+              std::max(64.0, elems));
+    EXPECT_EQ(cycles(isa::tensorCopy(tile(n), tile(n))), std::max(64.0, elems));
+    EXPECT_EQ(cycles(isa::memset(tile(n), 0)), std::max(64.0, elems));
     EXPECT_EQ(cycles(isa::tensorTensor(tile(n), tile(n), tile(n), AluOp::Max)),
-              std::max(64.0, 2 * N));
+              std::max(64.0, 2 * elems));
     EXPECT_EQ(cycles(isa::tensorTensor(tile(n), tile(n), psumTile(0, 128, 0, n),
                                        AluOp::Max)),
-              std::max(64.0, N));
+              std::max(64.0, elems));
     auto bf = tile(n, DType::BF16);
     EXPECT_EQ(cycles(isa::tensorTensor(bf, bf, bf, AluOp::Add)),
-              std::max(64.0, N));
+              std::max(64.0, elems));
     EXPECT_EQ(cycles(isa::tensorTensor(bf, bf, bf, AluOp::Max)),
-              std::max(64.0, 2 * N));
-    EXPECT_EQ(cycles(isa::tensorReduce(tile(1), tile(n), AluOp::Add)), N);
-    EXPECT_EQ(cycles(isa::tensorReduce(tile(1), bf, AluOp::Max)), N / 2);
-    EXPECT_EQ(cycles(isa::reciprocal(tile(n), tile(n))), std::max(64.0, 8 * N));
+              std::max(64.0, 2 * elems));
+    EXPECT_EQ(cycles(isa::tensorReduce(tile(1), tile(n), AluOp::Add)), elems);
+    EXPECT_EQ(cycles(isa::tensorReduce(tile(1), bf, AluOp::Max)), elems / 2);
+    EXPECT_EQ(cycles(isa::reciprocal(tile(n), tile(n))),
+              std::max(64.0, 8 * elems));
     // scalar_tensor_tensor: estimated as tensor_tensor (TimingCost.cpp).
     auto stt =
         isa::make(Opcode::ScalarTensorTensor, {tile(n), tile(n), tile(n)});
     stt.alu = AluOp::Multiply;
-    EXPECT_EQ(cycles(stt), std::max(64.0, 2 * N));
+    EXPECT_EQ(cycles(stt), std::max(64.0, 2 * elems));
     EXPECT_EQ(cycles(isa::make(Opcode::ScalarTensorTensor, {bf, bf, bf})),
-              std::max(64.0, N));
+              std::max(64.0, elems));
     // tensor_tensor_scan: estimated as tensor_tensor (TimingCost.cpp).
     auto scan =
         isa::make(Opcode::TensorTensorScan, {tile(n), tile(n), tile(n)});
     scan.secondOp = true;
-    EXPECT_EQ(cycles(scan), std::max(64.0, 2 * N));
-    EXPECT_EQ(cycles(isa::iota(tile(n), 0, 0, 1)), 150 + N);
+    EXPECT_EQ(cycles(scan), std::max(64.0, 2 * elems));
+    EXPECT_EQ(cycles(isa::iota(tile(n), 0, 0, 1)), 150 + elems);
     EXPECT_EQ(
         cycles(isa::affineSelect(tile(n), tile(n), AluOp::IsGe, 0, 0, 0, 0)),
-        150 + N);
+        150 + elems);
   }
 }
 
