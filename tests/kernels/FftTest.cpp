@@ -207,6 +207,7 @@ TEST(FftKernel, SourceRadix2Variant) {
     auto r = runFft(env, n, 4, false, env.bf16(), x, false, "radix2");
     ASSERT_TRUE(r.ok) << r.error;
     std::vector<std::vector<cd>> want;
+    want.reserve(4);
     for (int64_t b = 0; b < 4; ++b)
       want.push_back(dft(
           std::vector<cd>(x.begin() + b * n, x.begin() + (b + 1) * n), false));
@@ -244,6 +245,7 @@ TEST(FftKernel, ThreeFactorSizes) {
   auto r = runFft(env, n, 2, false, env.bf16(), x);
   ASSERT_TRUE(r.ok) << r.error;
   std::vector<std::vector<cd>> want;
+  want.reserve(2);
   for (int64_t b = 0; b < 2; ++b)
     want.push_back(dft(
         std::vector<cd>(x.begin() + b * n, x.begin() + (b + 1) * n), false));

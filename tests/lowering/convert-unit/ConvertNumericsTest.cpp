@@ -307,7 +307,6 @@ TEST(ConvertLinear, BiasPartialTilesKRemainder) {
         LinearCase{1, 384, 1536, false}, LinearCase{1, 3072, 2304, false},
         LinearCase{1, 256, 640, false}, LinearCase{1, 192, 200, false}}) {
     for (bool bf : {false, true}) {
-      std::string t = dt(bf);
       auto ty = [&](std::initializer_list<int64_t> dims) {
         return tensorType(dims, bf);
       };
@@ -411,7 +410,6 @@ TEST(ConvertLinear, SecondLinearOfAnInputReusesItsTranspose) {
   // the second with an activation; both outputs checked.
   const int64_t m = 256, k = 192, n1 = 128, n2 = 320;
   for (bool bf : {false, true}) {
-    std::string t = dt(bf);
     auto ty = [&](int64_t a, int64_t b) { return tensorType({a, b}, bf); };
     std::string src =
         "func.func private @p(%x: " + ty(m, k) + ", %w1: " + ty(k, n1) +
@@ -555,7 +553,6 @@ TEST(ConvertLinear, ResultStagedAndStoredToHbm) {
                {32, 512, 2048, "Y to HBM after the last slab"}};
   for (const Case &c : cases)
     for (bool bf : {false, true}) {
-      std::string t = dt(bf);
       std::string xt = tensorType({1, c.m, c.k}, bf),
                   wt = tensorType({c.k, c.n}, bf),
                   yt = tensorType({1, c.m, c.n}, bf);

@@ -105,7 +105,7 @@ protected:
 /// PSUM, with the K tiles double-buffered (two buffers per operand, the
 /// body unrolled by two) so the DMA of the next tile can overlap the matmul.
 std::string matmulProgram(const std::string &dt) {
-  std::string t = dt;
+  const std::string &t = dt;
   std::string s = R"(
 ncore.program @mm(%w: !ncore.tile<hbm, 1024x128xDT> {ncore.role = "input", ncore.name = "w"},
                   %x: !ncore.tile<hbm, 1024x256xDT> {ncore.role = "input", ncore.name = "x"},
@@ -141,14 +141,14 @@ ncore.program @mm(%w: !ncore.tile<hbm, 1024x128xDT> {ncore.role = "input", ncore
 void checkMatmul(Codegen &, const rt::LaunchResult &r,
                  const std::vector<float> &w, const std::vector<float> &x,
                  double tol) {
-  const int K = 1024, M = 128, N = 256;
-  std::vector<double> want(M * N, 0.0);
-  for (int m = 0; m < M; ++m)
-    for (int n = 0; n < N; ++n) {
+  const int kDim = 1024, mDim = 128, nDim = 256;
+  std::vector<double> want(mDim * nDim, 0.0);
+  for (int m = 0; m < mDim; ++m)
+    for (int n = 0; n < nDim; ++n) {
       double s = 0;
-      for (int k = 0; k < K; ++k)
-        s += double(w[k * M + m]) * double(x[k * N + n]);
-      want[m * N + n] = s;
+      for (int k = 0; k < kDim; ++k)
+        s += double(w[k * mDim + m]) * double(x[k * nDim + n]);
+      want[m * nDim + n] = s;
     }
   const auto &y = r.outputs.at(0).at("y").data;
   double err = relL2(y, want);
