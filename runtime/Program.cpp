@@ -280,7 +280,7 @@ static AccessPattern makeAp(MemSpace space, DType type, uint32_t pStart,
 }
 
 AccessPattern sbuf(DType type, uint32_t pStart, uint32_t parts,
-                   int64_t byteOffset, std::vector<FreeDim> dims) {
+                   int64_t byteOffset, const std::vector<FreeDim> &dims) {
   return makeAp(MemSpace::Sbuf, type, pStart, parts, byteOffset, dims);
 }
 AccessPattern sbufTile(DType type, uint32_t pStart, uint32_t parts,
@@ -293,7 +293,8 @@ AccessPattern psumTile(uint32_t pStart, uint32_t parts, int64_t byteOffset,
                 {{n, 1}});
 }
 AccessPattern hbm(const Program &program, uint32_t binding, int64_t elemOffset,
-                  uint32_t rows, int64_t rowStride, std::vector<FreeDim> dims) {
+                  uint32_t rows, int64_t rowStride,
+                  const std::vector<FreeDim> &dims) {
   DType type = binding < program.bindings.size()
                    ? program.bindings[binding].dtype
                    : DType::F32;

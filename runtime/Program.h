@@ -242,7 +242,7 @@ Instruction allGather(const AccessPattern &dst, const AccessPattern &src);
 
 /// Access-pattern factories. Offsets/strides in elements unless named Bytes.
 AccessPattern sbuf(DType type, uint32_t partitionStart, uint32_t partitions,
-                   int64_t byteOffset, std::vector<FreeDim> dims);
+                   int64_t byteOffset, const std::vector<FreeDim> &dims);
 /// Contiguous [partitions, n] tile in SBUF.
 AccessPattern sbufTile(DType type, uint32_t partitionStart, uint32_t partitions,
                        int64_t byteOffset, uint32_t n);
@@ -250,7 +250,8 @@ AccessPattern psumTile(uint32_t partitionStart, uint32_t partitions,
                        int64_t byteOffset, uint32_t n);
 /// HBM rows x dims of binding `binding`, starting `elemOffset` elements in.
 AccessPattern hbm(const Program &program, uint32_t binding, int64_t elemOffset,
-                  uint32_t rows, int64_t rowStride, std::vector<FreeDim> dims);
+                  uint32_t rows, int64_t rowStride,
+                  const std::vector<FreeDim> &dims);
 
 /// Collects bindings, constants and instructions into a Program.
 class ProgramBuilder {
@@ -273,8 +274,8 @@ public:
 
   const Program &program() const { return prog; }
   AccessPattern hbm(uint32_t binding, int64_t elemOffset, uint32_t rows,
-                    int64_t rowStride, std::vector<FreeDim> dims) const {
-    return rt::hbm(prog, binding, elemOffset, rows, rowStride, std::move(dims));
+                    int64_t rowStride, const std::vector<FreeDim> &dims) const {
+    return rt::hbm(prog, binding, elemOffset, rows, rowStride, dims);
   }
   Program take() { return std::move(prog); }
 

@@ -104,7 +104,10 @@ std::string componentHint(llvm::StringRef dir) {
 std::string nameOfModelDirectory(llvm::StringRef dir, llvm::StringRef text) {
   namespace path = llvm::sys::path;
   llvm::SmallString<256> abs(dir);
-  llvm::sys::fs::make_absolute(abs);
+  // Best effort: without the working directory the path stays relative, and
+  // its own last component still names the model.
+  if (std::error_code ec = llvm::sys::fs::make_absolute(abs))
+    (void)ec;
   path::remove_dots(abs, /*remove_dot_dot=*/true);
   llvm::StringRef base = path::filename(abs);
   if (!llvm::is_contained(kComponents, base))

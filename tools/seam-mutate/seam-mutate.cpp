@@ -68,7 +68,7 @@ struct Config {
 
 std::vector<Config> configs() {
   std::vector<Config> out;
-  auto add = [&](std::string label, std::string model, std::string mode,
+  auto add = [&](std::string label, const std::string &model, std::string mode,
                  std::vector<std::string> kernels, int64_t layers, int64_t seq,
                  std::string target = "trn2") {
     Config c;
@@ -357,7 +357,9 @@ int main(int argc, char **argv) {
       programs.push_back({c.label + " / " + name, unit.program});
     }
   }
-  sys::fs::remove_directories(cacheDir);
+  if (std::error_code ec = sys::fs::remove_directories(cacheDir))
+    errs() << "seam-mutate: warning: could not remove " << cacheDir << ": "
+           << ec.message() << "\n";
 
   // Originals: outputs, no hazard, and the waits to mutate.
   struct Target {

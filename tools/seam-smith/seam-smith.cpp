@@ -285,7 +285,11 @@ int main(int argc, char **argv) {
   }
   struct Cleanup {
     std::string path;
-    ~Cleanup() { llvm::sys::fs::remove_directories(path); }
+    // Best effort at exit: a cache left behind is only disk space.
+    ~Cleanup() {
+      if (std::error_code ec = llvm::sys::fs::remove_directories(path))
+        (void)ec;
+    }
   } cleanup{std::string(cache)};
 
   Smith tester{std::string(cache)};

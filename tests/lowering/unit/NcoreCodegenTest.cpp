@@ -84,7 +84,7 @@ protected:
     // every access pattern against the target's capacities).
     auto back = rt::readProgram(rt::writeProgram(*p));
     EXPECT_TRUE(static_cast<bool>(back)) << back.error();
-    return std::move(*p);
+    return std::optional<rt::Program>(std::move(*p));
   }
 
   rt::LaunchResult run(const rt::Program &p, const rt::TensorMap &inputs,
