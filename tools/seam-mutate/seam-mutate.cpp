@@ -68,9 +68,10 @@ struct Config {
 
 std::vector<Config> configs() {
   std::vector<Config> out;
-  auto add = [&](std::string label, const std::string &model, std::string mode,
-                 std::vector<std::string> kernels, int64_t layers, int64_t seq,
-                 std::string target = "trn2") {
+  auto add = [&](std::string label, const std::string &model,
+                 const std::string &mode, std::vector<std::string> kernels,
+                 int64_t layers, int64_t seq,
+                 const std::string &target = "trn2") {
     Config c;
     c.label = std::move(label);
     if (model == "flux2-klein" && !fluxConfig.empty())
@@ -404,8 +405,8 @@ int main(int argc, char **argv) {
   for (const Target &t : targets)
     allWaits += t.waits.size();
   std::mt19937_64 gen(seed);
-  unsigned ran = 0, changing = 0, detected = 0, detectedChanging = 0,
-           latent = 0, outputChanged = 0, deadlocks = 0, errors = 0;
+  unsigned ran = 0, changing = 0, detectedChanging = 0, latent = 0,
+           outputChanged = 0, deadlocks = 0, errors = 0;
   std::vector<std::string> missed, outputMissed;
   for (Target &t : targets) {
     size_t share =
@@ -434,7 +435,6 @@ int main(int argc, char **argv) {
       bool outChanged = !sameOutputs(r.outputs, t.outputs);
       bool orderChanged = overlapped || outChanged;
       changing += orderChanged;
-      detected += reported;
       detectedChanging += reported && orderChanged;
       latent += reported && !orderChanged;
       outputChanged += outChanged;

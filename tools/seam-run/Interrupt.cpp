@@ -2,6 +2,7 @@
 #include "tools/seam-run/Interrupt.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -139,20 +140,40 @@ void seamrun::installInterruptCleanup(const char *tool) {
 }
 
 bool TemporaryDirectory::create(const char *prefix, std::string &error) {
-  llvm::SmallString<128> path;
-  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(prefix, path)) {
-    error = "cannot create a temporary directory for the compile cache: " +
-            ec.message();
-    return false;
+  // The path is registered before the directory exists: an interrupt at any
+  // point finds it (removing a directory that is not there yet is a
+  // success), where creating first left a window in which the handler found
+  // no slot and the directory stayed behind (seen as a failing
+  // seam-run-interrupt.test under load). The handler may run on any thread,
+  // so blocking signals on this one would not close that window.
+  llvm::SmallString<128> model;
+  llvm::sys::path::system_temp_directory(/*erasedOnReboot=*/true, model);
+  llvm::sys::path::append(model, llvm::Twine(prefix) + "-%%%%%%%%%%%%");
+  std::error_code ec;
+  for (int attempt = 0; attempt < 128; ++attempt) {
+    llvm::SmallString<128> path;
+    llvm::sys::fs::createUniquePath(model, path, /*MakeAbsolute=*/false);
+    int s = takeSlot(std::string(path));
+    ec = llvm::sys::fs::create_directory(path, /*IgnoreExisting=*/false);
+    if (!ec) {
+      dir = std::string(path);
+      slot = s;
+      return true;
+    }
+    releaseSlot(s);
+    if (ec != std::errc::file_exists)
+      break;
   }
-  dir = std::string(path);
-  slot = takeSlot(dir);
-  return true;
+  error = "cannot create a temporary directory for the compile cache: " +
+          ec.message();
+  return false;
 }
 
 TemporaryDirectory::~TemporaryDirectory() {
-  // Unregistered first: an interrupt from here on leaves it to this.
-  releaseSlot(slot);
+  // Removed while still registered, then unregistered: an interrupt during
+  // the removal finishes it (both remove entries; a missing one is no
+  // error), where unregistering first left a window in which it stayed.
   if (!dir.empty())
     llvm::sys::fs::remove_directories(dir);
+  releaseSlot(slot);
 }

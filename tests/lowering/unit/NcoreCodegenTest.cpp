@@ -84,7 +84,7 @@ protected:
     // every access pattern against the target's capacities).
     auto back = rt::readProgram(rt::writeProgram(*p));
     EXPECT_TRUE(static_cast<bool>(back)) << back.error();
-    return std::optional<rt::Program>(std::move(*p));
+    return std::move(p); // FailureOr<T> is a std::optional<T>
   }
 
   rt::LaunchResult run(const rt::Program &p, const rt::TensorMap &inputs,
