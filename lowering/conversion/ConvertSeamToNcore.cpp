@@ -112,36 +112,34 @@ FailureOr<Placement> ProgramLowering::get(Value v, Operation *user) {
             "outside the program or by an op that was not lowered)";
 }
 
-Placement ProgramLowering::hbmScratch(ArrayRef<int64_t> shape, Type et,
-                                      StringRef prefix) {
+Placement Placement::hbmMatrix(Value root, ArrayRef<int64_t> shape,
+                               Type elementType) {
   auto [rows, cols] = matrixOf(shape);
-  Value root = alloc(MemSpace::Hbm, {rows, cols}, et,
-                     (prefix + Twine(scratchCount++)).str());
   Placement p;
   p.root = root;
   p.space = MemSpace::Hbm;
-  p.elementType = et;
+  p.elementType = elementType;
   p.shape.assign(shape.begin(), shape.end());
   p.rows = rows;
-  p.cols = cols;
-  p.pitch = cols;
+  p.cols = p.pitch = cols;
   return p;
+}
+
+Placement ProgramLowering::hbmScratch(ArrayRef<int64_t> shape, Type et,
+                                      StringRef prefix) {
+  auto [rows, cols] = matrixOf(shape);
+  return Placement::hbmMatrix(alloc(MemSpace::Hbm, {rows, cols}, et,
+                                    (prefix + Twine(scratchCount++)).str()),
+                              shape, et);
 }
 
 Placement ProgramLowering::placeResultInHbm(Value v, StringRef prefix) {
   auto [shape, et] = deviceLayout(cast<RankedTensorType>(v.getType()));
   auto out = outputs.find(v);
   if (out != outputs.end() && !out->second.empty()) {
-    Value arg = out->second.front();
     auto [rows, cols] = matrixOf(shape);
-    Placement p;
-    p.root = reshape(arg, {rows, cols});
-    p.space = MemSpace::Hbm;
-    p.elementType = et;
-    p.shape.assign(shape.begin(), shape.end());
-    p.rows = rows;
-    p.cols = cols;
-    p.pitch = cols;
+    Placement p = Placement::hbmMatrix(
+        reshape(out->second.front(), {rows, cols}), shape, et);
     placements[v] = p;
     return p;
   }
@@ -687,16 +685,10 @@ private:
     for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
       auto [shape, et] = deviceLayout(cast<RankedTensorType>(arg.getType()));
       auto [rows, cols] = matrixOf(shape);
-      Placement p;
       pl.setLoc(arg.getLoc());
-      p.root = pl.reshape(pbody.getArgument(i), {rows, cols});
-      p.space = MemSpace::Hbm;
-      p.elementType = et;
-      p.shape.assign(shape.begin(), shape.end());
-      p.rows = rows;
-      p.cols = cols;
-      p.pitch = cols;
-      pl.bind(arg, p);
+      pl.bind(arg,
+              Placement::hbmMatrix(
+                  pl.reshape(pbody.getArgument(i), {rows, cols}), shape, et));
     }
   }
 
@@ -990,15 +982,9 @@ private:
         rootBuffer = resh.getSource();
       if (rootBuffer == outArg && src->rowOffset == 0 && src->isContiguous())
         continue;
-      Placement dst;
-      dst.root = pl.reshape(outArg, {rows, cols});
-      dst.space = MemSpace::Hbm;
-      dst.elementType = src->elementType;
-      dst.shape = src->shape;
-      dst.rows = rows;
-      dst.cols = cols;
-      dst.pitch = cols;
-      pl.copyInto(dst, *src);
+      pl.copyInto(Placement::hbmMatrix(pl.reshape(outArg, {rows, cols}),
+                                       src->shape, src->elementType),
+                  *src);
     }
     return success();
   }

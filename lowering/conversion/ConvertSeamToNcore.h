@@ -101,6 +101,11 @@ struct Placement {
     p.cols = p.pitch = cols;
     return p;
   }
+
+  /// A tensor of `shape` and `elementType` as the matrix matrixOf(shape)
+  /// over the HBM tile `root`, which has that matrix's shape.
+  static Placement hbmMatrix(Value root, ArrayRef<int64_t> shape,
+                             Type elementType);
 };
 
 /// The shape of a ranked tensor value (rank 0 is [1]).
