@@ -18,7 +18,8 @@
 // reduce) -> 31.1 us; the Tensor engine's own work is 27.0 us.
 // flash-attn-stable: the exact softmax (the row max subtracted) when a
 // row of scores is one chunk of up to 768 keys and there are at least four
-// query blocks (FlashStablePipe: a five-stage pipeline over the query
+// query blocks (recipes::StableAttentionPipeline, the same schedule the
+// compiler's own attention runs: a five-stage pipeline over the query
 // blocks of every head, engines balanced by hand; [1, 6, 768, 128] on trn2
 // 73.4 -> 50.3 us, the Vector engine 91% busy with the row maxes and its
 // share of the P^T copies), else the online softmax with a running max m,
@@ -29,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 #include "kernels/KernelBuilder.h"
 #include "kernels/Kernels.h"
+#include "lowering/recipes/AttentionPipeline.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/MathExtras.h"
 #include <array>
@@ -170,30 +172,26 @@ struct HeadLoop {
 ///    O' accumulators fill three PSUM banks' worth of columns at most); a
 ///    head's output leaves in one DMA.
 namespace {
-/// What both kernels' pipelines share: per head, q, k and v arrive in one
-/// DMA each (row r of a head at partition r / nb, block r mod nb: any
+/// The kernels' operands, q, k, v and o in HBM: a head's rows in one DMA
+/// each (row r of a head at partition r / nb, block r mod nb: any
 /// assignment of keys to blocks gives the same softmax as long as K^T's
 /// columns and V's rows agree) into one raw set, read only by the head's
-/// preparation a head ahead: Q^T and K^T by Tensor-engine transposes (four
-/// blocks to a PSUM bank, banks in turn, one copy out per bank) and V'
-/// = [V | 1] (a ones column beside V, so that P V' holds the row sums of P
-/// in its last column). Prepared heads alternate between two sets.
-struct FlashHeads {
-  static constexpr int64_t blk = 128, blocksPerBank = kMatmulMaxN / blk;
+/// preparation (recipes::AttentionHeads) a head ahead; a head's output
+/// leaves in one DMA.
+struct KernelIo : recipes::AttentionIo {
+  static constexpr int64_t blk = recipes::AttentionHeads::blk;
   static constexpr int64_t kLoadParts = 4;
 
   KernelBuilder &kb;
-  const FlashProgram &fp;
   int64_t nqb, nkb, dd, heads;
-  Value qH, kH, vH, oH;      ///< [heads 128, blocks dd] views of HBM
-  Value qn, kn, vn;          ///< the next head's q, k and v as loaded
-  Value on[2];               ///< a head's output, two sets
-  Value qT[2], kT[2], vp[2]; ///< [dd, blocks, 128]; V' [128, nkb, dd + 1]
-  SmallVector<Value, 3> tb;  ///< PSUM: Q^T / K^T transposes
-  int64_t tbNext = 0;        ///< the next transpose bank
+  Value qH, kH, vH, oH; ///< [heads 128, blocks dd] views of HBM
+  Value qn, kn, vn;     ///< the next head's q, k and v as loaded
+  Value on[2];          ///< a head's output, two sets
+  /// The DMAs per tensor of the first head's loads (q, k, v).
+  std::array<int64_t, 3> firstParts = {8, 8, 16};
 
-  FlashHeads(KernelBuilder &kb, const FlashProgram &fp, int64_t banks)
-      : kb(kb), fp(fp), nqb(fp.sq / blk), nkb(fp.sk / blk), dd(fp.dd),
+  KernelIo(KernelBuilder &kb, const FlashProgram &fp)
+      : kb(kb), nqb(fp.sq / blk), nkb(fp.sk / blk), dd(fp.dd),
         heads(fp.nb * fp.nh) {
     qH = kb.reshape(kb.arg(0), {heads * blk, nqb * dd});
     kH = kb.reshape(kb.arg(1), {heads * blk, nkb * dd});
@@ -202,22 +200,20 @@ struct FlashHeads {
     qn = kb.sbuf({blk, nqb, dd}, fp.dtype);
     kn = kb.sbuf({blk, nkb, dd}, fp.dtype);
     vn = kb.sbuf({blk, nkb, dd}, fp.dtype);
-    for (unsigned s = 0; s < 2; ++s) {
-      on[s] = kb.sbuf({blk, nqb, dd}, fp.dtype);
-      qT[s] = kb.sbuf({dd, nqb, blk}, fp.dtype);
-      kT[s] = kb.sbuf({dd, nkb, blk}, fp.dtype);
-      vp[s] = kb.sbuf({blk, nkb, dd + 1}, fp.dtype);
-    }
-    for (int64_t i = 0; i < banks; ++i)
-      tb.push_back(kb.psum({blk, kMatmulMaxN}));
+    for (Value &o : on)
+      o = kb.sbuf({blk, nqb, dd}, fp.dtype);
   }
 
-  /// The ones column of both V' sets, once.
-  void onesColumns() {
-    kb.pinEngine(Engine::GpSimd);
-    for (Value v : vp)
-      kb.memset(kb.view(v, {blk, nkb, 1}, {0, 0, dd}), 1.0);
-    kb.pinEngine(std::nullopt);
+  /// The shape the recipes take.
+  static recipes::AttentionShape shapeOf(const FlashProgram &fp) {
+    recipes::AttentionShape s;
+    s.heads = fp.nb * fp.nh;
+    s.nqb = fp.sq / blk;
+    s.nkb = fp.sk / blk;
+    s.dd = s.dv = fp.dd;
+    s.scale = fp.scale;
+    s.dtype = fp.dtype;
+    return s;
   }
 
   /// Head h's q, k and v into the raw set; the next head's loads wait for
@@ -225,8 +221,7 @@ struct FlashHeads {
   /// over every DMA queue, before the second's). Each tensor in `parts`
   /// DMAs of 128 / parts partitions: one DMA a tensor gets two queues of
   /// the 16 (ncore-split-dma's pieces are at least ~55 KB).
-  void load(Index h, std::array<int64_t, 3> parts = {kLoadParts, kLoadParts,
-                                                     kLoadParts}) {
+  void loadParts(Index h, std::array<int64_t, 3> parts) {
     auto load = [&](Value dst, Value src, int64_t n, int64_t parts) {
       Value d = kb.reshape(dst, {blk, n * dd});
       int64_t rows = blk / parts;
@@ -238,54 +233,21 @@ struct FlashHeads {
     load(kn, kH, nkb, parts[1]);
     load(vn, vH, nkb, parts[2]);
   }
-
-  /// The transposes of the `count` [128, dd] blocks of `src` into dst [dd,
-  /// count, 128]: Tensor-engine transposes, four blocks to a PSUM bank (the
-  /// banks in turn), one copy out per bank on `copyEngine`.
-  void transposeBlocks(Value src, Value dst, int64_t count, Engine copyEngine) {
-    for (int64_t j0 = 0; j0 < count; j0 += blocksPerBank) {
-      int64_t c = std::min(blocksPerBank, count - j0);
-      Value b = tb[tbNext++ % tb.size()];
-      for (int64_t j = 0; j < c; ++j)
-        kb.transpose(kb.view(b, {dd, blk}, {0, j * blk}),
-                     kb.view(src, {blk, 1, dd}, {0, j0 + j, 0}));
-      kb.pinEngine(copyEngine);
-      kb.copy(kb.view(dst, {dd, c, blk}, {0, j0, 0}),
-              kb.view(b, {dd, c * blk}, {0, 0}));
-      kb.pinEngine(std::nullopt);
-    }
+  void load(Index h, bool first) override {
+    loadParts(
+        h, first ? firstParts
+                 : std::array<int64_t, 3>{kLoadParts, kLoadParts, kLoadParts});
   }
-  /// The transposes of the bank `bank` (four blocks) of set s's Q^T (banks
-  /// 0 .. qBanks() - 1) or K^T (the rest), copied out by `copyEngine`: the
-  /// preparation piece by piece, one bank a step.
-  int64_t qBanks() const { return llvm::divideCeilSigned(nqb, blocksPerBank); }
-  int64_t prepBanks() const {
-    return qBanks() + llvm::divideCeilSigned(nkb, blocksPerBank);
+  Value rows(bool q, Index, int64_t j0, int64_t count) override {
+    return kb.view(q ? qn : kn, {blk, count, dd}, {0, j0, 0});
   }
-  void prepareBank(unsigned s, int64_t bank, Engine copyEngine) {
-    bool q = bank < qBanks();
-    int64_t j0 = (q ? bank : bank - qBanks()) * blocksPerBank;
-    int64_t count = std::min(blocksPerBank, (q ? nqb : nkb) - j0);
-    transposeBlocks(kb.view(q ? qn : kn, {blk, count, dd}, {0, j0, 0}),
-                    kb.view(q ? qT[s] : kT[s], {dd, count, blk}, {0, j0, 0}),
-                    count, copyEngine);
+  Value vRows(Index) override { return vn; }
+  Value outBlock(Index, unsigned set, int64_t qb) override {
+    return kb.view(on[set], {blk, 1, dd}, {0, qb, 0});
   }
-  /// Set s's V' (V beside its ones column), copied by the GpSimd engine.
-  void prepareV(unsigned s) {
-    kb.pinEngine(Engine::GpSimd);
-    kb.copy(kb.view(vp[s], {blk, nkb, dd}, {0, 0, 0}), vn);
-    kb.pinEngine(std::nullopt);
-  }
-  /// Set s's Q^T (made first: a block's scores need all of the query or
-  /// key blocks they pair with but only one of the other side).
-  void prepareQ(unsigned s, Engine copyEngine = Engine::Vector) {
-    transposeBlocks(qn, qT[s], nqb, copyEngine);
-  }
-  /// Set s's K^T and V' (V beside its ones column, copied by the GpSimd
-  /// engine, which has nothing else to do).
-  void prepareK(unsigned s, Engine copyEngine = Engine::Vector) {
-    transposeBlocks(kn, kT[s], nkb, copyEngine);
-    prepareV(s);
+  void stored(Index h, unsigned set, int64_t qb, bool last) override {
+    if (qb == nqb - 1)
+      store(h, set, last ? 16 : 1);
   }
 
   /// Head h's output from set s, in `parts` DMAs (the last head's store is
@@ -310,7 +272,7 @@ struct FlashHeads {
 ///    up to 512 queries (K^T block stationary, Q^T moving), so exp(scale
 ///    S^T) is P^T itself, the stationary operand of O = P V: no transpose
 ///    of P, no PSUM-to-SBUF copy of P^T.
-///  - The row sums come out of the P V' matmul (FlashHeads): the
+///  - The row sums come out of the P V' matmul (recipes::AttentionHeads): the
 ///    exponentials go without a reduce, and the sums add up in PSUM with O.
 ///  - Key blocks are software pipelined over two score and two P^T buffers:
 ///    the Tensor engine makes block j + 1's scores before block j's P V, so
@@ -319,7 +281,10 @@ struct FlashHeads {
 ///    so the Scalar engine does not wait for them at a head's start.
 ///  - Up to kGroup query blocks go through the key blocks together; a
 ///    head's output leaves in one DMA.
-struct FlashSource : FlashHeads {
+struct FlashSource {
+  static constexpr int64_t blk = recipes::AttentionHeads::blk,
+                           blocksPerBank =
+                               recipes::AttentionHeads::blocksPerBank;
   /// Query blocks per pass over the keys: two score buffers of two banks,
   /// two O' banks (three [128, D + 1] accumulators each) and three
   /// transpose banks fit the 8 PSUM banks (the two 256-query score tiles
@@ -329,13 +294,19 @@ struct FlashSource : FlashHeads {
   /// (K^T and V' one block later).
   static constexpr int64_t kPrepLead = 3;
 
-  int64_t group;
+  KernelBuilder &kb;
+  const FlashProgram &fp;
+  KernelIo io;
+  recipes::AttentionHeads hd;
+  int64_t nqb, nkb, dd, heads, group;
   SmallVector<Value, 2> sT[2];  ///< PSUM: S^T, up to 512 queries a tile
   Value pT[2];                  ///< P^T [128 keys, group 128]
   SmallVector<Value, kGroup> o; ///< PSUM O' [128, dd + 1]
 
   FlashSource(KernelBuilder &kb, const FlashProgram &fp)
-      : FlashHeads(kb, fp, /*banks=*/3), group(std::min(nqb, kGroup)) {
+      : kb(kb), fp(fp), io(kb, fp),
+        hd(kb, KernelIo::shapeOf(fp), io, /*banks=*/3), nqb(io.nqb),
+        nkb(io.nkb), dd(io.dd), heads(io.heads), group(std::min(nqb, kGroup)) {
     for (unsigned s = 0; s < 2; ++s) {
       for (int64_t c = 0; c < group; c += blocksPerBank)
         sT[s].push_back(
@@ -347,14 +318,14 @@ struct FlashSource : FlashHeads {
   }
 
   void build() {
-    onesColumns();
+    hd.onesColumns();
     // The first head's loads are the program's latency: q and k (needed
     // first) over the 16 DMA queues in one round, v in a second.
-    load(Index(0), {8, 8, 16});
+    io.loadParts(Index(0), {8, 8, 16});
     // The Scalar engine, idle until the first scores, copies Q^T out
     // while the Vector engine copies K^T.
-    prepareQ(0, Engine::Scalar);
-    prepareK(0);
+    hd.prepareQ(Index(0), 0, Engine::Scalar);
+    hd.prepareK(Index(0), 0);
     // The heads in sequence; each but the last loads and prepares the next.
     kb.forRangeUnrolled(heads - 1, 2, [&](Index h, unsigned set) {
       head(h, set, /*hasNext=*/true);
@@ -370,8 +341,8 @@ private:
     for (int64_t c = 0, t = 0; c < used; c += blocksPerBank, ++t) {
       int64_t n = std::min(blocksPerBank, used - c);
       Value st = kb.view(sT[b][t], {blk, n * blk}, {0, 0});
-      kb.matmul(st, kb.view(kT[s], {dd, 1, blk}, {0, j, 0}),
-                kb.view(qT[s], {dd, n, blk}, {0, q0 + c, 0}));
+      kb.matmul(st, kb.view(hd.kT[s], {dd, 1, blk}, {0, j, 0}),
+                kb.view(hd.qT[s], {dd, n, blk}, {0, q0 + c, 0}));
       kb.activation(ActFunc::Exp, kb.view(pT[b], {blk, n * blk}, {0, c * blk}),
                     st, fp.scale);
     }
@@ -382,7 +353,7 @@ private:
     unsigned b = unsigned(j % 2);
     for (int64_t i = 0; i < used; ++i)
       kb.matmul(o[i], kb.view(pT[b], {blk, blk}, {0, i * blk}),
-                kb.view(vp[s], {blk, 1, dd + 1}, {0, j, 0}),
+                kb.view(hd.vp[s], {blk, 1, dd + 1}, {0, j, 0}),
                 /*accumulate=*/j > 0);
   }
 
@@ -390,7 +361,7 @@ private:
   /// the key blocks, then its output.
   void head(Index h, unsigned s, bool hasNext) {
     if (hasNext)
-      load(h + 1);
+      io.load(h + 1, /*first=*/false);
     for (int64_t q0 = 0; q0 < nqb; q0 += group) {
       int64_t used = std::min(group, nqb - q0);
       bool lastGroup = q0 + used == nqb;
@@ -403,9 +374,9 @@ private:
         if (j + 1 < nkb)
           scores(s, q0, used, j + 1);
         if (hasNext && lastGroup && j == prepQAt)
-          prepareQ(1 - s);
+          hd.prepareQ(h + 1, 1 - s);
         if (hasNext && lastGroup && j == prepKAt)
-          prepareK(1 - s);
+          hd.prepareK(h + 1, 1 - s);
         pv(s, used, j);
       }
       // O = O'[:, :D] / O'[:, D], on the Vector engine; the last head's
@@ -413,227 +384,12 @@ private:
       for (int64_t i = 0; i < used; ++i) {
         kb.pinEngine(!hasNext && i % 2 ? Engine::Scalar : Engine::Vector);
         kb.tensorScalar(
-            AluOp::Divide, kb.view(on[s], {blk, 1, dd}, {0, q0 + i, 0}),
+            AluOp::Divide, kb.view(io.on[s], {blk, 1, dd}, {0, q0 + i, 0}),
             kb.view(o[i], {blk, dd}, {0, 0}), kb.view(o[i], {blk, 1}, {0, dd}));
         kb.pinEngine(std::nullopt);
       }
     }
-    store(h, s, hasNext ? 1 : 16);
-  }
-};
-
-/// The stable kernel when a row of scores is one softmax chunk (up to
-/// kMaxKeyBlocks key blocks): the exact softmax of each query block,
-/// P = exp(scale S - scale m) with m its row max, as a five-stage pipeline
-/// over the query blocks of every head in turn:
-///   A  S = q K^T (Tensor), its row max (Vector; the partial maxes of the
-///      score tiles combined on GpSimd);
-///   B  P = exp(scale S - scale m) (Scalar);
-///   C  P^T by Tensor-engine transposes, copied out of PSUM (the first
-///      tile by the Scalar engine, the rest by the Vector engine);
-///   D  O' = P V' (Tensor; l in its last column);
-///   E  O = O'[:, :D] / l (the Vector and Scalar engines by turns).
-/// Stage X of block t runs in the step of block t + lag(X) (A 0, B 1, C 2,
-/// D and E 3), so each engine's in-order queue holds work of four blocks at
-/// once and none waits for another's result of the same step; the pipeline
-/// runs on across heads (a head's first steps finish the previous head's
-/// blocks) and drains after the last. Buffers alternate by block.
-struct FlashStablePipe : FlashHeads {
-  static constexpr int64_t kMaxKeyBlocks = 6;
-  /// Steps between the next head's last bank of transposes and the head's
-  /// end.
-  static constexpr int64_t kPrepSlack = 1;
-
-  float scale;
-  int64_t tiles; ///< score tiles of up to 512 keys per block
-  SmallVector<Value, 2> s[2], tp[2]; ///< PSUM: S, P^T transposes
-  Value p[2], pT[2], mx[2], negm[2]; ///< SBUF: P, P^T, maxes, -scale m
-  Value o[2];                        ///< PSUM O' [128, dd + 1]
-
-  /// One query block of one head: its head's index and set, and its ring
-  /// buffer.
-  struct Block {
-    Index h;
-    unsigned set;
-    int64_t qb;
-    unsigned r;
-  };
-
-  FlashStablePipe(KernelBuilder &kb, const FlashProgram &fp)
-      : FlashHeads(kb, fp, /*banks=*/1), scale(fp.scale),
-        tiles(llvm::divideCeilSigned(nkb, blocksPerBank)) {
-    for (unsigned r = 0; r < 2; ++r) {
-      for (int64_t t = 0; t < tiles; ++t) {
-        int64_t n = std::min(blocksPerBank, nkb - t * blocksPerBank) * blk;
-        s[r].push_back(kb.psum({blk, n}));
-        tp[r].push_back(kb.psum({blk, n}));
-      }
-      p[r] = kb.sbuf({blk, nkb * blk}, fp.dtype);
-      pT[r] = kb.sbuf({blk, nkb, blk}, fp.dtype);
-      mx[r] = kb.sbuf({blk, tiles}, kb.f32());
-      negm[r] = kb.sbuf({blk, 1}, kb.f32());
-      o[r] = kb.psum({blk, dd + 1});
-    }
-  }
-
-  /// Up to kMaxKeyBlocks key blocks (the score, transpose and O' buffers
-  /// fill the PSUM), and at least four query blocks: the pipeline is three
-  /// blocks deep, and the next head's V' may only replace the previous
-  /// head's after that head's last P V' (step 3).
-  static bool fits(const FlashProgram &fp) {
-    return fp.sk / blk <= kMaxKeyBlocks && fp.sq / blk >= 4;
-  }
-
-  void build() {
-    onesColumns();
-    load(Index(0), {8, 8, 16});
-    // The first head's preparation is the program's latency: it transposes
-    // into the score and transpose buffers too (free until the first
-    // block), so that no transpose waits for a copy.
-    SmallVector<Value, 3> one = tb;
-    for (Value t : {s[0][0], s[1][0], tp[0][0], tp[1][0]})
-      if (NcoreBuilder::tileOf(t).getShape()[1] == kMatmulMaxN)
-        tb.push_back(t);
-    for (int64_t bank = 0; bank < prepBanks(); ++bank)
-      prepareBank(0, bank, bank < qBanks() ? Engine::Scalar : Engine::Vector);
-    prepareV(0);
-    tb = one;
-    tbNext = 0;
-    if (heads == 1) {
-      head(Index(0), 0, /*hasPrev=*/false, /*hasNext=*/false);
-    } else {
-      head(Index(0), 0, /*hasPrev=*/false, /*hasNext=*/true);
-      // Heads 1 .. heads - 2; the ring buffer of block t of head h is
-      // (h nqb + t) mod 2, fixed per unrolled copy.
-      kb.forRangeUnrolled(heads - 2, 2, [&](Index i, unsigned copy) {
-        head(i + 1, (copy + 1) % 2, /*hasPrev=*/true, /*hasNext=*/true);
-      });
-      head(Index(heads - 1), unsigned((heads - 1) % 2), /*hasPrev=*/true,
-           /*hasNext=*/false);
-    }
-    // Drain: the last head's last blocks.
-    Index last(heads - 1);
-    unsigned set = unsigned((heads - 1) % 2);
-    for (int64_t step = nqb; step < nqb + 3; ++step)
-      stages(last, set, step, /*hasPrev=*/true, /*hasNext=*/false,
-             /*fromA=*/false);
-  }
-
-private:
-  /// Block t (< 0: the previous head's) of head h in set `set`.
-  Block block(Index h, unsigned set, int64_t t) const {
-    Block b;
-    bool prev = t < 0;
-    b.h = prev ? h - Index(1) : h;
-    b.set = prev ? 1 - set : set;
-    b.qb = prev ? t + nqb : t;
-    // (h nqb + t) mod 2, with h mod 2 = set.
-    b.r = unsigned(((prev ? 1 - set : set) * nqb + b.qb) % 2);
-    return b;
-  }
-
-  void stageA(const Block &b) {
-    for (int64_t t = 0; t < tiles; ++t) {
-      int64_t n = std::min(blocksPerBank, nkb - t * blocksPerBank);
-      kb.matmul(s[b.r][t], kb.view(qT[b.set], {dd, 1, blk}, {0, b.qb, 0}),
-                kb.view(kT[b.set], {dd, n, blk}, {0, t * blocksPerBank, 0}));
-      kb.pinEngine(Engine::Vector);
-      kb.reduce(AluOp::Max, kb.view(mx[b.r], {blk, 1}, {0, t}), s[b.r][t]);
-    }
-    // -scale m, the exponentials' bias, on the idle GpSimd engine.
-    kb.pinEngine(Engine::GpSimd);
-    Value m = mx[b.r];
-    if (tiles > 1) {
-      kb.reduce(AluOp::Max, kb.view(mx[b.r], {blk, 1}, {0, 0}), mx[b.r]);
-      m = kb.view(mx[b.r], {blk, 1}, {0, 0});
-    }
-    kb.tensorScalar(AluOp::Multiply, negm[b.r], m, -scale);
-    kb.pinEngine(std::nullopt);
-  }
-
-  void stageB(const Block &b) {
-    for (int64_t t = 0; t < tiles; ++t) {
-      int64_t n = std::min(blocksPerBank, nkb - t * blocksPerBank) * blk;
-      kb.activation(ActFunc::Exp,
-                    kb.view(p[b.r], {blk, n}, {0, t * kMatmulMaxN}), s[b.r][t],
-                    scale, 0.0, negm[b.r]);
-    }
-  }
-
-  void stageC(const Block &b) {
-    for (int64_t t = 0; t < tiles; ++t) {
-      int64_t n = std::min(blocksPerBank, nkb - t * blocksPerBank);
-      for (int64_t j = 0; j < n; ++j)
-        kb.transpose(
-            kb.view(tp[b.r][t], {blk, blk}, {0, j * blk}),
-            kb.view(p[b.r], {blk, blk}, {0, (t * blocksPerBank + j) * blk}));
-      kb.pinEngine(t == 0 ? Engine::Scalar : Engine::Vector);
-      kb.copy(kb.view(pT[b.r], {blk, n, blk}, {0, t * blocksPerBank, 0}),
-              tp[b.r][t]);
-      kb.pinEngine(std::nullopt);
-    }
-  }
-
-  void stageD(const Block &b, bool lastOfAll) {
-    for (int64_t j = 0; j < nkb; ++j)
-      kb.matmul(o[b.r], kb.view(pT[b.r], {blk, 1, blk}, {0, j, 0}),
-                kb.view(vp[b.set], {blk, 1, dd + 1}, {0, j, 0}),
-                /*accumulate=*/j > 0);
-    kb.pinEngine(b.qb % 2 ? Engine::Scalar : Engine::Vector);
-    kb.tensorScalar(
-        AluOp::Divide, kb.view(on[b.set], {blk, 1, dd}, {0, b.qb, 0}),
-        kb.view(o[b.r], {blk, dd}, {0, 0}), kb.view(o[b.r], {blk, 1}, {0, dd}));
-    kb.pinEngine(std::nullopt);
-    if (b.qb == nqb - 1)
-      store(b.h, b.set, lastOfAll ? 16 : 1);
-  }
-
-  /// The stages of step `step` of head h: A of block step, B of step - 1, C
-  /// of step - 2, D and E of step - 3 (blocks < 0 are the previous head's,
-  /// blocks >= nqb do not exist).
-  void stages(Index h, unsigned set, int64_t step, bool hasPrev, bool hasNext,
-              bool fromA) {
-    auto exists = [&](int64_t t) {
-      return t < nqb && (t >= 0 || (hasPrev && t + nqb >= 0));
-    };
-    // B before A: B reads the block's -scale m before A's next block of
-    // the same buffer overwrites it.
-    if (exists(step - 1))
-      stageB(block(h, set, step - 1));
-    if (fromA && exists(step))
-      stageA(block(h, set, step));
-    if (exists(step - 2))
-      stageC(block(h, set, step - 2));
-    if (exists(step - 3)) {
-      Block b = block(h, set, step - 3);
-      stageD(b, /*lastOfAll=*/!hasNext && step - 3 >= 0);
-    }
-  }
-
-  void head(Index h, unsigned set, bool hasPrev, bool hasNext) {
-    if (hasNext)
-      load(h + 1);
-    // The next head's preparation one PSUM bank of transposes a step (the
-    // bank's copy is out before the next step's transposes reuse it), Q^T
-    // (copied by the Scalar engine) then K^T (the Vector engine). Set
-    // 1 - set's Q^T and K^T are read only by stage A, its V' until step 3
-    // (the previous head's last P V').
-    // It ends with the head (its loads, issued at the head's start, are in
-    // by then).
-    int64_t banks = prepBanks();
-    int64_t first = std::max<int64_t>(0, nqb - banks);
-    int64_t vAt = std::min(nqb - 1, std::max<int64_t>(3, first + banks));
-    for (int64_t step = 0; step < nqb; ++step) {
-      stages(h, set, step, hasPrev, hasNext, /*fromA=*/true);
-      if (!hasNext || step < first)
-        continue;
-      for (int64_t bank = step - first;
-           bank < banks && (bank == step - first || step == nqb - 1); ++bank)
-        prepareBank(1 - set, bank,
-                    bank < qBanks() ? Engine::Scalar : Engine::Vector);
-      if (step == vAt)
-        prepareV(1 - set);
-    }
+    io.store(h, s, hasNext ? 1 : 16);
   }
 };
 } // namespace
@@ -645,8 +401,10 @@ static void buildFlashSource(KernelBuilder &kb, const FlashProgram &fp) {
 /// The stable kernel: the pipeline when a row of scores is one softmax
 /// chunk, else the online softmax over chunks (see the file comment).
 static void buildFlashStable(KernelBuilder &kb, const FlashProgram &fp) {
-  if (FlashStablePipe::fits(fp)) {
-    FlashStablePipe(kb, fp).build();
+  recipes::AttentionShape shape = KernelIo::shapeOf(fp);
+  if (recipes::StableAttentionPipeline::fits(shape)) {
+    KernelIo io(kb, fp);
+    recipes::StableAttentionPipeline(kb, shape, io).build();
     return;
   }
   float scale = fp.scale;

@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 #include "dialect/seam/SeamOps.h"
 #include "lowering/conversion/ConvertSeamToNcore.h"
+#include "lowering/recipes/AttentionPipeline.h"
+#include "runtime/Profile.h"
 
 using namespace mlir;
 using namespace mlir::seam;
@@ -29,6 +31,167 @@ static constexpr double kMaskedScore = -1.0e30;
 static constexpr int64_t kPvGroup = 4;
 
 namespace {
+
+/// The operands of an attention run by recipes::StableAttentionPipeline
+/// (the schedule of the flash-attn-stable kernel): a head's q, k and v rows
+/// as [128, blocks, d] tiles in the natural order (block t, partition p:
+/// row t * 128 + p of the head), read in place from an SBUF placement or
+/// brought in by one DMA per block from HBM a head ahead; q and k roped
+/// (GpSimd, from resident cos / sin tables) as the transposes read them; the
+/// output written in place in SBUF or stored block by block to HBM.
+class PipelineIo : public ncore::recipes::AttentionIo {
+public:
+  static constexpr int64_t blk = kNumPartitions;
+
+  PipelineIo(ProgramLowering &pl, const ncore::recipes::AttentionShape &shape,
+             int64_t sq, int64_t sk)
+      : pl(pl), shape(shape), sq(sq), sk(sk) {}
+
+  /// [128, count, cols] over blocks [t0, t0 + count) of the row tiles of an
+  /// SBUF placement, when its root is [P, T * pitch].
+  static bool blockViewable(const Placement &t) {
+    if (!t.inSbuf())
+      return true;
+    ArrayRef<int64_t> root = ncore::NcoreBuilder::tileOf(t.root).getShape();
+    return root.size() == 2 && root[0] == blk && root[1] % t.pitch == 0 &&
+           t.rows % blk == 0;
+  }
+  Value blocks(const Placement &t, Index row0, int64_t count, int64_t cols) {
+    ArrayRef<int64_t> root = ncore::NcoreBuilder::tileOf(t.root).getShape();
+    Value r = pl.reshape(t.root, {blk, root[1] / t.pitch, t.pitch});
+    Index tile = (row0 + t.rowOffset).floorDiv(blk);
+    return pl.view(r, {blk, count, cols}, {0, tile, Index(t.colOffset)});
+  }
+
+  /// SBUF bytes per partition of the io's own tiles.
+  int64_t bytes() const {
+    int64_t eb = shape.dtype.isBF16() ? 2 : 4;
+    int64_t b = 0;
+    if (!q.inSbuf())
+      b += shape.nqb * shape.dd * eb;
+    if (!k.inSbuf())
+      b += shape.nkb * shape.dd * eb;
+    if (!v.inSbuf())
+      b += shape.nkb * shape.dv * eb;
+    if (!y.inSbuf())
+      b += 2 * shape.nqb * shape.dv * eb;
+    if (rope) {
+      int64_t n = std::max(shape.nqb, shape.nkb);
+      // Roped q and k, the tables (when not in SBUF), two scratch rows.
+      b += (shape.nqb + shape.nkb) * shape.dd * eb +
+           (cos.inSbuf() ? 0 : 2 * n * shape.dd * eb) + n * shape.dd * eb +
+           n * shape.dd / 2 * eb;
+    }
+    return b;
+  }
+
+  /// The tiles (after the pipeline's, so that its PSUM comes first), and
+  /// the rope tables resident in SBUF.
+  void allocate() {
+    Type et = shape.dtype;
+    if (!q.inSbuf())
+      qn = pl.alloc(MemSpace::Sbuf, {blk, shape.nqb, shape.dd}, et);
+    if (!k.inSbuf())
+      kn = pl.alloc(MemSpace::Sbuf, {blk, shape.nkb, shape.dd}, et);
+    if (!v.inSbuf())
+      vn = pl.alloc(MemSpace::Sbuf, {blk, shape.nkb, shape.dv}, et);
+    if (!y.inSbuf())
+      for (Value &o : on)
+        o = pl.alloc(MemSpace::Sbuf, {blk, shape.nqb * shape.dv}, et);
+    if (!rope)
+      return;
+    int64_t n = std::max(shape.nqb, shape.nkb);
+    qr = pl.alloc(MemSpace::Sbuf, {blk, shape.nqb, shape.dd}, et);
+    kr = pl.alloc(MemSpace::Sbuf, {blk, shape.nkb, shape.dd}, et);
+    xc = pl.alloc(MemSpace::Sbuf, {blk, n, shape.dd}, et);
+    th = pl.alloc(MemSpace::Sbuf, {blk, n, shape.dd / 2}, et);
+    for (auto [table, tile] : {std::pair{&cos, &cosT}, {&sin, &sinT}}) {
+      if (table->inSbuf()) {
+        *tile = blocks(*table, Index(0), n, shape.dd);
+        continue;
+      }
+      *tile = pl.alloc(MemSpace::Sbuf, {blk, n * shape.dd}, et);
+      for (int64_t t = 0; t < n; ++t)
+        pl.dma(pl.view(*tile, {blk, shape.dd}, {0, Index(t * shape.dd)}),
+               pl.window(*table, Index(t * blk), blk, 0, shape.dd));
+      *tile = pl.reshape(*tile, {blk, n, shape.dd});
+    }
+  }
+
+  void load(Index h, bool) override {
+    auto rowsIn = [&](const Placement &t, Value dst, int64_t s, int64_t n,
+                      int64_t cols) {
+      if (t.inSbuf())
+        return;
+      Value d = pl.reshape(dst, {blk, n * cols});
+      for (int64_t j = 0; j < n; ++j)
+        pl.dma(pl.view(d, {blk, cols}, {0, Index(j * cols)}),
+               pl.window(t, h * s + Index(j * blk), blk, 0, cols));
+    };
+    rowsIn(q, qn, sq, shape.nqb, shape.dd);
+    rowsIn(k, kn, sk, shape.nkb, shape.dd);
+    rowsIn(v, vn, sk, shape.nkb, shape.dv);
+  }
+
+  Value rows(bool isQ, Index h, int64_t j0, int64_t count) override {
+    const Placement &t = isQ ? q : k;
+    Index row0 = h * (isQ ? sq : sk) + Index(j0 * blk);
+    Value src =
+        t.inSbuf() ? blocks(t, row0, count, shape.dd)
+                   : pl.view(isQ ? qn : kn, {blk, count, shape.dd}, {0, j0, 0});
+    if (!rope)
+      return src;
+    Value out = pl.view(isQ ? qr : kr, {blk, count, shape.dd}, {0, j0, 0});
+    ropeBlocks(out, src, j0, count);
+    return out;
+  }
+
+  Value vRows(Index h) override {
+    return v.inSbuf() ? blocks(v, h * sk, shape.nkb, shape.dv) : vn;
+  }
+
+  Value outBlock(Index h, unsigned set, int64_t qb) override {
+    if (y.inSbuf())
+      return pl.window(y, h * sq + Index(qb * blk), blk, 0, shape.dv);
+    return pl.view(on[set], {blk, shape.dv}, {0, Index(qb * shape.dv)});
+  }
+
+  void stored(Index h, unsigned set, int64_t qb, bool) override {
+    if (!y.inSbuf())
+      pl.dma(pl.window(y, h * sq + Index(qb * blk), blk, 0, shape.dv),
+             outBlock(h, set, qb));
+  }
+
+  Placement q, k, v, y, cos, sin;
+  bool rope = false;
+
+private:
+  /// out = x * cos + rotate_half(x) * sin over blocks [j0, j0 + count) (see
+  /// ConvertRope.cpp), on the GpSimd engine, which the pipeline leaves
+  /// nearly idle and which reads only SBUF here.
+  void ropeBlocks(Value out, Value x, int64_t j0, int64_t count) {
+    int64_t d = shape.dd, hd = d / 2;
+    auto half = [&](Value t, int64_t i) {
+      return pl.view(t, {blk, count, hd}, {0, 0, Index(i * hd)});
+    };
+    Value c = pl.view(cosT, {blk, count, d}, {0, j0, 0});
+    Value s = pl.view(sinT, {blk, count, d}, {0, j0, 0});
+    Value x2 = pl.view(xc, {blk, count, d}, {0, 0, 0});
+    Value t = pl.view(th, {blk, count, hd}, {0, 0, 0});
+    pl.pinEngine(ncore::Engine::GpSimd);
+    pl.tensorTensor(ncore::AluOp::Multiply, x2, x, c);
+    pl.tensorTensor(ncore::AluOp::Multiply, t, half(x, 1), half(s, 0));
+    pl.tensorTensor(ncore::AluOp::Subtract, half(out, 0), half(x2, 0), t);
+    pl.tensorTensor(ncore::AluOp::Multiply, t, half(x, 0), half(s, 1));
+    pl.tensorTensor(ncore::AluOp::Add, half(out, 1), half(x2, 1), t);
+    pl.pinEngine(std::nullopt);
+  }
+
+  ProgramLowering &pl;
+  ncore::recipes::AttentionShape shape;
+  int64_t sq, sk;
+  Value qn, kn, vn, on[2], qr, kr, xc, th, cosT, sinT;
+};
 
 /// The working tiles of one query tile: two or three sets for the software
 /// pipeline over full tiles, one for a last partial tile.
@@ -51,6 +214,8 @@ public:
     if (failed(readOperands()))
       return failure();
     placeOperands();
+    if (std::optional<LogicalResult> done = tryPipeline())
+      return *done;
     buildMask();
     tpsum[0] = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
     planResidentV();
@@ -159,6 +324,95 @@ private:
     qTiles = (sq + 127) / 128;
     gk = kPvGroup * 128;
     firstKeys = std::min(gk, sk);
+  }
+
+  /// The stable pipeline of the flash-attn-stable kernel
+  /// (recipes::StableAttentionPipeline), when it applies: no causal mask,
+  /// no GQA, whole 128-row blocks (at most six key blocks, at least four
+  /// query blocks), operands whose blocks are viewable, its tiles within the
+  /// SBUF budget and the PSUM, and no guest. Else nullopt: the lowering
+  /// below. With a guest (the next block's modulation matvec, or the
+  /// single-stream block's MLP linear), the all-heads lowering below is
+  /// kept: its longer attention hides the guest's work, and the pipeline,
+  /// given the same guest (flux2-klein, trn2, TP=4), measured 0.2-0.4%
+  /// slower steps; the MLP guest's accumulators do not fit beside the
+  /// pipeline's PSUM at all.
+  std::optional<LogicalResult> tryPipeline() {
+    namespace recipes = ncore::recipes;
+    recipes::AttentionShape shape;
+    shape.heads = batch * heads;
+    shape.nqb = sq / 128;
+    shape.nkb = sk / 128;
+    shape.dd = d;
+    shape.dv = dv;
+    shape.scale = float(op.getScale().convertToDouble());
+    shape.dtype = et;
+    if (pl.hasPendingGuest() || causal || group != 1 || sq % 128 || sk % 128 ||
+        !recipes::StableAttentionPipeline::fits(shape))
+      return std::nullopt;
+    PipelineIo io(pl, shape, sq, sk);
+    io.q = qa;
+    io.k = ka;
+    io.v = va;
+    io.y = ya;
+    io.rope = rope;
+    if (rope) {
+      if (cosP.rows < std::max(sq, sk) || sinP.rows < std::max(sq, sk) ||
+          cosP.cols != d || sinP.cols != d)
+        return std::nullopt;
+      io.cos = cosP;
+      io.sin = sinP;
+    }
+    for (const Placement *t : {&qa, &ka, &va, &ya})
+      if (!PipelineIo::blockViewable(*t))
+        return std::nullopt;
+    if (rope &&
+        (!PipelineIo::blockViewable(cosP) || !PipelineIo::blockViewable(sinP)))
+      return std::nullopt;
+    int64_t hostBytes =
+        recipes::StableAttentionPipeline::sbufBytes(shape) + io.bytes();
+    if (hostBytes > pl.workingBudget())
+      return std::nullopt;
+    if (!fitsPsumBanks(recipes::StableAttentionPipeline::psumTiles(shape)))
+      return std::nullopt;
+    recipes::StableAttentionPipeline pipe(pl, shape, io);
+    io.allocate();
+    pl.noteWorkingBytes(hostBytes);
+    ++pl.statistics().attentionPipelines;
+    if (pl.target().remarks)
+      op.emitRemark() << "convert-seam-to-ncore: attention runs the stable "
+                         "pipeline of the flash-attn-stable kernel: "
+                      << shape.heads << " head(s) x " << shape.nqb
+                      << " query block(s) x " << shape.nkb
+                      << " key block(s); q, k, v from "
+                      << (qa.inSbuf() ? "SBUF" : "HBM") << ", "
+                      << (ka.inSbuf() ? "SBUF" : "HBM") << ", "
+                      << (va.inSbuf() ? "SBUF" : "HBM")
+                      << (rope ? "; rope on the GpSimd engine" : "");
+    pipe.build();
+    if (ya.root != y.root)
+      pl.copyInto(y, ya);
+    return success();
+  }
+
+  /// Whether the tiles (bytes per partition, none over a bank) pack into
+  /// the target's PSUM banks, first fit by decreasing size (a tile cannot
+  /// straddle two banks).
+  bool fitsPsumBanks(ArrayRef<int64_t> a) const {
+    const ::seam::rt::Profile *profile = pl.target().profile;
+    if (!profile)
+      return false;
+    int64_t bank = int64_t(profile->psumBankBytes());
+    SmallVector<int64_t> tiles(a);
+    llvm::sort(tiles, std::greater<int64_t>());
+    SmallVector<int64_t> free(profile->psumBanks, bank);
+    for (int64_t t : tiles) {
+      auto *it = llvm::find_if(free, [&](int64_t f) { return f >= t; });
+      if (it == free.end())
+        return false;
+      *it -= t;
+    }
+    return true;
   }
 
   /// Causal: one [128, Sk + Sq - 128] tile, 0 where key <= query, else

@@ -160,6 +160,8 @@ struct TargetInfo {
     "Norms that built the X^T of the linears reading them")                    \
   X(normAffineInXt, "norm-affine-in-xt",                                       \
     "layer_norms that applied gamma and beta in their X^T evacuations")        \
+  X(attentionPipelines, "attention-pipelines",                                 \
+    "Attentions run as the stable pipeline (lowering/recipes)")                \
   X(interleaved, "interleaved",                                                \
     "Ops lowered inside another op's pipeline (InterleavedWork)")              \
   X(rowProduced, "row-produced",                                               \

@@ -90,57 +90,42 @@ func.func private @prog_plain(%q: tensor<2x1x128x64xf32>, %k: tensor<2x1x128x64x
 
 // -----
 
-// Without GQA (3 heads of 512 positions, rope fused): Q^T, K^T (roped) and V
-// of every head are built up front in one loop over the heads, then one
-// software pipeline runs over every (head, query tile): tile 0 of head 0,
-// a loop over the first two heads whose last step issues the scores of the
-// next head's tile 0 (at the next head's K^T columns) before this head's
-// last P V, then the last head on its own.
+// Without GQA, causal mask or guest, in whole blocks (3 heads of 512
+// positions, rope fused): the stable pipeline of the flash-attn-stable
+// kernel (lowering/recipes/AttentionPipeline.h). The rope tables come in
+// once, head 0's q, k and v one DMA per 128-row block; q and k are roped on
+// the GpSimd engine as the transposes read them, four blocks to a PSUM bank
+// (Q^T copied out by the Scalar engine, K^T by the Vector engine); V' =
+// [V | 1] by the GpSimd engine. Then per query block, in steps: scores and
+// their row max (Vector) and -scale m (GpSimd), exp from PSUM, the
+// transposes of P, P V' and O = O' / l, stored block by block.
+// (The all-heads lowering with a guest: convert-interleave.mlir.)
 
 // CHECK-LABEL: ncore.program @prog_heads
-// CHECK: %[[KT:.+]] = ncore.alloc : <sbuf, 128x1536xbf16>
-// CHECK: %[[V:.+]] = ncore.alloc : <sbuf, 128x1536xbf16>
-// CHECK: %[[QT:.+]] = ncore.alloc : <sbuf, 128x1536xbf16>
-// Q^T, K^T and V of every head.
-// CHECK: ncore.loop %[[H0:.+]] trips 3 {
-// CHECK:   ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x4x128xbf16>, <hbm, 128x4x128xbf16>
-// CHECK:   ncore.loop %{{.+}} trips 2 {
-// CHECK:     ncore.tensor_tensor subtract
-// CHECK:     ncore.transpose
-// CHECK:     ncore.view %[[KT]][%[[H0]], %{{.+}}]
-// CHECK:     ncore.transpose
-// CHECK:   }
-// CHECK:   ncore.loop %{{.+}} trips 2 {
-// CHECK:     ncore.view %[[QT]][%[[H0]], %{{.+}}]
-// CHECK:   }
-// CHECK: }
-// Tile 0 of head 0: the scores read Q^T and K^T in place.
-// CHECK-NOT: ncore.transpose
-// CHECK: ncore.matmul %{{.+}}, %{{.+}}, %{{.+}} : <psum, 128x512xf32>, <sbuf, 128x128xbf16>, <sbuf, 128x512xbf16>
-// CHECK-NOT: ncore.transpose
-// CHECK: ncore.activation exp
-// Heads 0 and 1: three steps within the head (scores of tile t + 1, P V of
-// tile t, softmax of tile t + 1) ...
-// (One view op per window of V in the loop body, which every P V of the
-// head reads.)
-// CHECK: ncore.loop %[[H:.+]] trips 2 {
-// CHECK:   %[[VH:.+]] = ncore.view %[[V]][%[[H]]]
-// CHECK-COUNT-3: ncore.activation exp
-// ... then the scores of the next head's tile 0, this head's last P V, the
-// next head's softmax.
-// CHECK:   %[[NQ:.+]] = ncore.view %[[QT]][%[[H]]] offsets #[[NEXT:.+]] : <sbuf, 128x1536xbf16> to <sbuf, 128x128xbf16>
-// CHECK:   %[[NK:.+]] = ncore.view %[[KT]][%[[H]]] offsets #[[NEXT]] : <sbuf, 128x1536xbf16> to <sbuf, 128x512xbf16>
-// CHECK:   ncore.matmul %{{.+}}, %[[NQ]], %[[NK]]
-// CHECK:   ncore.matmul %{{.+}}, %{{.+}}, %[[VH]]
-// CHECK:   ncore.dma_copy
-// CHECK:   ncore.activation exp
-// CHECK: }
-// The last head: no loop, no scores after its last P V.
-// CHECK-NOT: ncore.loop
-// CHECK-COUNT-3: ncore.activation exp
-// CHECK-NOT: ncore.activation exp
-// CHECK: ncore.dma_copy
-// CHECK-NEXT: }
+// CHECK-COUNT-8: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x128xbf16>, <hbm, 128x128xbf16>
+// CHECK: ncore.memset %{{.+}}, 1.000000e+00 on gpsimd : <sbuf, 128x4x1xbf16>
+// CHECK-COUNT-12: ncore.dma_copy %{{.+}}, %{{.+}} : <sbuf, 128x128xbf16>, <hbm, 128x128xbf16>
+// CHECK: ncore.tensor_tensor multiply %{{.+}} on gpsimd : !ncore.tile<sbuf, 128x4x128xbf16>
+// CHECK-COUNT-4: ncore.transpose
+// CHECK: ncore.tensor_copy %{{.+}} on scalar : <sbuf, 128x4x128xbf16>, <psum, 128x512xf32>
+// CHECK: ncore.tensor_tensor multiply %{{.+}} on gpsimd : !ncore.tile<sbuf, 128x4x128xbf16>
+// CHECK-COUNT-4: ncore.transpose
+// CHECK: ncore.tensor_copy %{{.+}} on vector : <sbuf, 128x4x128xbf16>, <psum, 128x512xf32>
+// CHECK: ncore.tensor_copy %{{.+}} on gpsimd : <sbuf, 128x4x128xbf16>, <sbuf, 128x4x128xbf16>
+// Stage A of block 0: scores from PSUM, no evacuation before the max.
+// CHECK: ncore.matmul %[[S:.+]], %{{.+}}, %{{.+}} : <psum, 128x512xf32>, <sbuf, 128x1x128xbf16>, <sbuf, 128x4x128xbf16>
+// CHECK: ncore.tensor_reduce max %{{.+}}, %[[S]] on vector
+// CHECK: ncore.tensor_scalar multiply %[[NEGM:.+]], %{{.+}} imm -0.08{{[0-9]+}} on gpsimd
+// Step 1: B of block 0 (exp straight from the scores' PSUM), A of block 1.
+// CHECK: ncore.activation exp %{{.+}}, %[[S]] bias %[[NEGM]]
+// CHECK: ncore.matmul %{{.+}} : <psum, 128x512xf32>, <sbuf, 128x1x128xbf16>, <sbuf, 128x4x128xbf16>
+// Step 3: D and E of block 0: P V' over four key blocks, O' / l, stored.
+// CHECK: ncore.matmul %[[O:.+]], %{{.+}}, %{{.+}} : <psum, 128x129xf32>, <sbuf, 128x1x128xbf16>, <sbuf, 128x1x129xbf16>
+// CHECK-COUNT-3: ncore.matmul %[[O]], %{{.+}}, %{{.+}} accumulate
+// CHECK: ncore.tensor_scalar divide %[[OUT:.+]], %{{.+}}, %{{.+}} on vector : !ncore.tile<sbuf, 128x128xbf16>, !ncore.tile<psum, 128x128xf32>, !ncore.tile<psum, 128x1xf32>
+// CHECK: ncore.dma_copy %{{.+}}, %[[OUT]] : <hbm, 128x128xbf16>, <sbuf, 128x128xbf16>
+// 12 blocks in all, each with its store.
+// CHECK-COUNT-11: ncore.tensor_scalar divide
 func.func private @prog_heads(%q: tensor<1x3x512x128xbf16>, %k: tensor<1x3x512x128xbf16>, %v: tensor<1x3x512x128xbf16>, %c: tensor<512x128xbf16>, %s: tensor<512x128xbf16>) -> tensor<1x3x512x128xbf16> attributes {seam.program} {
   %o = seam.attention %q, %k, %v rope(%c, %s) {scale = 0.088 : f64} : (tensor<1x3x512x128xbf16>, tensor<1x3x512x128xbf16>, tensor<1x3x512x128xbf16>, tensor<512x128xbf16>, tensor<512x128xbf16>) -> tensor<1x3x512x128xbf16>
   return %o : tensor<1x3x512x128xbf16>
