@@ -52,7 +52,8 @@ CONFIGS = [
 
 HEADER = ["model", "mode", "warm step ms", "floor ms", "fraction",
           "device fraction", "bound", "DMA bytes/rank/step",
-          "must-cross bytes", "ratio", "transfers/rank/step", "mean transfer"]
+          "must-cross bytes", "ratio", "transfers/rank/step", "mean transfer",
+          "longest idle stretch of the bound engine (cause)"]
 
 NOTES = [
     "floor = sum over the step's launches of max(TE, elementwise, DMA), per "
@@ -73,6 +74,13 @@ NOTES = [
     "are excluded without them)",
     "host fallback ops are run for real on this CPU: warm steps of the rows "
     "that have them vary from run to run",
+    "longest idle stretch: of the bound engine in the last step, on rank 0 "
+    "(seam-run's roofline.idle): the launched unit, the time into the "
+    "launch, the instruction that ended the stretch and what it waited for "
+    "(the semaphore signalled last before it could issue: an engine's "
+    "instruction or a DMA transfer, with its pc in the unit's listing, "
+    "seam-run --dump-programs); 'to the launch's end' is the tail after the "
+    "engine's last instruction; none for a DMA-bound step",
 ]
 
 
@@ -110,7 +118,8 @@ def measure(seam_run, tmp, smoke=False, steps=2):
             human_bytes(dma["must_cross_bytes_per_rank_per_step"]),
             "%.2fx" % dma["ratio"],
             "%.0f" % dma["transfers_per_rank_per_step"],
-            human_bytes(dma["mean_transfer_bytes"])])
+            human_bytes(dma["mean_transfer_bytes"]),
+            rf["idle"]["cause"] if rf.get("idle") else "none"])
     return rows, raw
 
 

@@ -73,8 +73,33 @@ struct TimelineEvent {
   }
 };
 
+/// The longest stretch an engine of one core sat idle in a launch: between
+/// the end of one of its instructions (or the launch's start) and the start
+/// of its next (or the launch's end, `resumedPc` = -1), and what the
+/// instruction that ended it waited for: the semaphore wait signalled last
+/// before it could issue, by `waitedEngine`'s instruction `waitedPc` (a DMA
+/// transfer when `waitedDma`: `waitedEngine` is the stream that triggered
+/// it), or none (-1: it issued in order, behind no wait signalled then).
+struct IdleStretch {
+  double fromNs = 0, toNs = 0;
+  int64_t resumedPc = -1;
+  Opcode resumedOp = Opcode::SemSignal;
+  int waitedEngine = -1;
+  bool waitedDma = false;
+  int64_t waitedPc = -1;
+  double ns() const { return toNs - fromNs; }
+  bool operator==(const IdleStretch &o) const {
+    return fromNs == o.fromNs && toNs == o.toNs && resumedPc == o.resumedPc &&
+           resumedOp == o.resumedOp && waitedEngine == o.waitedEngine &&
+           waitedDma == o.waitedDma && waitedPc == o.waitedPc;
+  }
+};
+
 struct CoreTimingStats {
   std::array<double, kNumEngines> busyNs{};
+  /// Per compute engine (Tensor, Vector, Scalar, GpSimd): its longest idle
+  /// stretch (IdleStretch).
+  std::array<IdleStretch, kNumEngines> longestIdle{};
   std::array<uint64_t, kNumEngines> instructions{};
   uint64_t dmaBytes = 0;
   uint64_t dmaTransfers = 0;
@@ -82,8 +107,9 @@ struct CoreTimingStats {
   double endNs = 0;
 
   bool operator==(const CoreTimingStats &o) const {
-    return busyNs == o.busyNs && instructions == o.instructions &&
-           dmaBytes == o.dmaBytes && dmaTransfers == o.dmaTransfers &&
+    return busyNs == o.busyNs && longestIdle == o.longestIdle &&
+           instructions == o.instructions && dmaBytes == o.dmaBytes &&
+           dmaTransfers == o.dmaTransfers &&
            dmaQueueBusyNs == o.dmaQueueBusyNs && endNs == o.endNs;
   }
 };

@@ -43,6 +43,13 @@ struct EngineState {
   bool arrived = false; ///< Collective engine waiting for the other ranks.
 };
 
+/// Who sent a semaphore's signal (IdleStretch).
+struct Signaller {
+  int8_t engine = -1;
+  bool dma = false;
+  int64_t pc = -1;
+};
+
 struct CoreState {
   const Program *program = nullptr;
   std::array<EngineState, kNumEngines> engines{};
@@ -52,6 +59,13 @@ struct CoreState {
   /// Per stream: when every transfer it issued so far has completed.
   std::array<double, kNumEngines> dmaRetiredAt{};
   unsigned chip = 0;
+  /// Per semaphore: when its last signal landed, and who sent it (the
+  /// stream, whether it was a DMA transfer, the instruction): the cause an
+  /// idle stretch names (IdleStretch).
+  std::vector<double> semSignalAt;
+  std::vector<Signaller> semSignaller;
+  /// Per compute engine: the end of its last instruction.
+  std::array<double, kNumEngines> lastEnd{};
 };
 
 /// No clock for the hazard checker (it is off).
@@ -64,6 +78,7 @@ struct Completion {
   uint16_t sem;
   uint32_t count;
   uint32_t token; ///< the hazard checker's clock the signal publishes
+  Signaller by;
   bool operator>(const Completion &o) const {
     return time != o.time ? time > o.time : seq > o.seq;
   }
@@ -85,6 +100,8 @@ public:
       CoreState &core = cores[c];
       core.program = programs[c];
       core.sems.assign(kNumSemaphores, 0);
+      core.semSignalAt.assign(kNumSemaphores, 0.0);
+      core.semSignaller.assign(kNumSemaphores, Signaller{});
       core.queueFreeAt.assign(std::max(1u, profile.dmaEngines), 0.0);
       core.chip = static_cast<unsigned>(c / perChip);
       for (unsigned e = 0; e < kNumEngines; ++e)
@@ -135,6 +152,11 @@ public:
         t.cores[c].endNs = std::max(t.cores[c].endNs, s.freeAt);
       t.totalNs = std::max(t.totalNs, t.cores[c].endNs);
     }
+    // The stretch after each engine's last instruction, to the launch's end.
+    for (size_t c = 0; c < cores.size(); ++c)
+      for (unsigned e : kComputeEngines)
+        if (t.cores[c].instructions[e] > 0)
+          noteIdle(c, e, cores[c].lastEnd[e], t.totalNs, IdleStretch{});
     if (checker)
       reportHazards();
     return std::move(result);
@@ -210,11 +232,62 @@ private:
     return true;
   }
 
+  /// A semaphore's signal lands: its count, and who sent it when.
+  void signalled(unsigned core, unsigned sem, uint32_t count,
+                 const Signaller &by, double at) {
+    CoreState &cs = cores[core];
+    cs.sems[sem] += count;
+    cs.semSignalAt[sem] = at;
+    cs.semSignaller[sem] = by;
+  }
+
+  /// Keeps [from, to) as core c's engine e's longest idle stretch when it
+  /// is longer than the one kept.
+  void noteIdle(size_t c, unsigned e, double from, double to,
+                IdleStretch stretch) {
+    IdleStretch &longest = result.timeline.cores[c].longestIdle[e];
+    if (to - from <= longest.ns())
+      return;
+    stretch.fromNs = from;
+    stretch.toNs = to;
+    longest = stretch;
+  }
+
+  /// Engine e of core c issues `inst` now: the stretch since its last
+  /// instruction ended, and the wait that held it (the one signalled last,
+  /// if during the stretch).
+  void noteResumed(unsigned c, unsigned e, const Instruction &inst,
+                   uint32_t index) {
+    CoreState &core = cores[c];
+    double from = core.lastEnd[e];
+    if (now - from > result.timeline.cores[c].longestIdle[e].ns()) {
+      IdleStretch st;
+      st.resumedPc = index;
+      st.resumedOp = inst.op;
+      double latest = from;
+      for (const SemWaitSpec &w : inst.waits)
+        if (core.semSignalAt[w.sem] > latest) {
+          latest = core.semSignalAt[w.sem];
+          const Signaller &by = core.semSignaller[w.sem];
+          st.waitedEngine = by.engine;
+          st.waitedDma = by.dma;
+          st.waitedPc = by.pc;
+        }
+      noteIdle(c, e, from, now, st);
+    }
+  }
+
+  static constexpr unsigned kComputeEngines[] = {
+      static_cast<unsigned>(Engine::Tensor),
+      static_cast<unsigned>(Engine::Vector),
+      static_cast<unsigned>(Engine::Scalar),
+      static_cast<unsigned>(Engine::GpSimd)};
+
   bool applyCompletions() {
     bool any = false;
     while (!heap.empty() && heap.top().time <= now) {
       const Completion &c = heap.top();
-      cores[c.core].sems[c.sem] += c.count;
+      signalled(c.core, c.sem, c.count, c.by, c.time);
       if (c.token != kNoToken)
         checker->signal(c.core, c.sem, c.count, c.token);
       heap.pop();
@@ -224,7 +297,7 @@ private:
   }
 
   void complete(unsigned core, const Instruction &inst, double end,
-                uint32_t token = kNoToken) {
+                uint32_t token = kNoToken, Signaller by = {}) {
     CoreTimingStats &st = result.timeline.cores[core];
     st.endNs = std::max(st.endNs, end);
     if (inst.signalSem < 0) {
@@ -233,14 +306,16 @@ private:
       return;
     }
     if (end <= now) {
-      cores[core].sems[inst.signalSem] += inst.signalCount;
+      signalled(core, static_cast<unsigned>(inst.signalSem), inst.signalCount,
+                by, now);
       if (token != kNoToken)
         checker->signal(core, static_cast<uint16_t>(inst.signalSem),
                         inst.signalCount, token);
       return;
     }
     heap.push({end, seq++, static_cast<uint16_t>(core),
-               static_cast<uint16_t>(inst.signalSem), inst.signalCount, token});
+               static_cast<uint16_t>(inst.signalSem), inst.signalCount, token,
+               by});
   }
 
   void record(unsigned core, Engine engine, int queue, const Instruction &inst,
@@ -358,7 +433,8 @@ private:
       complete(c, inst, std::max(now, s.retiredAt),
                checker && inst.signalSem >= 0
                    ? checker->clockOf(c, static_cast<Engine>(e))
-                   : kNoToken);
+                   : kNoToken,
+               Signaller{static_cast<int8_t>(e), false, index});
       return true;
     case Opcode::AllReduce:
     case Opcode::AllGather:
@@ -371,6 +447,8 @@ private:
       InstructionCost cost = instructionCost(inst, profile);
       if (!execute(c, e, inst, index))
         return false;
+      noteResumed(c, e, inst, index);
+      core.lastEnd[e] = now + cost.busyNs;
       s.freeAt = now + cost.busyNs;
       s.retiredAt = std::max(s.retiredAt, now + cost.latencyNs);
       uint32_t token = kNoToken;
@@ -379,7 +457,8 @@ private:
                               now + cost.latencyNs);
       record(c, static_cast<Engine>(e), -1, inst, index, now, now + cost.busyNs,
              0);
-      complete(c, inst, now + cost.latencyNs, token);
+      complete(c, inst, now + cost.latencyNs, token,
+               Signaller{static_cast<int8_t>(e), false, index});
       break;
     }
     }
@@ -455,7 +534,8 @@ private:
            end, bytes);
     double &retired = core.dmaRetiredAt[e];
     retired = std::max(retired, end);
-    complete(c, inst, retired, token);
+    complete(c, inst, retired, token,
+             Signaller{static_cast<int8_t>(e), true, index});
   }
 
   /// Starts a collective once every rank's collective engine reached it.
@@ -499,7 +579,9 @@ private:
                               now + duration);
       record(c, Engine::Collective, -1, *insts[c], s.pc, now, now + duration,
              bytes);
-      complete(c, *insts[c], now + duration, token);
+      complete(c, *insts[c], now + duration, token,
+               Signaller{static_cast<int8_t>(Engine::Collective), false,
+                         static_cast<int64_t>(s.pc)});
       ++s.pc;
     }
     return true;

@@ -109,6 +109,52 @@ TEST(WholeProgram, TiledMatmulReluNumericsAndOverlap) {
   EXPECT_EQ(c.dmaBytes, uint64_t(K * M + K * N) * 2 + uint64_t(M * N) * 4);
 }
 
+// The longest idle stretch the simulator keeps per engine is the largest
+// gap of that engine's events (from the launch's start, between them, to
+// the launch's end), and names what ended it: here the Tensor engine's
+// first matmul, held by the DMA transfers that bring its operands.
+TEST(WholeProgram, LongestIdleStretchIsTheLargestGapAndNamesItsWait) {
+  std::vector<float> w, x;
+  TensorMap in = inputs(w, x);
+  Device dev(Profile::builtin(Target::Trn1));
+  auto r = dev.launch(*dev.loadProgram(tiledMatmul()), in);
+  ASSERT_TRUE(bool(r)) << r.error();
+  ASSERT_TRUE(r->ok()) << r->fault->str();
+  const Timeline &t = r->timeline;
+  for (Engine e : {Engine::Tensor, Engine::Scalar}) {
+    std::vector<TimelineEvent> ev;
+    for (const TimelineEvent &x : t.events)
+      if (x.engine == e && x.dmaQueue < 0)
+        ev.push_back(x);
+    ASSERT_FALSE(ev.empty());
+    double last = 0, gap = 0, from = 0;
+    int64_t resumed = -1;
+    for (const TimelineEvent &x : ev) {
+      if (x.startNs - last > gap) {
+        gap = x.startNs - last;
+        from = last;
+        resumed = x.index;
+      }
+      last = x.endNs;
+    }
+    if (t.totalNs - last > gap) {
+      gap = t.totalNs - last;
+      from = last;
+      resumed = -1;
+    }
+    const IdleStretch &st = t.cores[0].longestIdle[unsigned(e)];
+    EXPECT_DOUBLE_EQ(st.ns(), gap) << name(e);
+    EXPECT_DOUBLE_EQ(st.fromNs, from) << name(e);
+    EXPECT_EQ(st.resumedPc, resumed) << name(e);
+  }
+  const IdleStretch &te = t.cores[0].longestIdle[unsigned(Engine::Tensor)];
+  ASSERT_GE(te.resumedPc, 0);
+  EXPECT_EQ(te.fromNs, 0.0);
+  EXPECT_EQ(te.resumedOp, Opcode::Matmul);
+  EXPECT_TRUE(te.waitedDma);
+  EXPECT_GE(te.waitedPc, 0);
+}
+
 TEST(WholeProgram, TimingOnlyTimelineEqualsFunctional) {
   for (Target target : {Target::Trn1, Target::Trn2}) {
     std::vector<float> w, x;

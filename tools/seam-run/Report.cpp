@@ -107,6 +107,10 @@ static void printRoofline(const SessionResult &r, llvm::raw_ostream &os) {
       humanBytes(moved), rf.mustCrossBytes > 0 ? moved / rf.mustCrossBytes : 0,
       humanBytes(rf.mustCrossBytes), transfers,
       humanBytes(transfers > 0 ? moved / transfers : 0));
+  if (rf.idle)
+    os << "  roofline idle: the bound engine (" << rf.idle->engine
+       << ") sat idle longest in the last step (rank 0) for "
+       << rf.idle->cause() << "\n";
   if (rf.units.size() < 2)
     return;
   std::vector<const RooflineUnit *> worst;
@@ -312,6 +316,30 @@ countsJson(const std::vector<std::pair<std::string, int64_t>> &v) {
   return o;
 }
 
+/// `roofline.idle`: the bound engine's longest idle stretch in the last
+/// step (rank 0) and its cause; null when the step is DMA-bound.
+static llvm::json::Value idleJson(const std::optional<IdleReport> &idle) {
+  if (!idle)
+    return nullptr;
+  auto orNull = [](int64_t v) -> llvm::json::Value {
+    return v >= 0 ? llvm::json::Value(v) : llvm::json::Value(nullptr);
+  };
+  auto strOrNull = [](const std::string &v) -> llvm::json::Value {
+    return v.empty() ? llvm::json::Value(nullptr) : llvm::json::Value(v);
+  };
+  return llvm::json::Object{{"engine", idle->engine},
+                            {"unit", idle->unit},
+                            {"s", idle->ns * 1e-9},
+                            {"from_s", idle->fromNs * 1e-9},
+                            {"to_s", idle->toNs * 1e-9},
+                            {"resumed_by", strOrNull(idle->resumedBy)},
+                            {"resumed_pc", orNull(idle->resumedPc)},
+                            {"waited_for", strOrNull(idle->waitedFor)},
+                            {"waited_op", strOrNull(idle->waitedOp)},
+                            {"waited_pc", orNull(idle->waitedPc)},
+                            {"cause", idle->cause()}};
+}
+
 static llvm::json::Object rooflineJson(const SessionResult &r) {
   using llvm::json::Array;
   using llvm::json::Object;
@@ -357,7 +385,8 @@ static llvm::json::Object rooflineJson(const SessionResult &r) {
               {"transfers_per_rank_per_step", transfers},
               {"mean_transfer_bytes", transfers > 0 ? moved / transfers : 0}}},
       {"peaks", Object{{"te_bf16_flops_per_s", rf.peakTeFlopsPerNs * 1e9},
-                       {"dma_bytes_per_s", rf.peakDmaBytesPerNs * 1e9}}}};
+                       {"dma_bytes_per_s", rf.peakDmaBytesPerNs * 1e9}}},
+      {"idle", idleJson(rf.idle)}};
 }
 
 /// The host (framework) figures the run used, each with its source and

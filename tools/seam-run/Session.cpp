@@ -902,11 +902,12 @@ rt::Status Session::launch(Run &r, const PlanItem &item, int step,
         r.rankValues(k)[v] = std::move(t);
       }
   if (step == opts.steps - 1 && r.last)
-    recordDeviceTotals(item.unit, *res);
+    recordDeviceTotals(item.unit, unit.program, *res);
   return rt::Status::ok();
 }
 
 void Session::recordDeviceTotals(const std::string &unit,
+                                 const rt::Program &program,
                                  const rt::LaunchResult &res) {
   result.engineBusyPerRankNs.resize(size_t(std::max(1, tp)));
   for (auto [core, c] : llvm::enumerate(res.timeline.cores)) {
@@ -922,6 +923,74 @@ void Session::recordDeviceTotals(const std::string &unit,
   for (RooflineUnit &u : result.roofline.units)
     if (u.name == unit)
       u.deviceNs += res.deviceNs / std::max(1, u.launchesPerStep);
+  recordIdleStretch(unit, program, res);
+}
+
+/// The roofline's bound engine on the device: the Tensor engine, or the
+/// busiest engine of an elementwise bound; none for DMA.
+static std::optional<rt::Engine> boundEngine(const std::string &bound,
+                                             const rt::CoreTimingStats &c) {
+  if (bound == "TE")
+    return rt::Engine::Tensor;
+  if (bound == "DMA" || bound == "none")
+    return std::nullopt;
+  std::optional<rt::Engine> best;
+  for (rt::Engine e :
+       {rt::Engine::Vector, rt::Engine::Scalar, rt::Engine::GpSimd})
+    if (!best || c.busyNs[unsigned(e)] > c.busyNs[unsigned(*best)])
+      best = e;
+  return best;
+}
+
+void Session::recordIdleStretch(const std::string &unit,
+                                const rt::Program &program,
+                                const rt::LaunchResult &res) {
+  if (res.timeline.cores.empty())
+    return;
+  const rt::CoreTimingStats &c = res.timeline.cores.front();
+  std::optional<rt::Engine> e = boundEngine(result.roofline.bound, c);
+  if (!e || c.instructions[unsigned(*e)] == 0)
+    return;
+  const rt::IdleStretch &st = c.longestIdle[unsigned(*e)];
+  std::optional<IdleReport> &idle = result.roofline.idle;
+  if (idle && idle->ns >= st.ns())
+    return;
+  IdleReport r;
+  r.engine = std::string(rt::name(*e));
+  r.unit = unit;
+  r.ns = st.ns();
+  r.fromNs = st.fromNs;
+  r.toNs = st.toNs;
+  if (st.resumedPc >= 0) {
+    r.resumedBy = std::string(rt::mnemonic(st.resumedOp));
+    r.resumedPc = st.resumedPc;
+  }
+  if (st.waitedEngine >= 0) {
+    auto by = rt::Engine(st.waitedEngine);
+    r.waitedFor = st.waitedDma ? "a DMA transfer of the " +
+                                     std::string(rt::name(by)) + " stream"
+                               : "the " + std::string(rt::name(by)) + " engine";
+    r.waitedPc = st.waitedPc;
+    const auto &stream = program.streams[unsigned(by)];
+    if (st.waitedPc >= 0 && size_t(st.waitedPc) < stream.size())
+      r.waitedOp = std::string(rt::mnemonic(stream[st.waitedPc].op));
+  }
+  idle = std::move(r);
+}
+
+std::string IdleReport::cause() const {
+  std::string where = llvm::formatv("{0:F1} us of {1} ({2:F1}-{3:F1} us)",
+                                    ns * 1e-3, unit, fromNs * 1e-3, toNs * 1e-3)
+                          .str();
+  if (resumedBy.empty())
+    return where + ": after its last instruction, to the launch's end";
+  std::string resumed =
+      llvm::formatv("its {0} (pc {1})", resumedBy, resumedPc).str();
+  if (waitedFor.empty())
+    return where + ": " + resumed + " issued in order, behind no wait";
+  return where + ": " + resumed + " waited for " + waitedFor + " (" +
+         (waitedOp.empty() ? "instruction" : waitedOp) + " at pc " +
+         std::to_string(waitedPc) + ")";
 }
 
 void Session::recordStepValues(Run &r) {

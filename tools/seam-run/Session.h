@@ -104,8 +104,26 @@ struct RooflineUnit {
   double deviceNs = 0; ///< mean device time per launch, last step
 };
 
+/// The bound engine's longest idle stretch in the last step (rank 0): in
+/// which launched unit, when (from the launch's start), the instruction that
+/// ended it and what that instruction waited for (rt::IdleStretch).
+struct IdleReport {
+  std::string engine, unit;
+  double ns = 0, fromNs = 0, toNs = 0;
+  std::string resumedBy; ///< mnemonic, empty: the launch's end
+  int64_t resumedPc = -1;
+  /// "a DMA transfer of the SYNC stream", "the VE engine", ...; empty: no
+  /// wait signalled during the stretch (issue order).
+  std::string waitedFor, waitedOp;
+  int64_t waitedPc = -1;
+  /// One line: the stretch and its cause.
+  std::string cause() const;
+};
+
 struct RooflineReport {
   std::vector<RooflineUnit> units;
+  /// The bound engine's longest idle stretch (compute-bound steps only).
+  std::optional<IdleReport> idle;
   /// The step's floor: the sum of its launches' floors (host fallback ops
   /// are not device work and are excluded), and the sums of each term.
   double floorNs = 0, teNs = 0, elementwiseNs = 0, dmaNs = 0;
@@ -290,7 +308,13 @@ private:
                           StepStats &st);
   /// Adds a launch of the last step to the device totals of `result`.
   void recordDeviceTotals(const std::string &unit,
+                          const seam::rt::Program &program,
                           const seam::rt::LaunchResult &res);
+  /// Keeps the launch's longest idle stretch of the roofline's bound engine
+  /// on rank 0 when it is the step's longest (RooflineReport::idle).
+  void recordIdleStretch(const std::string &unit,
+                         const seam::rt::Program &program,
+                         const seam::rt::LaunchResult &res);
   /// --output-dir: NAME.npy for each result of the step, named after the
   /// graph's result (seam.output; output<i> when unnamed).
   seam::rt::Status writeOutputs(Run &r);
