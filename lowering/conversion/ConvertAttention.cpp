@@ -156,11 +156,19 @@ public:
     return pl.view(on[set], {blk, shape.dv}, {0, Index(qb * shape.dv)});
   }
 
-  void stored(Index h, unsigned set, int64_t qb, bool) override {
-    if (!y.inSbuf())
-      pl.dma(pl.window(y, h * sq + Index(qb * blk), blk, 0, shape.dv),
-             outBlock(h, set, qb));
+  /// A block's store; the last head's in kLastStoreParts DMAs of fewer
+  /// partitions: they are the program's tail, and a transfer's time is its
+  /// fixed cost plus its bytes over one queue.
+  void stored(Index h, unsigned set, int64_t qb, bool last) override {
+    if (y.inSbuf())
+      return;
+    int64_t parts = last ? kLastStoreParts : 1, rows = blk / parts;
+    Value out = outBlock(h, set, qb);
+    for (int64_t r = 0; r < blk; r += rows)
+      pl.dma(pl.window(y, h * sq + Index(qb * blk + r), rows, 0, shape.dv),
+             pl.view(out, {rows, shape.dv}, {Index(r), 0}));
   }
+  static constexpr int64_t kLastStoreParts = 8;
 
   Placement q, k, v, y, cos, sin;
   bool rope = false;
