@@ -244,13 +244,19 @@ void QkvBuilder::runGroup(Index block0, int64_t blocks, bool withTail) {
       full > 0 ? kb.reshape(kb.view(xH, {full * kNumPartitions, kdim}, {0, 0}),
                             {kNumPartitions, full, kdim})
                : Value();
-  // The slab's output of every row block (and the tail's) leaves.
-  auto finishSlab = [&](unsigned buf, int64_t nw, Index n0) {
+  // The slab's output of every row block (and the tail's) leaves; the
+  // program's last store in kDmaStreams DMAs of fewer partitions (it is the
+  // tail: a transfer's time is its fixed cost plus its bytes over one
+  // queue).
+  auto finishSlab = [&](unsigned buf, int64_t nw, Index n0, bool last) {
     if (blocks > 0) {
       Value y3 = kb.reshape(kb.view(yH, {full * kNumPartitions, ndim}, {0, 0}),
                             {kNumPartitions, full, ndim});
-      kb.dma(kb.view(y3, {kNumPartitions, blocks, nw}, {0, block0, n0}),
-             kb.view(ys[buf], {kNumPartitions, blocks, nw}, {0, 0, 0}));
+      int64_t rows =
+          last && !withTail ? kNumPartitions / kDmaStreams : kNumPartitions;
+      for (int64_t r = 0; r < kNumPartitions; r += rows)
+        kb.dma(kb.view(y3, {rows, blocks, nw}, {r, block0, n0}),
+               kb.view(ys[buf], {rows, blocks, nw}, {r, 0, 0}));
     }
     if (withTail) {
       multiply(Index(tailCol), tail, Index(gb), buf, n0, nw, 1);
@@ -259,7 +265,7 @@ void QkvBuilder::runGroup(Index block0, int64_t blocks, bool withTail) {
     }
   };
   // Each slab of W against every row block of the group.
-  auto runSlab = [&](unsigned buf, int64_t nw, Index n0) {
+  auto runSlab = [&](unsigned buf, int64_t nw, Index n0, bool last) {
     kb.forRange(blocks / 2, [&](Index i) {
       multiply((i * 2) * kNumPartitions, kNumPartitions, i * 2, buf, n0, nw, 0);
       multiply((i * 2 + 1) * kNumPartitions, kNumPartitions, i * 2 + 1, buf, n0,
@@ -268,7 +274,7 @@ void QkvBuilder::runGroup(Index block0, int64_t blocks, bool withTail) {
     if (blocks % 2)
       multiply(Index((blocks - 1) * kNumPartitions), kNumPartitions,
                Index(blocks - 1), buf, n0, nw, 0);
-    finishSlab(buf, nw, n0);
+    finishSlab(buf, nw, n0, last);
   };
   auto headSlab = [&] {
     return kb.view(slab[0], {kNumPartitions, nk, head}, {0, 0, 0});
@@ -316,9 +322,9 @@ void QkvBuilder::runGroup(Index block0, int64_t blocks, bool withTail) {
     else if (restCols)
       loadRest();
     if (early)
-      finishSlab(0, head, Index(0));
+      finishSlab(0, head, Index(0), false);
     else
-      runSlab(0, head, Index(0));
+      runSlab(0, head, Index(0), false);
   }
   // The body's slabs, pipelined.
   kb.forRangePipelined(
@@ -328,11 +334,13 @@ void QkvBuilder::runGroup(Index block0, int64_t blocks, bool withTail) {
           return; // loaded above
         kb.dma(slab[set ^ shift], slabOf(s, ns));
       },
-      [&](Index s, unsigned set) { runSlab(set ^ shift, ns, s * ns + head); });
+      [&](Index s, unsigned set) {
+        runSlab(set ^ shift, ns, s * ns + head, false);
+      });
   if (restCols) {
     if (head == 0 || slabs > 0)
       loadRest();
-    runSlab(restBuf, restCols, Index(n1));
+    runSlab(restBuf, restCols, Index(n1), true);
   }
 }
 
