@@ -45,7 +45,7 @@ struct EngineState {
 
 /// Who sent a semaphore's signal (IdleStretch).
 struct Signaller {
-  int8_t engine = -1;
+  int engine = -1; ///< the stream (Engine), -1: none
   bool dma = false;
   int64_t pc = -1;
 };
@@ -434,7 +434,7 @@ private:
                checker && inst.signalSem >= 0
                    ? checker->clockOf(c, static_cast<Engine>(e))
                    : kNoToken,
-               Signaller{static_cast<int8_t>(e), false, index});
+               Signaller{static_cast<int>(e), false, index});
       return true;
     case Opcode::AllReduce:
     case Opcode::AllGather:
@@ -458,7 +458,7 @@ private:
       record(c, static_cast<Engine>(e), -1, inst, index, now, now + cost.busyNs,
              0);
       complete(c, inst, now + cost.latencyNs, token,
-               Signaller{static_cast<int8_t>(e), false, index});
+               Signaller{static_cast<int>(e), false, index});
       break;
     }
     }
@@ -535,7 +535,7 @@ private:
     double &retired = core.dmaRetiredAt[e];
     retired = std::max(retired, end);
     complete(c, inst, retired, token,
-             Signaller{static_cast<int8_t>(e), true, index});
+             Signaller{static_cast<int>(e), true, index});
   }
 
   /// Starts a collective once every rank's collective engine reached it.
@@ -580,7 +580,7 @@ private:
       record(c, Engine::Collective, -1, *insts[c], s.pc, now, now + duration,
              bytes);
       complete(c, *insts[c], now + duration, token,
-               Signaller{static_cast<int8_t>(Engine::Collective), false,
+               Signaller{static_cast<int>(Engine::Collective), false,
                          static_cast<int64_t>(s.pc)});
       ++s.pc;
     }
