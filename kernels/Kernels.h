@@ -8,6 +8,7 @@
 #ifndef SEAM_KERNELS_KERNELS_H
 #define SEAM_KERNELS_KERNELS_H
 
+#include "dialect/ncore/NcoreBuilder.h"
 #include "kernels/Registry.h"
 
 namespace mlir::seam {
@@ -24,6 +25,18 @@ SEAM_KERNEL_BUILD(buildIfftKernel)
 SEAM_KERNEL_BUILD(buildFourierMixKernel)
 SEAM_KERNEL_BUILD(buildFftconvKernel)
 #undef SEAM_KERNEL_BUILD
+
+/// The rope of whole heads, shared by the rope kernel and the compiler's
+/// lowering of seam.rope (lowering/conversion/ConvertRope.cpp): x and y
+/// [heads, seq, d] HBM tiles (any grouping of those dims, contiguous), cos
+/// and sin [seq, d]; seq a multiple of 128, d even.
+struct RopeHeads {
+  Value x, cos, sin, y;
+  int64_t heads = 0, seq = 0, headDim = 0;
+};
+/// SBUF bytes per partition emitRopeWholeHeads allocates for `r`.
+int64_t ropeWholeHeadsBytes(const RopeHeads &r);
+void emitRopeWholeHeads(ncore::NcoreBuilder &nb, const RopeHeads &r);
 
 /// The NKI tutorials' kernels (kernels/NkiTutorials.cpp): hardware-profiled
 /// references for validating the timing model, built standalone (they

@@ -265,6 +265,11 @@ void NcoreBuilder::dma(Value dst, Value src) {
   create<DmaCopyOp>(dst, src, EngineAttr());
 }
 
+void NcoreBuilder::dmaFixed(Value dst, Value src) {
+  create<DmaCopyOp>(dst, src, EngineAttr())
+      ->setAttr(kFixedPiecesAttrName, b.getUnitAttr());
+}
+
 void NcoreBuilder::matmul(Value dst, Value stationary, Value moving,
                           bool accumulate) {
   create<MatmulOp>(dst, stationary, moving, accumulate, EngineAttr());

@@ -167,6 +167,9 @@ public:
 
   //===--- instructions (destination first) ------------------------------===//
   void dma(Value dst, Value src);
+  /// A transfer moved as written: ncore-split-dma leaves it whole
+  /// (kFixedPiecesAttrName), for a caller that plans its own pieces.
+  void dmaFixed(Value dst, Value src);
   void matmul(Value psumDst, Value stationary, Value moving,
               bool accumulate = false);
   /// A matmul accumulating over the iterations of the loop whose index is

@@ -62,6 +62,13 @@ constexpr int64_t kNumSemaphores = 256;
 /// of enclosing loop level d overwrites PSUM instead of accumulating.
 constexpr llvm::StringLiteral kStartLevelAttrName = "start_level";
 
+/// Discardable unit attribute on `ncore.dma_copy`: the transfer is moved
+/// as written, one piece on one queue. ncore-split-dma neither cuts it nor
+/// counts it among the prologue loads it balances: its author (a kernel, a
+/// lowering with its own DMA plan) chose the pieces and their order over
+/// the round-robin queues.
+constexpr llvm::StringLiteral kFixedPiecesAttrName = "ncore.fixed_pieces";
+
 /// A kernel call's boundary semantics, on `ncore.call_kernel` and
 /// `ncore.inlined_call` (convert-seam-to-ncore sets it): "barrier" (or
 /// absent: every engine drains before the body and after it) or

@@ -198,6 +198,10 @@ def NcoreSplitDma : Pass<"ncore-split-dma"> {
     the per-transfer counts (it keeps every queue busy anyway, and the
     search's cost grows with it).
 
+    A transfer marked `ncore.fixed_pieces` (NcoreBuilder::dmaFixed) is left
+    as it is and out of the prologue's balance: its author planned its
+    pieces and their order over the queues (the rope kernel and lowering).
+
     ```mlir
     ncore.dma_copy %t, %w : !ncore.tile<sbuf, 128x3072xbf16>, !ncore.tile<hbm, 128x3072xbf16>
     // becomes 16 transfers of 8 rows:

@@ -235,6 +235,11 @@ public:
       bool followed = false;
       program.walk<WalkOrder::PreOrder>([&](Operation *op) {
         if (auto dma = dyn_cast<DmaCopyOp>(op)) {
+          // Pieces fixed by their author: as written (they still take the
+          // queues round-robin, and a later load is "following" no more
+          // than any other transfer).
+          if (op->hasAttr(kFixedPiecesAttrName))
+            return;
           bool inPrologue =
               !dma.isStore() && !computed && !op->getParentOfType<LoopOp>();
           if (inPrologue) {

@@ -82,53 +82,90 @@ TEST(QkvKernel, RowGroupsWhenXDoesNotFit) {
   EXPECT_EQ(plan.find("in 1 group"), std::string::npos) << plan;
 }
 
-TEST(RopeKernel, PublishedLayout) {
-  struct Case {
-    int64_t b, h, s, d;
-    bool bf;
-  };
-  // S a multiple of 128 (a head per DMA, buildWholeHeads), and not (128
-  // rows at a time, a partial last chunk), over two batches.
-  for (Case c : {Case{1, 4, 256, 64, false}, Case{1, 2, 512, 128, true},
-                 Case{2, 3, 200, 64, false}, Case{1, 2, 328, 128, true}}) {
-    KernelEnv env;
-    Type elt = c.bf ? env.bf16() : env.f32();
-    mlir::seam::KernelSignature sig;
-    sig.args = {env.tensor({c.b, c.h, c.s, c.d}, elt),
-                env.tensor({c.s, c.d}, elt), env.tensor({c.s, c.d}, elt)};
-    sig.results = {sig.args[0]};
-    sig.config = env.builder.getDictionaryAttr({});
-    auto prog = env.build("rope", sig);
-    ASSERT_TRUE(prog);
-    auto x = randomValues(c.b * c.h * c.s * c.d, 4);
-    std::vector<float> cs(c.s * c.d), sn(c.s * c.d);
-    int64_t half = c.d / 2;
+struct RopeCase {
+  int64_t b, h, s, d;
+  bool bf;
+  /// Tables of independent random values (cos1 != cos2, sin1 != sin2),
+  /// which a kernel that mixed up the halves would get wrong; else the
+  /// standard ones (theta_i = p 10000^(-2 i / d), halves equal).
+  bool randomTables = false;
+};
+
+/// Runs the rope kernel on `c` against a double reference; returns the
+/// relative L2 error (or 1 on a failure).
+double runRope(const RopeCase &c) {
+  KernelEnv env;
+  Type elt = c.bf ? env.bf16() : env.f32();
+  mlir::seam::KernelSignature sig;
+  sig.args = {env.tensor({c.b, c.h, c.s, c.d}, elt),
+              env.tensor({c.s, c.d}, elt), env.tensor({c.s, c.d}, elt)};
+  sig.results = {sig.args[0]};
+  sig.config = env.builder.getDictionaryAttr({});
+  auto prog = env.build("rope", sig);
+  EXPECT_TRUE(prog);
+  if (!prog)
+    return 1;
+  auto x = randomValues(c.b * c.h * c.s * c.d, 4);
+  std::vector<float> cs(c.s * c.d), sn(c.s * c.d);
+  int64_t half = c.d / 2;
+  if (c.randomTables) {
+    cs = randomValues(c.s * c.d, 5);
+    sn = randomValues(c.s * c.d, 6);
+  } else {
     for (int64_t p = 0; p < c.s; ++p)
       for (int64_t i = 0; i < c.d; ++i) {
         double th = p * std::pow(10000.0, -2.0 * double(i % half) / c.d);
         cs[p * c.d + i] = float(std::cos(th));
         sn[p * c.d + i] = float(std::sin(th));
       }
-    if (c.bf)
-      for (auto *vec : {&x, &cs, &sn})
-        for (float &v : *vec)
-          v = toBf16(v);
-    auto r = runProgram(prog, {{0u, x}, {1u, cs}, {2u, sn}});
-    ASSERT_TRUE(r.ok) << r.error;
-    std::vector<double> want(x.size());
-    for (int64_t bh = 0; bh < c.b * c.h; ++bh)
-      for (int64_t p = 0; p < c.s; ++p)
-        for (int64_t i = 0; i < c.d; ++i) {
-          const float *row = &x[(bh * c.s + p) * c.d];
-          double rot = i < half ? -double(row[i + half]) : row[i - half];
-          want[(bh * c.s + p) * c.d + i] =
-              row[i] * double(cs[p * c.d + i]) + rot * sn[p * c.d + i];
-        }
-    double err = relL2(r.outputs[3], want);
-    std::cout << "[rope] S=" << c.s << " D=" << c.d << " "
-              << (c.bf ? "bf16" : "fp32") << " rel-L2 " << err << "\n";
-    EXPECT_LE(err, c.bf ? 1e-2 : 1e-6);
   }
+  if (c.bf)
+    for (auto *vec : {&x, &cs, &sn})
+      for (float &v : *vec)
+        v = toBf16(v);
+  auto r = runProgram(prog, {{0u, x}, {1u, cs}, {2u, sn}});
+  EXPECT_TRUE(r.ok) << r.error;
+  if (!r.ok)
+    return 1;
+  std::vector<double> want(x.size());
+  for (int64_t bh = 0; bh < c.b * c.h; ++bh)
+    for (int64_t p = 0; p < c.s; ++p)
+      for (int64_t i = 0; i < c.d; ++i) {
+        const float *row = &x[(bh * c.s + p) * c.d];
+        double rot = i < half ? -double(row[i + half]) : row[i - half];
+        want[(bh * c.s + p) * c.d + i] =
+            row[i] * double(cs[p * c.d + i]) + rot * sn[p * c.d + i];
+      }
+  double err = relL2(r.outputs[3], want);
+  std::cout << "[rope] B=" << c.b << " H=" << c.h << " S=" << c.s
+            << " D=" << c.d << " " << (c.bf ? "bf16" : "fp32")
+            << (c.randomTables ? " random tables" : "") << " rel-L2 " << err
+            << "\n";
+  return err;
+}
+
+TEST(RopeKernel, PublishedLayout) {
+  // S a multiple of 128 (whole heads, emitRopeWholeHeads: bf16 sums on the
+  // Tensor engine, fp32 on the vector engines), and not (128 rows at a
+  // time, a partial last chunk), over two batches.
+  for (RopeCase c :
+       {RopeCase{1, 4, 256, 64, false}, RopeCase{1, 2, 512, 128, true},
+        RopeCase{2, 3, 200, 64, false}, RopeCase{1, 2, 328, 128, true}})
+    EXPECT_LE(runRope(c), c.bf ? 1e-2 : 1e-6);
+}
+
+TEST(RopeKernel, GeneralTablesAndBenchShapes) {
+  // Tables whose halves differ: the swapped sin table and the Tensor
+  // engine's half-swapped accumulation must pair x1 with sin2 and x2 with
+  // sin1. The bench's shapes (flux2-klein, TP = 4: 6 heads, head_dim 128),
+  // more heads than the tuned plan's six (its pattern repeats), a head
+  // dim of 64 (PSUM chunks of more slots) and one head.
+  for (RopeCase c : {RopeCase{1, 6, 256, 128, true, true},
+                     RopeCase{1, 6, 512, 128, true, true},
+                     RopeCase{2, 5, 384, 64, true, true},
+                     RopeCase{1, 1, 128, 128, true, true},
+                     RopeCase{1, 3, 256, 128, false, true}})
+    EXPECT_LE(runRope(c), c.bf ? 1e-2 : 1e-6);
 }
 
 } // namespace
