@@ -11,8 +11,13 @@ binaries, at the same path or under --seam-bin.
     fut = eng.submit(Point(["--model", "fnet-base", ...]))
     res = fut.result()                           # a Result
 
-Each task runs `seam-run --quiet --json F ARGS` in a scratch directory of
-its worker and returns the parsed JSON, or the error's first line. A point is
+Each task runs `seam-run --quiet --json F ARGS --compile-threads 1` in a
+scratch directory of its worker and returns the parsed JSON, or the error's
+first line. One compile thread per point: the points run side by side, one per
+worker and the workers one per core, so a point's own thread pool would only
+contend with the other points for the cores (an exclusive point, which runs
+alone, keeps seam-run's default, a thread per core). The figures do not
+depend on it. A point is
 keyed by a hash of its arguments, its files' contents and the seam build
 (the SHA-256 of the seam-run binary the workers run), so a sweep can resume.
 
@@ -193,8 +198,9 @@ def build_identity(seam_bin):
     return h.hexdigest()[:16], None
 
 
-def run_task(task, seam_bin):
-    """Runs on a worker: one seam-run. Never raises for a failing seam-run:
+def run_task(task, seam_bin, threads=0):
+    """Runs on a worker: one seam-run (--compile-threads `threads` unless the
+    point sets it; 0: seam-run's default). Never raises for a failing seam-run:
     the error's first line is the result."""
     import socket
     t0 = time.time()
@@ -228,6 +234,9 @@ def run_task(task, seam_bin):
         import resource
         ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cmd = [exe, "--quiet", "--json", out] + args
+        if threads and not any(a.split("=")[0] == "--compile-threads"
+                               for a in args):
+            cmd += ["--compile-threads", str(threads)]
         # seam-run gets SIGTERM if its worker dies (killed, or its cluster
         # closed on a Ctrl-C) instead of running on alone.
         setpriv = shutil.which("setpriv")  # util-linux
@@ -290,7 +299,7 @@ class Engine:
     cores, one thread each) or an existing scheduler."""
 
     def __init__(self, seam_bin, scheduler=None, workers=None,
-                 connect_timeout=5.0):
+                 connect_timeout=5.0, point_threads=1):
         logging.getLogger("distributed").setLevel(logging.ERROR)
         # Imported here: a missing python3-distributed is one clear line.
         try:
@@ -299,6 +308,8 @@ class Engine:
             raise SweepError("python3-distributed is not installed "
                              "(tools/setup-debian.sh installs it)")
         self.seam_bin = os.path.abspath(os.path.expanduser(seam_bin))
+        # seam-run --compile-threads of a point that is not exclusive
+        self.point_threads = point_threads
         self.cluster = None
         import threading
         self._gate = threading.Condition()
@@ -384,6 +395,7 @@ class Engine:
         try:
             fut = self.client.submit(
                 run_task, point.task(self.build), self.seam_bin,
+                0 if exclusive else self.point_threads,
                 key=key or ("seam-excl-" if exclusive else "seam-") +
                 point.key(self.build), pure=False)
         except BaseException:

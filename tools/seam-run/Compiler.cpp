@@ -358,7 +358,17 @@ rt::Expected<CompiledModel> Compiler::compile(const std::string &irText,
                                               llvm::StringRef sourceName) {
   using Result = rt::Expected<CompiledModel>;
   CompiledModel cm;
-  cm.context = std::make_unique<MLIRContext>(seamRunRegistry());
+  if (threads == 0) {
+    cm.context = std::make_unique<MLIRContext>(seamRunRegistry());
+  } else {
+    cm.context = std::make_unique<MLIRContext>(
+        seamRunRegistry(), MLIRContext::Threading::DISABLED);
+    if (threads > 1) {
+      cm.threadPool = std::make_unique<llvm::DefaultThreadPool>(
+          llvm::hardware_concurrency(threads));
+      cm.context->setThreadPool(*cm.threadPool);
+    }
+  }
   MLIRContext &ctx = *cm.context;
   ctx.loadAllAvailableDialects();
   // A diagnostic's own notes are printed (see DiagCollector); the op it is

@@ -18,6 +18,7 @@
 #include "runtime/Program.h"
 #include "tools/seam-run/Session.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/ThreadPool.h"
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,6 +33,9 @@ struct CompiledUnit {
 };
 
 struct CompiledModel {
+  /// The context's threads when Compiler::threads asks for a number of them
+  /// (declared first: it outlives the context).
+  std::unique_ptr<llvm::ThreadPoolInterface> threadPool;
   std::unique_ptr<mlir::MLIRContext> context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   /// The ncore IR the programs were emitted from (when any was compiled),
@@ -68,6 +72,11 @@ public:
 
   /// The flags that enter every cache key.
   std::string flags() const;
+
+  /// The compile's threads (MLIR's passes, the codegen's parallel chunks,
+  /// the verifier): 0, one per core; 1, the calling thread alone (no thread
+  /// pool). The compiled programs are the same either way.
+  unsigned threads = 0;
 
   /// Told what compile() has done so far (for progress on long compiles).
   std::function<void(const std::string &)> progress = [](const std::string &) {

@@ -105,6 +105,9 @@ struct SessionOptions {
   std::string framework;
   std::vector<std::string> figureOverrides; ///< "name=value"
   std::string toolPath;                     ///< argv[0]
+  /// --compile-threads: the compile's threads (Compiler::threads); 0, one per
+  /// core. Not a model option: the figures are the same with any number.
+  unsigned threads = 0;
 };
 
 /// The importer's options from seam-run's own (--layers, --seq, ...).

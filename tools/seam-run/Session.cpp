@@ -548,6 +548,7 @@ rt::Status Session::compile(Run &r, const std::string &text,
   double compileStart = nowNs();
   Compiler compiler(profile, opts.mode, opts.kernels, opts.programSharing,
                     opts.kernelBoundary);
+  compiler.threads = opts.threads;
   compiler.progress = [&](const std::string &what) {
     // Inside the compile: at most one line a second.
     if (reportDue(lastCompileReport))

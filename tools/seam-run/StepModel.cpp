@@ -182,6 +182,7 @@ seamrun::timeOneStep(const SessionOptions &base, std::string irText,
   o.runs = 1;
   o.cacheDir = cacheDir;
   o.quietWarnings = true;
+  o.threads = base.threads;
   return Session(o).run();
 }
 

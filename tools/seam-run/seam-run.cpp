@@ -203,6 +203,12 @@ static cl::list<std::string>
                cl::cat(cat));
 static cl::opt<bool> quiet("quiet", cl::desc("Only the summary table"),
                            cl::cat(cat));
+static cl::opt<unsigned> compileThreads(
+    "compile-threads",
+    cl::desc("The compile's threads: 1 compiles on the main thread alone, "
+             "as each point of a sweep does (the points run side by side); "
+             "default 0: one per core. The figures do not depend on it"),
+    cl::init(0), cl::cat(cat));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
@@ -282,6 +288,7 @@ int main(int argc, char **argv) {
   o.framework = framework;
   o.figureOverrides.assign(setFigures.begin(), setFigures.end());
   o.toolPath = argv[0];
+  o.threads = compileThreads;
 
   if (seam::rt::Status valid = validate(o, choices); !valid) {
     llvm::errs() << "seam-run: " << valid.error() << "\n";
