@@ -86,6 +86,31 @@ def serial(seam_run, pts, tmp, extra=()):
     return time.time() - t0, walls, children_cpu() - c0
 
 
+def engine_cpu():
+    """CPU s (user + system) used so far by this process and its
+    descendants still running (the LocalCluster's scheduler, nannies and
+    workers; not the seam-runs they waited for)."""
+    hz = os.sysconf("SC_CLK_TCK")
+    kids = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                st = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        kids.setdefault(int(st[1]), []).append(
+            (int(pid), (int(st[11]) + int(st[12])) / hz))
+    total, todo = 0.0, [os.getpid()]
+    while todo:
+        for pid, cpu in kids.get(todo.pop(), []):
+            total += cpu
+            todo.append(pid)
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return total + ru.ru_utime + ru.ru_stime
+
+
 def load():
     with open("/proc/loadavg") as f:
         return f.read().split()[:3]
@@ -121,10 +146,14 @@ def main():
     try:
         # Warm the workers (imports, first subprocess) outside the timing.
         eng.client.run(lambda: None)
+        e0 = engine_cpu()
         t = time.time()
         futs = [eng.submit(sweep.Point(p)) for p in pts]
         res = [sweep.Result(f.result()) for f in futs]
         dist = time.time() - t
+        # The engine's own CPU time: Dask's client, scheduler, nannies and
+        # workers (their Python, the task's fork and exec), not seam-run's.
+        eng_cpu = engine_cpu() - e0
     finally:
         eng.close()
     bad = [r.error for r in res if not r.ok]
@@ -178,6 +207,7 @@ def main():
         "serial_cpu_point_mean_ms": ms((c1 + c2) / (2 * n)),
         "serial_threads1_cpu_point_mean_ms": ms((d1 + d2) / (2 * n)),
         "task_cpu_point_mean_ms": ms(task_cpu / n),
+        "engine_cpu_point_mean_ms": ms(eng_cpu / n),
         "loadavg_before": load0, "loadavg_after": load1,
         "serial_cores_used": round((c1 + c2) / (s1 + s2), 3),
         "serial_threads1_cores_used": round((d1 + d2) / (u1 + u2), 3),
@@ -202,8 +232,9 @@ def main():
           "start-up; %.2fx against serial -t1); ceiling %.2fx" % (
               fig["speedup"], fig["speedup_with_startup"],
               fig["speedup_vs_serial_threads1"], fig["ceiling"]))
-    print("overhead:    %.1f ms per point (worker time outside seam-run)" %
-          fig["overhead_per_point_ms"])
+    print("overhead:    %.1f ms per point (worker time outside seam-run); "
+          "the engine's processes used %.1f ms CPU per point" % (
+              fig["overhead_per_point_ms"], fig["engine_cpu_point_mean_ms"]))
     print("cores used:  serial %.2f, serial -t1 %.2f, sweep %.2f of %d "
           "(seam-run CPU s / wall s)" % (
               fig["serial_cores_used"], fig["serial_threads1_cores_used"],
