@@ -13,13 +13,13 @@ binaries, at the same path or under --seam-bin.
 
 Each task runs `seam-run --quiet --json F ARGS --compile-threads 1` in a
 scratch directory of its worker and returns the parsed JSON, or the error's
-first line. One compile thread per point: the points run side by side, one per
-worker and the workers one per core, so a point's own thread pool would only
-contend with the other points for the cores (an exclusive point, which runs
-alone, keeps seam-run's default, a thread per core). The figures do not
-depend on it. A point is
-keyed by a hash of its arguments, its files' contents and the seam build
-(the SHA-256 of the seam-run binary the workers run), so a sweep can resume.
+first line. One compile thread per point: the points run side by side, one
+per worker and the workers one per core, so a point's own thread pool would
+only contend with the other points for the cores (an exclusive point, which
+runs alone, keeps seam-run's default, a thread per core). The figures do not
+depend on it. A point is keyed by a hash of its arguments, its files'
+contents and the seam build (the SHA-256 of the seam-run binary the workers
+run), so a sweep can resume.
 
 Runs under Debian's /usr/bin/python3 (python3-dask, python3-distributed).
 """
