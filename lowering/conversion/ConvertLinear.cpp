@@ -185,10 +185,11 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
   // Tensor engine: the same for every plan (matmuls and transposes). A
   // matvec (see matvecTransposed) issues K/pk x N/128 matmuls of one column.
   double teCycles = 0;
-  if (matvecTransposed(x, n, rowOperands > 0))
-    teCycles = double(kb) * double(n / 128) *
+  if (matvecTransposed(x, n, rowOperands > 0)) {
+    int64_t colBlocks = n / 128; // exact: a matvec's N is a multiple of 128
+    teCycles = double(kb) * double(colBlocks) *
                std::min<double>(prof->matmulStationaryIssueCap, 128) * fp32;
-  else
+  } else {
     for (int64_t t = 0; t < rowTiles; ++t) {
       int64_t p = std::min<int64_t>(128, rows - t * 128);
       for (int64_t c = 0; c < n; c += 512) {
@@ -205,6 +206,7 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
                            double(p)) *
           fp32;
     }
+  }
   double teNs = teCycles / teGhz;
 
   int64_t budget = pl.workingBudget();
@@ -458,8 +460,9 @@ int64_t handoffBlocks(ProgramLowering &pl, LinearOp op, const Placement &x,
   // of them, each issuing 128 columns).
   const ::seam::rt::Profile &prof = *pl.target().profile;
   double fp32 = x.elementType.isBF16() ? 1.0 : prof.matmulFp32Factor;
+  int64_t rowTiles = (rows + 127) / 128;
   double savedNs =
-      double((rows + 127) / 128) * double(kb2) * 128.0 * fp32 / prof.teClockGhz;
+      double(rowTiles) * double(kb2) * 128.0 * fp32 / prof.teClockGhz;
   double loadNs =
       prof.dmaFixedCostNs +
       double(x.cols * n * eb) /
@@ -1067,7 +1070,7 @@ std::shared_ptr<GuestSlabs> guestSlabs(ProgramLowering &pl, const Placement &w,
 /// InterleavedWork::load for those slabs.
 std::function<void(Index, unsigned)>
 guestSlabLoader(ProgramLowering &pl, std::shared_ptr<GuestSlabs> g) {
-  return [&pl, g](Index group, unsigned set) {
+  return [&pl, g = std::move(g)](Index group, unsigned set) {
     pl.dma(pl.reshape(g->slabs[set], {g->pk, g->kb, g->cols}),
            pl.view(g->w3, {g->pk, g->kb, g->cols}, {0, 0, group * g->cols}));
   };

@@ -456,7 +456,9 @@ public:
   /// Row production (see RowProducer): `v`'s rows are emitted by its
   /// consumer through produceRows, which then declares all of them
   /// produced (a consumer emits every row).
-  void setRowProducer(Value v, RowProducer f) { rowProducers[v] = f; }
+  void setRowProducer(Value v, RowProducer f) {
+    rowProducers[v] = std::move(f);
+  }
   void produceRows(Value v, Index r0, int64_t p) {
     if (auto it = rowProducers.find(v); it != rowProducers.end())
       it->second(r0, p);

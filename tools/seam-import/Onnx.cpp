@@ -448,9 +448,10 @@ Importer::intsFrom(llvm::StringRef name, int index, int64_t inputSince) {
     return fail("its " + name +
                 " input must be a constant (seam imports static graphs)");
   std::vector<int64_t> out;
+  out.reserve(k->data.size());
   for (double d : k->data)
     out.push_back(toInt(d));
-  return std::optional<std::vector<int64_t>>(out);
+  return std::optional<std::vector<int64_t>>(std::move(out));
 }
 
 llvm::Expected<int64_t> Importer::axis(int64_t a, int64_t rank) {
@@ -1161,7 +1162,8 @@ llvm::Error Importer::importSlice() {
     return x.takeError();
   SmallVector<int64_t> in(shapeOf(*x));
   int64_t rank = int64_t(in.size());
-  auto sliceOf = [&](SmallVector<int64_t> off, SmallVector<int64_t> size) {
+  auto sliceOf = [&](const SmallVector<int64_t> &off,
+                     const SmallVector<int64_t> &size) {
     if (ArrayRef<int64_t>(size) == ArrayRef<int64_t>(in))
       return *x;
     return Value(b.create<sm::SliceOp>(loc(), tensor(size), *x,
@@ -1403,6 +1405,7 @@ llvm::Error Importer::run(const onnx::ModelProto &model) {
       return e;
   }
   std::vector<std::pair<llvm::StringRef, Type>> refs;
+  refs.reserve(inputs.size());
   for (auto &in : inputs)
     refs.push_back({in.first, in.second});
   func::FuncOp fn = createForward(b, module, refs);

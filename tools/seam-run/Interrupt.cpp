@@ -3,6 +3,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -173,7 +174,10 @@ TemporaryDirectory::~TemporaryDirectory() {
   // Removed while still registered, then unregistered: an interrupt during
   // the removal finishes it (both remove entries; a missing one is no
   // error), where unregistering first left a window in which it stayed.
+  // A directory that cannot be removed is left behind, said on stderr.
   if (!dir.empty())
-    llvm::sys::fs::remove_directories(dir);
+    if (std::error_code ec = llvm::sys::fs::remove_directories(dir))
+      llvm::errs() << toolName << ": warning: could not remove temporary "
+                   << "directory '" << dir << "': " << ec.message() << "\n";
   releaseSlot(slot);
 }

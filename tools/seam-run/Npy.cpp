@@ -56,7 +56,7 @@ seamrun::readNpy(const std::string &path, bool *isComplex, std::string *dtype) {
   std::string tok;
   uint64_t count = 1;
   while (std::getline(dims, tok, ',')) {
-    if (tok.find_first_not_of(" ") == std::string::npos)
+    if (tok.find_first_not_of(' ') == std::string::npos)
       continue;
     long long d = std::atoll(tok.c_str());
     if (d < 0 || d > (1ll << 36))

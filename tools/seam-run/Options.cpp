@@ -111,6 +111,16 @@ seamimport::ImportOptions seamrun::importOptions(const SessionOptions &o) {
 
 namespace {
 
+/// Removes what an output check created to probe a path. A failure leaves
+/// an empty file or directory behind, not a wrong run: said on stderr, and
+/// the check goes on.
+void removeProbe(const llvm::Twine &path) {
+  if (std::error_code ec = llvm::sys::fs::remove(path))
+    llvm::errs() << "seam-run: warning: could not remove '" << path
+                 << "' (created to check it is writable): " << ec.message()
+                 << "\n";
+}
+
 /// Whether `path` can be created or overwritten as a file: its directory
 /// exists, it is not itself a directory, and the OS lets it be opened for
 /// writing. The probe opens it as the write will (created when missing, not
@@ -140,7 +150,7 @@ rt::Status checkOutputFile(llvm::StringRef option, const std::string &path) {
         ec.message());
   ::close(fd);
   if (!existed)
-    fs::remove(path);
+    removeProbe(path);
   return rt::Status::ok();
 }
 
@@ -159,7 +169,7 @@ rt::Status checkOutputDir(llvm::StringRef option, const std::string &path) {
             fs::createUniqueFile(path + "/.seam-run-probe-%%%%%%", fd, probe))
       return rt::Status::failure(what + " is not writable: " + ec.message());
     ::close(fd);
-    fs::remove(probe);
+    removeProbe(probe);
     return rt::Status::ok();
   }
   llvm::StringRef parent =
@@ -171,7 +181,7 @@ rt::Status checkOutputDir(llvm::StringRef option, const std::string &path) {
                                "' does not exist");
   if (std::error_code ec = fs::create_directory(path))
     return rt::Status::failure(what + ": cannot be created: " + ec.message());
-  fs::remove(path);
+  removeProbe(path);
   return rt::Status::ok();
 }
 

@@ -118,14 +118,14 @@ RefTensor matmul(const RefTensor &a0, const RefTensor &b0,
   out.shape.assign(outShape.begin(), outShape.end());
   out.data.assign(product(bs) * m * n, 0.0);
   forEachBroadcast(bs, stA, stB, [&](int64_t flat, int64_t oa, int64_t ob) {
-    const double *A = a0.data.data() + oa * m * k;
-    const double *B = b0.data.data() + ob * k * n;
-    double *C = out.data.data() + flat * m * n;
+    const double *aMat = a0.data.data() + oa * m * k;
+    const double *bMat = b0.data.data() + ob * k * n;
+    double *cMat = out.data.data() + flat * m * n;
     for (int64_t i = 0; i < m; ++i)
       for (int64_t p = 0; p < k; ++p) {
-        double av = A[i * k + p];
+        double av = aMat[i * k + p];
         for (int64_t j = 0; j < n; ++j)
-          C[i * n + j] += av * B[p * n + j];
+          cMat[i * n + j] += av * bMat[p * n + j];
       }
   });
   return out;
@@ -190,6 +190,7 @@ seamrun::evalPrimitive(Operation *op, llvm::ArrayRef<const RefTensor *> in) {
     llvm::ArrayRef<int64_t> axes = r.getAxes();
     // Output index of each input element: the kept dimensions' strides.
     std::vector<int64_t> keptShape;
+    keptShape.reserve(x.shape.size());
     for (int64_t d = 0; d < int64_t(x.shape.size()); ++d)
       keptShape.push_back(llvm::is_contained(axes, d) ? 1 : x.shape[d]);
     auto st = broadcastStrides(keptShape, x.shape);

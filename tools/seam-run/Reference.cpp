@@ -334,7 +334,7 @@ RefTensor transpose(const RefTensor &x, llvm::ArrayRef<int64_t> perm) {
 }
 
 RefTensor slice(const RefTensor &x, llvm::ArrayRef<int64_t> offsets,
-                Shape out) {
+                const Shape &out) {
   RefTensor y = makeTensor(out, x.complex);
   int w = x.complex ? 2 : 1;
   Shape in = stridesOf(x.shape);
@@ -698,9 +698,11 @@ private:
     }
     if (isPrimitiveOp(op)) {
       std::vector<RefTensor> operands;
+      operands.reserve(op->getNumOperands());
       for (Value v : op->getOperands())
         operands.push_back(get(v));
       std::vector<const RefTensor *> ptrs;
+      ptrs.reserve(operands.size());
       for (const RefTensor &t : operands)
         ptrs.push_back(&t);
       FailureOr<RefTensor> r = evalPrimitive(op, ptrs);

@@ -114,6 +114,7 @@ static void printRoofline(const SessionResult &r, llvm::raw_ostream &os) {
   if (rf.units.size() < 2)
     return;
   std::vector<const RooflineUnit *> worst;
+  worst.reserve(rf.units.size());
   for (const RooflineUnit &u : rf.units)
     worst.push_back(&u);
   auto lost = [](const RooflineUnit *u) {

@@ -102,8 +102,9 @@ ScopedStepModel::ScopedStepModel(SessionOptions base)
   std::shared_ptr<TemporaryDirectory> cache = cacheDir;
   std::shared_ptr<Answers> answered = counts;
   mlir::seam::kernelCostModel() =
-      [base, cache, answered](mlir::ModuleOp window, const CostQuery &query,
-                              std::string &error) -> mlir::FailureOr<StepCost> {
+      [base = std::move(base), cache,
+       answered](mlir::ModuleOp window, const CostQuery &query,
+                 std::string &error) -> mlir::FailureOr<StepCost> {
     if (cache->path().empty()) {
       std::string why;
       if (!cache->create("seam-auto-cache", why)) {

@@ -715,6 +715,7 @@ private:
     }
     case Op::Slice: {
       std::vector<int64_t> offs;
+      offs.reserve(x.shape.size());
       for (size_t d = 0; d < x.shape.size(); ++d)
         offs.push_back(sliceOffset(x.shape[d], n.shape[d], n.frac[2 * d + 1]));
       return ind + res + " = seam.slice " + a0 + " offsets " + dims(offs) +
