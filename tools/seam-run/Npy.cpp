@@ -8,11 +8,56 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <regex>
+#include <optional>
 #include <sstream>
 
 using namespace seamrun;
 namespace rt = ::seam::rt;
+
+namespace {
+
+/// Where the value of `'key':` starts in the header dict, after whitespace,
+/// for each occurrence of the key in turn: `from` is the position to search
+/// on from (0 at first); npos when no occurrence is left.
+size_t nextValue(const std::string &header, const std::string &key,
+                 size_t &from) {
+  std::string quoted = "'" + key + "':";
+  size_t at = header.find(quoted, from);
+  if (at == std::string::npos)
+    return std::string::npos;
+  from = at + 1;
+  size_t v = header.find_first_not_of(" \t\n\v\f\r", at + quoted.size());
+  return v == std::string::npos ? header.size() : v;
+}
+
+/// The text of the first value of `key` written `open`...`close` (no `close`
+/// inside), without the delimiters: the dict's 'descr' string or 'shape'
+/// tuple. Searched as the regex '<key>':\s*<open>([^<close>]*)<close> is.
+std::optional<std::string> delimitedValue(const std::string &header,
+                                          const std::string &key, char open,
+                                          char close) {
+  size_t from = 0;
+  for (size_t v; (v = nextValue(header, key, from)) != std::string::npos;) {
+    if (v >= header.size() || header[v] != open)
+      continue;
+    size_t end = header.find(close, v + 1);
+    if (end != std::string::npos)
+      return header.substr(v + 1, end - v - 1);
+  }
+  return std::nullopt;
+}
+
+/// Whether some value of `key` starts with `word` ('fortran_order': True).
+bool valueStartsWith(const std::string &header, const std::string &key,
+                     const std::string &word) {
+  size_t from = 0;
+  for (size_t v; (v = nextValue(header, key, from)) != std::string::npos;)
+    if (header.compare(v, word.size(), word) == 0)
+      return true;
+  return false;
+}
+
+} // namespace
 
 rt::Expected<rt::HostTensor>
 seamrun::readNpy(const std::string &path, bool *isComplex, std::string *dtype) {
@@ -43,16 +88,21 @@ seamrun::readNpy(const std::string &path, bool *isComplex, std::string *dtype) {
   if (headerStart + headerLen > bytes.size())
     return R::failure("'" + path + "': truncated header");
   std::string header = bytes.substr(headerStart, headerLen);
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']*)'")))
+  // No std::regex here: at -O1 with the sanitizers (the asan preset) gcc 12
+  // reports -Wmaybe-uninitialized inside libstdc++'s regex automaton.
+  std::optional<std::string> descrText =
+      delimitedValue(header, "descr", '\'', '\'');
+  if (!descrText)
     return R::failure("'" + path + "': header has no 'descr'");
-  std::string descr = m[1];
-  if (std::regex_search(header, m, std::regex("'fortran_order':\\s*True")))
+  const std::string &descr = *descrText;
+  if (valueStartsWith(header, "fortran_order", "True"))
     return R::failure("'" + path + "': Fortran order is not supported");
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
+  std::optional<std::string> shapeText =
+      delimitedValue(header, "shape", '(', ')');
+  if (!shapeText)
     return R::failure("'" + path + "': header has no 'shape'");
   rt::HostTensor t;
-  std::stringstream dims(m[1]);
+  std::stringstream dims(*shapeText);
   std::string tok;
   uint64_t count = 1;
   while (std::getline(dims, tok, ',')) {
