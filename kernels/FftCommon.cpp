@@ -178,18 +178,18 @@ void BatchedDft::stage1(const Lane &l, Value a, int64_t rows) {
 }
 
 void BatchedDft::complexMultiply(const Lane &l, int64_t rows, Value zr,
-                                 Value zi, Value ar, Value ai, Value br_,
-                                 Value bi_) {
+                                 Value zi, Value ar, Value ai, Value bRe,
+                                 Value bIm) {
   int64_t w = cast<TileType>(zr.getType()).getShape()[1];
   int64_t col = l.index * (kMatmulMaxN / kLanes);
   SmallVector<Value, 4> t;
   for (Value v : tmp)
     t.push_back(kb.view(v, {rows, w}, {0, col}));
-  kb.tensorTensor(AluOp::Multiply, t[0], ar, br_);
-  kb.tensorTensor(AluOp::Multiply, t[1], ai, bi_);
+  kb.tensorTensor(AluOp::Multiply, t[0], ar, bRe);
+  kb.tensorTensor(AluOp::Multiply, t[1], ai, bIm);
   kb.tensorTensor(AluOp::Subtract, zr, t[0], t[1]);
-  kb.tensorTensor(AluOp::Multiply, t[2], ar, bi_);
-  kb.tensorTensor(AluOp::Multiply, t[3], ai, br_);
+  kb.tensorTensor(AluOp::Multiply, t[2], ar, bIm);
+  kb.tensorTensor(AluOp::Multiply, t[3], ai, bRe);
   kb.tensorTensor(AluOp::Add, zi, t[2], t[3]);
 }
 
