@@ -476,7 +476,14 @@ class Bench:
         "host (fourier_mix, fftconv) compares the whole delta with the host "
         "fallback's measured time, which this machine's clock sets",
         "algorithm bound: the largest per-engine busy time of the body's own "
-        "instruction stream (DMA: its bytes at the DMA peak)"]
+        "instruction stream (DMA: its bytes at the DMA peak)",
+        "lost overlap can be negative at attention sites: in the graph the "
+        "compiler's attention hosts an independent op as its guest and keeps "
+        "its all-heads lowering (the guest's work sets that region's time); "
+        "behind the opaque boundary it has no guest and runs the stable "
+        "pipeline the flash-attn-stable kernel runs (lowering/recipes), "
+        "whose body alone is the column's compiler figure. The part is the "
+        "boundary's cost with that change of lowering in it"]
 
     @staticmethod
     def explain_rows(e):
