@@ -225,7 +225,7 @@ public:
     if (std::optional<LogicalResult> done = tryPipeline())
       return *done;
     buildMask();
-    tpsum[0] = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
+    tpsum[0] = pl.alloc(MemSpace::Psum, {dp, kNumPartitions}, f32);
     planResidentV();
     if (rope) {
       residentTable(cosP);
@@ -285,7 +285,7 @@ private:
     if (k.elementType != et || v.elementType != et)
       return op.emitOpError() << "convert-seam-to-ncore: q, k and v must have "
                                  "one dtype";
-    if (d > 128 || dv > 128)
+    if (d > kNumPartitions || dv > kNumPartitions)
       return op.emitOpError()
              << "convert-seam-to-ncore: head dim " << std::max(d, dv)
              << " exceeds 128 (the contraction of Q K^T runs "
@@ -329,8 +329,8 @@ private:
     group = heads / kvHeads;
     f32 = pl.builder().getF32Type();
     dp = d;
-    qTiles = (sq + 127) / 128;
-    gk = kPvGroup * 128;
+    qTiles = llvm::divideCeil(sq, kNumPartitions);
+    gk = kPvGroup * kNumPartitions;
     firstKeys = std::min(gk, sk);
   }
 
@@ -349,14 +349,14 @@ private:
     namespace recipes = ncore::recipes;
     recipes::AttentionShape shape;
     shape.heads = batch * heads;
-    shape.nqb = sq / 128;
-    shape.nkb = sk / 128;
+    shape.nqb = sq / kNumPartitions;
+    shape.nkb = sk / kNumPartitions;
     shape.dd = d;
     shape.dv = dv;
     shape.scale = float(op.getScale().convertToDouble());
     shape.dtype = et;
-    if (pl.hasPendingGuest() || causal || group != 1 || sq % 128 || sk % 128 ||
-        !recipes::StableAttentionPipeline::fits(shape))
+    if (pl.hasPendingGuest() || causal || group != 1 || sq % kNumPartitions ||
+        sk % kNumPartitions || !recipes::StableAttentionPipeline::fits(shape))
       return std::nullopt;
     PipelineIo io(pl, shape, sq, sk);
     io.q = qa;
@@ -428,13 +428,14 @@ private:
   void buildMask() {
     if (!causal)
       return;
-    int64_t width = sk + (qTiles - 1) * 128;
-    mask = pl.memset(
-        pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(sq, 128), width}, f32),
-        0.0);
+    int64_t width = sk + (qTiles - 1) * kNumPartitions;
+    mask =
+        pl.memset(pl.alloc(MemSpace::Sbuf,
+                           {std::min<int64_t>(sq, kNumPartitions), width}, f32),
+                  0.0);
     // keep where (qTiles - 1) * 128 + p - j >= 0.
-    pl.affineSelect(ncore::AluOp::IsGe, mask, mask, (qTiles - 1) * 128, 1.0,
-                    -1.0, kMaskedScore);
+    pl.affineSelect(ncore::AluOp::IsGe, mask, mask,
+                    (qTiles - 1) * kNumPartitions, 1.0, -1.0, kMaskedScore);
   }
 
   /// V of a kv head in HBM is read once per head, in one DMA, rather than
@@ -443,8 +444,8 @@ private:
   /// blocks of P^T take the keys t, t + kTiles, ... to match (P V sums over
   /// the keys in any order).
   void planResidentV() {
-    kTiles = sk / 128;
-    vResident = !va.inSbuf() && sk % 128 == 0 && kTiles > 1 &&
+    kTiles = sk / kNumPartitions;
+    vResident = !va.inSbuf() && sk % kNumPartitions == 0 && kTiles > 1 &&
                 va.isContiguous() && va.rowOffset == 0 &&
                 bytes + kTiles * dv * eb <= pl.target().workingBytes;
   }
@@ -456,7 +457,7 @@ private:
     if (t.inSbuf())
       return;
     int64_t rows = t.rows, tiles = t.rowTiles();
-    if (!(rows <= 128 || rows % 128 == 0) ||
+    if (!(rows <= kNumPartitions || rows % kNumPartitions == 0) ||
         bytes + 2 * tiles * d * eb > pl.target().workingBytes)
       return;
     Placement r = t;
@@ -493,8 +494,8 @@ private:
   void allocateScoreBanks() {
     scoreChunk = std::min<int64_t>(sk, ncore::kMatmulMaxN);
     for (Value &b : scorePsum)
-      b = pl.alloc(MemSpace::Psum, {std::min<int64_t>(sq, 128), scoreChunk},
-                   f32);
+      b = pl.alloc(MemSpace::Psum,
+                   {std::min<int64_t>(sq, kNumPartitions), scoreChunk}, f32);
   }
 
   /// Whether tiles are pipelined, over how many slots, and whether every
@@ -503,8 +504,8 @@ private:
     // Pipelining needs a second score and probability row per partition.
     pipelined =
         sq >= 256 && bytes + sk * 4 + sk * eb <= pl.target().workingBytes;
-    full = sq / 128;
-    rem = sq % 128;
+    full = sq / kNumPartitions;
+    rem = sq % kNumPartitions;
     nHeads = batch * heads;
     // Without GQA or a partial tile, Q^T, K^T (roped, D on partitions) and
     // V of every head are built up front, and one software pipeline runs
@@ -555,13 +556,16 @@ private:
   /// when sharedPtp is not set): the Tensor engine transposes one tile's P
   /// at a time anyway, and three slots of their own would not fit in PSUM.
   void allocateSlots() {
-    if (allHeads && sk % 128 == 0)
+    if (allHeads && sk % kNumPartitions == 0)
       for (Value &b : sharedPtp)
-        b = pl.alloc(MemSpace::Psum,
-                     {128, std::min<int64_t>(kPvGroup, sk / 128) * 128}, f32);
-    if (sq >= 128)
+        b = pl.alloc(
+            MemSpace::Psum,
+            {kNumPartitions,
+             std::min<int64_t>(kPvGroup, sk / kNumPartitions) * kNumPartitions},
+            f32);
+    if (sq >= kNumPartitions)
       for (unsigned i = 0; i < nSlots; ++i)
-        slots[i] = allocSlot(128, !allHeads);
+        slots[i] = allocSlot(kNumPartitions, !allHeads);
     if (rem)
       last = allocSlot(rem, true);
   }
@@ -582,15 +586,17 @@ private:
     s.rcp = pl.alloc(MemSpace::Sbuf, {p, 1}, f32);
     s.probs = pl.alloc(MemSpace::Sbuf, {p, sk}, et);
     s.ops = pl.alloc(MemSpace::Psum, {p, dv}, f32);
-    int64_t kb = std::min<int64_t>(sk, 128);
+    int64_t kb = std::min<int64_t>(sk, kNumPartitions);
     s.pt = pl.alloc(MemSpace::Sbuf, {kb, p}, et);
-    if (sk % 128 == 0) {
-      int64_t blocks = std::min<int64_t>(kPvGroup, sk / 128);
+    if (sk % kNumPartitions == 0) {
+      int64_t blocks = std::min<int64_t>(kPvGroup, sk / kNumPartitions);
       for (unsigned i = 0; i < 2; ++i) {
-        s.ptGroup[i] = pl.alloc(MemSpace::Sbuf, {128, blocks * p}, et);
-        s.ptpGroup[i] = sharedPtp[i] && p == 128
-                            ? sharedPtp[i]
-                            : pl.alloc(MemSpace::Psum, {128, blocks * p}, f32);
+        s.ptGroup[i] =
+            pl.alloc(MemSpace::Sbuf, {kNumPartitions, blocks * p}, et);
+        s.ptpGroup[i] =
+            sharedPtp[i] && p == kNumPartitions
+                ? sharedPtp[i]
+                : pl.alloc(MemSpace::Psum, {kNumPartitions, blocks * p}, f32);
       }
     } else {
       s.pt = pl.alloc(MemSpace::Sbuf, {kb, p}, et);
@@ -605,10 +611,11 @@ private:
     kvCopies = allHeads ? nHeads : 1;
     kt = pl.alloc(MemSpace::Sbuf, {dp, kvCopies * sk}, et);
     if (vResident)
-      vAll = pl.alloc(MemSpace::Sbuf, {128, kvCopies * kTiles * dv}, et);
+      vAll = pl.alloc(MemSpace::Sbuf, {kNumPartitions, kvCopies * kTiles * dv},
+                      et);
     if (allHeads) {
       qtAll = pl.alloc(MemSpace::Sbuf, {dp, nHeads * sq}, et);
-      tpsum[1] = pl.alloc(MemSpace::Psum, {dp, 128}, f32);
+      tpsum[1] = pl.alloc(MemSpace::Psum, {dp, kNumPartitions}, f32);
     }
   }
 
@@ -623,9 +630,9 @@ private:
       pl.copy(pl.view(dst, {d, nr}, {zero, col0 + r0}), tp);
     };
     if (tpsum[1])
-      pl.forEachChunkAlternating(n, 128, chunk);
+      pl.forEachChunkAlternating(n, kNumPartitions, chunk);
     else
-      pl.forEachChunk(n, 128,
+      pl.forEachChunk(n, kNumPartitions,
                       [&](Index r0, int64_t nr, bool) { chunk(r0, nr, 0); });
   }
 
@@ -633,9 +640,10 @@ private:
   void prepareKv(Index bk, Index c) {
     if (vResident) {
       Value rows = pl.view(va.root, {sk, dv}, {bk * sk, zero});
-      Value all = pl.reshape(vAll, {128, kvCopies * kTiles, dv});
-      pl.dma(pl.view(all, {128, kTiles, dv}, {zero, c * kTiles, zero}),
-             pl.reshape(rows, {128, kTiles, dv}));
+      Value all = pl.reshape(vAll, {kNumPartitions, kvCopies * kTiles, dv});
+      pl.dma(
+          pl.view(all, {kNumPartitions, kTiles, dv}, {zero, c * kTiles, zero}),
+          pl.reshape(rows, {kNumPartitions, kTiles, dv}));
     }
     buildTransposed(ka, bk * sk, sk, kt, c * sk);
   }
@@ -676,7 +684,8 @@ private:
             pl.tensorScalar(ncore::AluOp::Multiply, dst, acc, scale);
         });
     if (causal) {
-      Value m = pl.view(mask, {p, sk}, {zero, Index((qTiles - 1) * 128) - q0});
+      Value m = pl.view(mask, {p, sk},
+                        {zero, Index((qTiles - 1) * kNumPartitions) - q0});
       pl.tensorTensor(ncore::AluOp::Add, s.scores, s.scores, m);
     }
   }
@@ -699,45 +708,50 @@ private:
 
   /// Keys k0 .. k0 + nk of P (or, resident V, t, t + kTiles, ...).
   Value probsBlock(Slot &s, Index k0, int64_t nk) {
-    return vResident ? pl.view(s.probs, {s.p, nk}, {zero, k0.floorDiv(128)},
-                               {1, kTiles})
+    return vResident ? pl.view(s.probs, {s.p, nk},
+                               {zero, k0.floorDiv(kNumPartitions)}, {1, kTiles})
                      : pl.view(s.probs, {s.p, nk}, {zero, k0});
   }
 
   void pvMatmul(Slot &s, Index bk, Index kvc, Index k0, int64_t nk, Value ptv,
                 bool first) {
-    Value vt = vResident
-                   ? pl.view(vAll, {nk, dv},
-                             {zero, (kvc * kTiles + k0.floorDiv(128)) * dv})
-                   : pl.load(va, bk * sk + k0, nk, zero, dv);
+    Value vt =
+        vResident
+            ? pl.view(vAll, {nk, dv},
+                      {zero, (kvc * kTiles + k0.floorDiv(kNumPartitions)) * dv})
+            : pl.load(va, bk * sk + k0, nk, zero, dv);
     pl.matmul(s.ops, ptv, vt, /*accumulate=*/!first);
   }
 
   /// The transposes and the copy of the group of keys [g0, g0 + n) into
   /// buffer set `parity`, then (groupPv) its matmuls.
   void groupTranspose(Slot &s, Index g0, int64_t n, unsigned parity) {
-    int64_t blocks = n / 128, p = s.p;
+    int64_t blocks = n / kNumPartitions, p = s.p;
     for (int64_t j = 0; j < blocks; ++j)
-      pl.transpose(pl.view(s.ptpGroup[parity], {128, p}, {zero, Index(j * p)}),
-                   probsBlock(s, g0 + j * 128, 128));
-    pl.copy(pl.view(s.ptGroup[parity], {128, blocks * p}, {zero, zero}),
-            pl.view(s.ptpGroup[parity], {128, blocks * p}, {zero, zero}));
+      pl.transpose(pl.view(s.ptpGroup[parity], {kNumPartitions, p},
+                           {zero, Index(j * p)}),
+                   probsBlock(s, g0 + j * kNumPartitions, kNumPartitions));
+    pl.copy(
+        pl.view(s.ptGroup[parity], {kNumPartitions, blocks * p}, {zero, zero}),
+        pl.view(s.ptpGroup[parity], {kNumPartitions, blocks * p},
+                {zero, zero}));
   }
 
   void groupPv(Slot &s, Index bk, Index kvc, Index g0, int64_t n,
                unsigned parity, bool first) {
-    int64_t blocks = n / 128, p = s.p;
+    int64_t blocks = n / kNumPartitions, p = s.p;
     for (int64_t j = 0; j < blocks; ++j)
-      pvMatmul(s, bk, kvc, g0 + j * 128, 128,
-               pl.view(s.ptGroup[parity], {128, p}, {zero, Index(j * p)}),
-               first && j == 0);
+      pvMatmul(
+          s, bk, kvc, g0 + j * kNumPartitions, kNumPartitions,
+          pl.view(s.ptGroup[parity], {kNumPartitions, p}, {zero, Index(j * p)}),
+          first && j == 0);
   }
 
   /// The first group's transposes: issued on their own, so that the caller
   /// can put other Tensor-engine work (the next tile's scores) between them
   /// and their matmuls, while their copy runs.
   void outputStart(Slot &s) {
-    if (sk % 128 == 0)
+    if (sk % kNumPartitions == 0)
       groupTranspose(s, zero, firstKeys, 0);
   }
 
@@ -773,7 +787,7 @@ private:
   void outputBlocks(Slot &s, Index bk, Index kvc) {
     int64_t p = s.p;
     pl.forEachChunk(
-        sk, 128,
+        sk, kNumPartitions,
         [&](Index k0, int64_t nk, bool first) {
           Value ptpv = pl.view(s.ptp, {nk, p}, {zero, zero});
           pl.transpose(ptpv, probsBlock(s, k0, nk));
@@ -786,7 +800,7 @@ private:
 
   /// The rest of P V after outputStart, then O * (1 / sum) and its store.
   void outputFinish(Slot &s, Index head, Index bk, Index q0, Index kvc) {
-    if (sk % 128 == 0)
+    if (sk % kNumPartitions == 0)
       outputGroups(s, bk, kvc);
     else
       outputBlocks(s, bk, kvc);
@@ -802,8 +816,8 @@ private:
     outputFinish(s, head, bk, q0, kvc);
   }
 
-  static Index tileStart(Index t) { return t * 128; }
-  static Index tileRow(int64_t t) { return Index(t * 128); }
+  static Index tileStart(Index t) { return t * kNumPartitions; }
+  static Index tileRow(int64_t t) { return Index(t * kNumPartitions); }
 
   //===--------------------------------------------------------------------===//
   // The loops
@@ -826,7 +840,8 @@ private:
       outputFinish(slots[parity], head, bk, tileStart(t), kvc);
       softmaxPhase(slots[1 - parity]);
     });
-    outputPhase(slots[(full - 1) % 2], head, bk, Index((full - 1) * 128), kvc);
+    outputPhase(slots[(full - 1) % 2], head, bk,
+                Index((full - 1) * kNumPartitions), kvc);
   }
 
   /// Per (batch, kv head): K^T (and V) once, then the query heads of its
@@ -849,7 +864,7 @@ private:
           headTiles(head, bk, zero);
         }
         if (rem) {
-          Index q0 = Index(full * 128);
+          Index q0 = Index(full * kNumPartitions);
           scoresPhase(*last, head, q0, zero);
           softmaxPhase(*last);
           outputPhase(*last, head, bk, q0, zero);

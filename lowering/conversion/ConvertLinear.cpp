@@ -65,9 +65,9 @@ using namespace mlir::seam::conversion;
 /// K = pk * kb with pk <= 128 partitions), or 0 when pk would leave most of
 /// the Tensor engine's rows idle.
 int64_t conversion::kBlocksOf(int64_t k) {
-  for (int64_t kb = (k + 127) / 128; kb <= k; ++kb)
+  for (int64_t kb = llvm::divideCeil(k, kNumPartitions); kb <= k; ++kb)
     if (k % kb == 0)
-      return k / kb * 2 > std::min<int64_t>(k, 128) ? kb : 0;
+      return k / kb * 2 > std::min<int64_t>(k, kNumPartitions) ? kb : 0;
   return 0;
 }
 
@@ -118,8 +118,8 @@ struct LinearPlan {
 /// width, multiples of 128) in whole blocks of 128, and no bias or scale
 /// (`rowOperands`: such a row would have to be transposed too).
 bool matvecTransposed(const Placement &x, int64_t n, bool rowOperands) {
-  return x.rows == 1 && n % 128 == 0 && n / 128 <= ncore::kMatmulMaxN &&
-         !rowOperands;
+  return x.rows == 1 && n % kNumPartitions == 0 &&
+         n / kNumPartitions <= ncore::kMatmulMaxN && !rowOperands;
 }
 
 /// DMA pieces a transfer of `bytes` over `partitions` rows becomes
@@ -158,7 +158,8 @@ std::optional<GuestFit> matvecGuestFit(ProgramLowering &pl, Operation *o) {
   if (kb == 0)
     return std::nullopt;
   int64_t eb = x->elementType.isBF16() ? 2 : 4;
-  return GuestFit{w->cols / 128, kb * 128 * eb, kb * eb + (w->cols / 128) * eb};
+  return GuestFit{w->cols / kNumPartitions, kb * kNumPartitions * eb,
+                  kb * eb + (w->cols / kNumPartitions) * eb};
 }
 
 std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
@@ -174,7 +175,7 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
     return std::nullopt;
   int64_t pk = k / kb;
   int64_t eb = x.elementType.isBF16() ? 2 : 4;
-  int64_t rowTiles = (rows + 127) / 128;
+  int64_t rowTiles = llvm::divideCeil(rows, kNumPartitions);
   double teGhz = prof->teClockGhz;
   double fp32 = x.elementType.isBF16() ? 1.0 : prof->matmulFp32Factor;
   int64_t queues = std::max<int64_t>(1, prof->dmaEngines);
@@ -186,12 +187,14 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
   // matvec (see matvecTransposed) issues K/pk x N/128 matmuls of one column.
   double teCycles = 0;
   if (matvecTransposed(x, n, rowOperands > 0)) {
-    int64_t colBlocks = n / 128; // exact: a matvec's N is a multiple of 128
-    teCycles = double(kb) * double(colBlocks) *
-               std::min<double>(prof->matmulStationaryIssueCap, 128) * fp32;
+    int64_t colBlocks =
+        n / kNumPartitions; // exact: a matvec's N is a multiple of 128
+    teCycles =
+        double(kb) * double(colBlocks) *
+        std::min<double>(prof->matmulStationaryIssueCap, kNumPartitions) * fp32;
   } else {
     for (int64_t t = 0; t < rowTiles; ++t) {
-      int64_t p = std::min<int64_t>(128, rows - t * 128);
+      int64_t p = std::min<int64_t>(kNumPartitions, rows - t * kNumPartitions);
       for (int64_t c = 0; c < n; c += 512) {
         int64_t nc = std::min<int64_t>(512, n - c);
         teCycles += kb *
@@ -221,7 +224,7 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
   bool storeAfter = yToHbm && double(k) * n * eb / (queueBw * queues) > teNs;
   std::optional<LinearPlan> best;
   SmallVector<int64_t> widths;
-  for (int64_t ns = 128; ns < n; ns *= 2)
+  for (int64_t ns = kNumPartitions; ns < n; ns *= 2)
     widths.push_back(ns);
   widths.push_back(n);
   for (int64_t ns : widths) {
@@ -236,8 +239,8 @@ std::optional<LinearPlan> planLinear(ProgramLowering &pl, const Placement &x,
     int64_t slabBytes = kb * ns * eb; // per partition
     // Two slab buffers, the loaded X tile, a broadcast bias per buffer.
     int64_t fixedBytes = 2 * slabBytes + 2 * xLoad + 2 * rowOperands * ns * eb;
-    int64_t perTile = kb * 128 * eb;
-    if (rows < 128)
+    int64_t perTile = kb * kNumPartitions * eb;
+    if (rows < kNumPartitions)
       perTile = kb * rows * eb;
     // Y in HBM: per row tile, the whole row of Y or two buffers of a slab's
     // columns (see storeAfter).
@@ -326,7 +329,8 @@ void evacuate(ProgramLowering &pl, const Placement &y, Value acc, Value bt,
 /// (stride) so that block c's outputs land on partitions in Y's order.
 void matvecMatmul(ProgramLowering &pl, Value accv, Value slab, Value xt,
                   int64_t pk, int64_t cols, Index j, Index c, bool accumulate) {
-  Value st = pl.view(slab, {pk, 128}, {0, j * cols + c}, {1, cols / 128});
+  Value st = pl.view(slab, {pk, kNumPartitions}, {0, j * cols + c},
+                     {1, cols / kNumPartitions});
   pl.matmul(accv, st, pl.view(xt, {pk, 1}, {0, j}), accumulate);
 }
 
@@ -336,14 +340,16 @@ void matvecMatmul(ProgramLowering &pl, Value accv, Value slab, Value xt,
 void storeMatvecResult(ProgramLowering &pl, Value acc, const Placement &y,
                        int64_t n, int64_t cols,
                        std::optional<ncore::ActFunc> act) {
-  Value out = pl.alloc(MemSpace::Sbuf, {128, n / 128}, y.elementType);
+  Value out = pl.alloc(MemSpace::Sbuf, {kNumPartitions, n / kNumPartitions},
+                       y.elementType);
   if (act)
     pl.activation(*act, out, acc);
   else
     pl.copy(out, acc);
   pl.forEachChunk(n, cols, [&](Index s0, int64_t c, bool) {
     pl.dma(pl.window(y, 0, 1, s0, c),
-           pl.view(out, {128, c / 128}, {0, s0.floorDiv(128)}));
+           pl.view(out, {kNumPartitions, c / kNumPartitions},
+                   {0, s0.floorDiv(kNumPartitions)}));
   });
 }
 
@@ -367,8 +373,8 @@ void lowerMatvec(ProgramLowering &pl, const LinearPlan &plan,
   // row-major order: one DMA.
   Value xt = pl.alloc(MemSpace::Sbuf, {pk, kb}, et);
   pl.dma(xt, pl.window(x, 0, 1, 0, k));
-  Value acc =
-      pl.alloc(MemSpace::Psum, {128, n / 128}, pl.builder().getF32Type());
+  Value acc = pl.alloc(MemSpace::Psum, {kNumPartitions, n / kNumPartitions},
+                       pl.builder().getF32Type());
   Value slabs[2];
   for (unsigned i = 0; i < 2; ++i)
     slabs[i] = pl.alloc(MemSpace::Sbuf, {pk, kb * ns}, et);
@@ -381,9 +387,9 @@ void lowerMatvec(ProgramLowering &pl, const LinearPlan &plan,
     pl.dma(dst, pl.view(w3, {pk, kb, cols}, {0, 0, s0}));
   };
   auto computeSlab = [&](Index s0, int64_t cols, unsigned par) {
-    Index a0 = s0.floorDiv(128);
-    pl.forEachChunk(cols / 128, 1, [&](Index c, int64_t, bool) {
-      Value accv = pl.view(acc, {128, 1}, {0, a0 + c});
+    Index a0 = s0.floorDiv(kNumPartitions);
+    pl.forEachChunk(cols / kNumPartitions, 1, [&](Index c, int64_t, bool) {
+      Value accv = pl.view(acc, {kNumPartitions, 1}, {0, a0 + c});
       pl.forEachChunk(
           kb, 1,
           [&](Index j, int64_t, bool first) {
@@ -415,10 +421,11 @@ bool onlyLinearsRead(Value input, Operation *op) {
 void transposeRows(ProgramLowering &pl, const Placement &x, Value xt,
                    int64_t pk, int64_t kb, int64_t groupRowsMax, int64_t gRow0,
                    int64_t gRows, Value tp[2]) {
-  pl.forEachChunkAlternating(gRows, 128, [&](Index t0, int64_t p, unsigned) {
-    transposeTileForLinear(pl, pl.load(x, t0 + gRow0, p, 0, x.cols), p, pk, kb,
-                           xt, groupRowsMax, t0, tp);
-  });
+  pl.forEachChunkAlternating(
+      gRows, kNumPartitions, [&](Index t0, int64_t p, unsigned) {
+        transposeTileForLinear(pl, pl.load(x, t0 + gRow0, p, 0, x.cols), p, pk,
+                               kb, xt, groupRowsMax, t0, tp);
+      });
 }
 
 /// Whether `op`'s result is handed to its only reader, a linear, as that
@@ -443,7 +450,7 @@ int64_t handoffBlocks(ProgramLowering &pl, LinearOp op, const Placement &x,
       (bias && (bias->inSbuf() || !bias->isContiguous())))
     return 0;
   int64_t n = w.cols, kb2 = kBlocksOf(n);
-  if (kb2 == 0 || n / kb2 != 128 || kb1 == 0)
+  if (kb2 == 0 || n / kb2 != kNumPartitions || kb1 == 0)
     return 0;
   int64_t eb = x.elementType.isBF16() ? 2 : 4;
   int64_t rows = x.rows;
@@ -460,7 +467,7 @@ int64_t handoffBlocks(ProgramLowering &pl, LinearOp op, const Placement &x,
   // of them, each issuing 128 columns).
   const ::seam::rt::Profile &prof = *pl.target().profile;
   double fp32 = x.elementType.isBF16() ? 1.0 : prof.matmulFp32Factor;
-  int64_t rowTiles = (rows + 127) / 128;
+  int64_t rowTiles = llvm::divideCeil(rows, kNumPartitions);
   double savedNs =
       double(rowTiles) * double(kb2) * 128.0 * fp32 / prof.teClockGhz;
   double loadNs =
@@ -511,8 +518,8 @@ bool lowerHandoff(ProgramLowering &pl, LinearOp op, const Placement &x,
     xt = pl.alloc(MemSpace::Sbuf, {pk1, kb1 * rows}, et);
     Value tp[2];
     for (unsigned i = 0; i < 2; ++i)
-      tp[i] =
-          pl.alloc(MemSpace::Psum, {pk1, std::min<int64_t>(rows, 128)}, f32);
+      tp[i] = pl.alloc(MemSpace::Psum,
+                       {pk1, std::min<int64_t>(rows, kNumPartitions)}, f32);
     transposeRows(pl, x, xt, pk1, kb1, rows, 0, rows, tp);
   }
   int64_t accCols = std::min<int64_t>(rows, ncore::kMatmulMaxN);
@@ -579,15 +586,15 @@ public:
     kb = plan.kb;
     ns = plan.slabCols;
     et = x.elementType;
-    groupRowsMax = std::min<int64_t>(rows, plan.groupTiles * 128);
-    p0 = std::min<int64_t>(rows, 128);
+    groupRowsMax = std::min<int64_t>(rows, plan.groupTiles * kNumPartitions);
+    p0 = std::min<int64_t>(rows, kNumPartitions);
   }
 
   void run() {
     pl.noteWorkingBytes(plan.workingBytes);
     allocateWorkingTiles();
     for (int64_t g = 0; g < plan.groups; ++g) {
-      gRow0 = g * plan.groupTiles * 128;
+      gRow0 = g * plan.groupTiles * kNumPartitions;
       gRows = std::min<int64_t>(groupRowsMax, rows - gRow0);
       transposeGroup();
       allocateGroupTiles();
@@ -745,7 +752,7 @@ private:
       });
     else
       pl.forEachChunkAlternating(
-          gRows, 128, [&](Index t0, int64_t p, unsigned par) {
+          gRows, kNumPartitions, [&](Index t0, int64_t p, unsigned par) {
             block(out, slabPar, cols, t0, p, 0, cols, par);
           });
     // The guest's unit of this slab: its matmuls follow the slab's, its
@@ -860,9 +867,9 @@ LogicalResult lowerBlocked(ProgramLowering &pl, LinearOp op, const Placement &x,
                            std::optional<ncore::ActFunc> act) {
   int64_t k = x.cols, n = w.cols, rows = x.rows;
   Type et = x.elementType;
-  int64_t kBlocks = (k + 127) / 128;
+  int64_t kBlocks = llvm::divideCeil(k, kNumPartitions);
   // The transposed row block [128, kBlocks * 128] of one token tile.
-  int64_t xtBytes = kBlocks * 128 * (et.isBF16() ? 2 : 4);
+  int64_t xtBytes = kBlocks * kNumPartitions * (et.isBF16() ? 2 : 4);
   if (xtBytes > pl.target().workingBytes / 2)
     return op.emitOpError()
            << "convert-seam-to-ncore: K = " << k
@@ -874,22 +881,25 @@ LogicalResult lowerBlocked(ProgramLowering &pl, LinearOp op, const Placement &x,
 
   pl.forEachRowTile(rows, [&](Index r0, int64_t p) {
     Value xt =
-        pl.alloc(MemSpace::Sbuf, {std::min<int64_t>(k, 128), kBlocks * p}, et);
-    Value tp = pl.alloc(MemSpace::Psum, {std::min<int64_t>(k, 128), p}, f32);
-    pl.forEachChunk(k, 128, [&](Index k0, int64_t kc, bool) {
+        pl.alloc(MemSpace::Sbuf,
+                 {std::min<int64_t>(k, kNumPartitions), kBlocks * p}, et);
+    Value tp = pl.alloc(MemSpace::Psum,
+                        {std::min<int64_t>(k, kNumPartitions), p}, f32);
+    pl.forEachChunk(k, kNumPartitions, [&](Index k0, int64_t kc, bool) {
       Value xs = pl.load(x, r0, p, k0, kc);
       Value tpv = pl.view(tp, {kc, p}, {0, 0});
       pl.transpose(tpv, xs);
-      Value dst = pl.view(xt, {kc, p}, {0, k0.floorDiv(128) * p});
+      Value dst = pl.view(xt, {kc, p}, {0, k0.floorDiv(kNumPartitions) * p});
       pl.copy(dst, tpv);
     });
     Value acc = pl.alloc(MemSpace::Psum, {p, nChunk}, f32);
     pl.forEachChunk(n, nChunk, [&](Index n0, int64_t nc, bool) {
       Value accv = pl.view(acc, {p, nc}, {0, 0});
       pl.forEachChunk(
-          k, 128,
+          k, kNumPartitions,
           [&](Index k0, int64_t kc, bool first) {
-            Value st = pl.view(xt, {kc, p}, {0, k0.floorDiv(128) * p});
+            Value st =
+                pl.view(xt, {kc, p}, {0, k0.floorDiv(kNumPartitions) * p});
             Value mv = pl.load(w, k0, kc, n0, nc);
             pl.matmul(accv, st, mv, /*accumulate=*/!first);
           },
@@ -1094,9 +1104,9 @@ std::optional<InterleavedWork> interleaveMatvec(ProgramLowering &pl,
   int64_t k = x.cols, n = w.cols;
   int64_t kb = kBlocksOf(k);
   if (kb == 0 || !matvecTransposed(x, n, false) || n % groups != 0 ||
-      (n / groups) % 128 != 0)
+      (n / groups) % kNumPartitions != 0)
     return std::nullopt;
-  int64_t pk = k / kb, cols = n / groups, nbs = cols / 128;
+  int64_t pk = k / kb, cols = n / groups, nbs = cols / kNumPartitions;
   // Units split a group's output blocks evenly, or else its K blocks: then
   // every unit adds into every block of the group, all matmuls accumulate,
   // and the accumulators are zeroed once before the first.
@@ -1107,8 +1117,9 @@ std::optional<InterleavedWork> interleaveMatvec(ProgramLowering &pl,
   Type et = x.elementType;
   int64_t eb = et.isBF16() ? 2 : 4;
   int64_t slabBytes = kb * cols * eb;
-  int64_t working = 2 * slabBytes + kb * eb + (n / 128) * eb +
-                    (splitK ? std::max<int64_t>(128, n / 128) * eb : 0);
+  int64_t working =
+      2 * slabBytes + kb * eb + (n / kNumPartitions) * eb +
+      (splitK ? std::max<int64_t>(kNumPartitions, n / kNumPartitions) * eb : 0);
   if (hostBytes + working > pl.workingBudget())
     return std::nullopt;
   std::optional<ncore::ActFunc> act = activationOf(op);
@@ -1132,23 +1143,24 @@ std::optional<InterleavedWork> interleaveMatvec(ProgramLowering &pl,
   // X^T [pk, kb] is X's own row-major order: one DMA.
   st->xt = pl.alloc(MemSpace::Sbuf, {pk, kb}, et);
   pl.dma(st->xt, pl.window(x, 0, 1, 0, k));
-  st->acc = pl.alloc(MemSpace::Psum, {128, n / 128}, pl.builder().getF32Type());
+  st->acc = pl.alloc(MemSpace::Psum, {kNumPartitions, n / kNumPartitions},
+                     pl.builder().getF32Type());
   st->w = guestSlabs(pl, w, pk, kb, cols, et);
   InterleavedWork work;
   work.load = guestSlabLoader(pl, st->w);
   if (splitK) {
     // Only the Tensor engine writes PSUM: a matmul of zeros clears it.
-    int64_t zc = std::max<int64_t>(128, n / 128);
+    int64_t zc = std::max<int64_t>(kNumPartitions, n / kNumPartitions);
     Value zero = pl.alloc(MemSpace::Sbuf, {pk, zc}, et);
     pl.memset(zero, 0.0);
-    pl.matmul(st->acc, pl.view(zero, {pk, 128}, {0, 0}),
-              pl.view(zero, {pk, n / 128}, {0, 0}));
+    pl.matmul(st->acc, pl.view(zero, {pk, kNumPartitions}, {0, 0}),
+              pl.view(zero, {pk, n / kNumPartitions}, {0, 0}));
   }
   work.step = [&pl, st, pk, kb, cols, nbs, perUnit, splitK](Index g, Index s,
                                                             unsigned set) {
     Value slab = st->w->slabs[set];
     auto block = [&](Index c) {
-      return pl.view(st->acc, {128, 1}, {0, g * nbs + c});
+      return pl.view(st->acc, {kNumPartitions, 1}, {0, g * nbs + c});
     };
     if (splitK) {
       for (int64_t c = 0; c < nbs; ++c)
@@ -1194,9 +1206,10 @@ std::optional<InterleavedWork> interleaveLinear(ProgramLowering &pl,
       !w->inSbuf() && w->isContiguous() && w->rowOffset == 0)
     return interleaveMatvec(pl, op, *x, *w, groups, steps, hostBytes);
   int64_t kb = kBlocksOf(k);
-  if (kb == 0 || rows != steps * 128 || w->rows != k ||
+  if (kb == 0 || rows != steps * kNumPartitions || w->rows != k ||
       w->elementType != x->elementType || w->inSbuf() || !w->isContiguous() ||
-      w->rowOffset != 0 || n % groups != 0 || (n / groups) % 128 != 0)
+      w->rowOffset != 0 || n % groups != 0 ||
+      (n / groups) % kNumPartitions != 0)
     return std::nullopt;
   Value xt = pl.derivedTile(op.getInput(), kb);
   if (!xt || handoffBlocks(pl, op, *x, *w, std::nullopt, false, kb))
@@ -1232,25 +1245,28 @@ std::optional<InterleavedWork> interleaveLinear(ProgramLowering &pl,
   int64_t accCols = std::min<int64_t>(cols, ncore::kMatmulMaxN);
   st->w = guestSlabs(pl, *w, pk, kb, cols, et);
   for (Value &acc : st->acc)
-    acc = pl.alloc(MemSpace::Psum, {128, accCols}, f32);
+    acc = pl.alloc(MemSpace::Psum, {kNumPartitions, accCols}, f32);
   InterleavedWork work;
   work.load = guestSlabLoader(pl, st->w);
   work.step = [&pl, st, y, pk, kb, cols, rows, act](Index g, Index s,
                                                     unsigned set) {
-    Index t0 = s * 128;
+    Index t0 = s * kNumPartitions;
     // Accumulators alternate over the blocks of every unit in emission
     // order, so a block's matmuls never wait for the previous evacuation.
     pl.forEachChunk(cols, ncore::kMatmulMaxN, [&](Index c0, int64_t nc, bool) {
-      Value accv = pl.view(st->acc[st->units++ % 2], {128, nc}, {0, 0});
+      Value accv =
+          pl.view(st->acc[st->units++ % 2], {kNumPartitions, nc}, {0, 0});
       pl.forEachChunk(
           kb, 1,
           [&](Index j, int64_t, bool first) {
-            Value stat = pl.view(st->xt, {pk, 128}, {0, j * rows + t0});
+            Value stat =
+                pl.view(st->xt, {pk, kNumPartitions}, {0, j * rows + t0});
             Value mv = pl.view(st->w->slabs[set], {pk, nc}, {0, j * cols + c0});
             pl.matmul(accv, stat, mv, /*accumulate=*/!first);
           },
           /*peelFirst=*/true);
-      evacuate(pl, y, accv, Value(), Value(), t0, 128, g * cols + c0, nc, act);
+      evacuate(pl, y, accv, Value(), Value(), t0, kNumPartitions, g * cols + c0,
+               nc, act);
     });
   };
   return work;
