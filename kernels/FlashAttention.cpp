@@ -223,11 +223,8 @@ struct KernelIo : recipes::AttentionIo {
   /// the 16 (ncore-split-dma's pieces are at least ~55 KB).
   void loadParts(Index h, std::array<int64_t, 3> parts) {
     auto load = [&](Value dst, Value src, int64_t n, int64_t parts) {
-      Value d = kb.reshape(dst, {blk, n * dd});
-      int64_t rows = blk / parts;
-      for (int64_t r = 0; r < blk; r += rows)
-        kb.dma(kb.view(d, {rows, n * dd}, {r, 0}),
-               kb.view(src, {rows, n * dd}, {h * blk + r, 0}));
+      kb.dmaInParts(kb.reshape(dst, {blk, n * dd}),
+                    kb.view(src, {blk, n * dd}, {h * blk, 0}), parts);
     };
     load(qn, qH, nqb, parts[0]);
     load(kn, kH, nkb, parts[1]);
@@ -253,11 +250,8 @@ struct KernelIo : recipes::AttentionIo {
   /// Head h's output from set s, in `parts` DMAs (the last head's store is
   /// the program's tail: over all 16 queues).
   void store(Index h, unsigned s, int64_t parts) {
-    int64_t rows = blk / parts;
-    for (int64_t r = 0; r < blk; r += rows)
-      kb.dma(kb.view(oH, {rows, nqb * dd}, {h * blk + r, 0}),
-             kb.view(kb.reshape(on[s], {blk, nqb * dd}), {rows, nqb * dd},
-                     {r, 0}));
+    kb.dmaInParts(kb.view(oH, {blk, nqb * dd}, {h * blk, 0}),
+                  kb.reshape(on[s], {blk, nqb * dd}), parts);
   }
 };
 

@@ -252,11 +252,9 @@ void QkvBuilder::runGroup(Index block0, int64_t blocks, bool withTail) {
     if (blocks > 0) {
       Value y3 = kb.reshape(kb.view(yH, {full * kNumPartitions, ndim}, {0, 0}),
                             {kNumPartitions, full, ndim});
-      int64_t rows =
-          last && !withTail ? kNumPartitions / kDmaStreams : kNumPartitions;
-      for (int64_t r = 0; r < kNumPartitions; r += rows)
-        kb.dma(kb.view(y3, {rows, blocks, nw}, {r, block0, n0}),
-               kb.view(ys[buf], {rows, blocks, nw}, {r, 0, 0}));
+      kb.dmaInParts(kb.view(y3, {kNumPartitions, blocks, nw}, {0, block0, n0}),
+                    kb.view(ys[buf], {kNumPartitions, blocks, nw}, {0, 0, 0}),
+                    last && !withTail ? kDmaStreams : 1);
     }
     if (withTail) {
       multiply(Index(tailCol), tail, Index(gb), buf, n0, nw, 1);

@@ -270,6 +270,17 @@ void NcoreBuilder::dmaFixed(Value dst, Value src) {
       ->setAttr(kFixedPiecesAttrName, b.getUnitAttr());
 }
 
+void NcoreBuilder::dmaInParts(Value dst, Value src, int64_t parts) {
+  SmallVector<int64_t> ds(tileOf(dst).getShape()), ss(tileOf(src).getShape());
+  int64_t n = ds[0], rows = llvm::divideCeil(n, std::max<int64_t>(1, parts));
+  for (int64_t r = 0; r < n; r += rows) {
+    ds[0] = ss[0] = std::min(rows, n - r);
+    SmallVector<Index> dOff(ds.size(), Index(0)), sOff(ss.size(), Index(0));
+    dOff[0] = sOff[0] = Index(r);
+    dma(view(dst, ds, dOff), view(src, ss, sOff));
+  }
+}
+
 void NcoreBuilder::matmul(Value dst, Value stationary, Value moving,
                           bool accumulate) {
   create<MatmulOp>(dst, stationary, moving, accumulate, EngineAttr());

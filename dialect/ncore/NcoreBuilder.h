@@ -170,6 +170,11 @@ public:
   /// A transfer moved as written: ncore-split-dma leaves it whole
   /// (kFixedPiecesAttrName), for a caller that plans its own pieces.
   void dmaFixed(Value dst, Value src);
+  /// `dst` = `src` in `parts` transfers, each of an equal share of their
+  /// first dim (partitions on chip, rows in HBM): a program's tail moves
+  /// sooner over more queues (a transfer's time is its fixed cost plus its
+  /// bytes over one queue).
+  void dmaInParts(Value dst, Value src, int64_t parts);
   void matmul(Value psumDst, Value stationary, Value moving,
               bool accumulate = false);
   /// A matmul accumulating over the iterations of the loop whose index is

@@ -162,11 +162,8 @@ public:
   void stored(Index h, unsigned set, int64_t qb, bool last) override {
     if (y.inSbuf())
       return;
-    int64_t parts = last ? kLastStoreParts : 1, rows = blk / parts;
-    Value out = outBlock(h, set, qb);
-    for (int64_t r = 0; r < blk; r += rows)
-      pl.dma(pl.window(y, h * sq + Index(qb * blk + r), rows, 0, shape.dv),
-             pl.view(out, {rows, shape.dv}, {Index(r), 0}));
+    pl.dmaInParts(pl.window(y, h * sq + Index(qb * blk), blk, 0, shape.dv),
+                  outBlock(h, set, qb), last ? kLastStoreParts : 1);
   }
   static constexpr int64_t kLastStoreParts = 8;
 
