@@ -82,16 +82,15 @@ struct TimelineEvent {
 /// it), or none (-1: it issued in order, behind no wait signalled then).
 struct IdleStretch {
   double fromNs = 0, toNs = 0;
-  int64_t resumedPc = -1;
-  Opcode resumedOp = Opcode::SemSignal;
+  int64_t resumedPc = -1; ///< in the engine's own stream
   int waitedEngine = -1;
   bool waitedDma = false;
   int64_t waitedPc = -1;
   double ns() const { return toNs - fromNs; }
   bool operator==(const IdleStretch &o) const {
     return fromNs == o.fromNs && toNs == o.toNs && resumedPc == o.resumedPc &&
-           resumedOp == o.resumedOp && waitedEngine == o.waitedEngine &&
-           waitedDma == o.waitedDma && waitedPc == o.waitedPc;
+           waitedEngine == o.waitedEngine && waitedDma == o.waitedDma &&
+           waitedPc == o.waitedPc;
   }
 };
 

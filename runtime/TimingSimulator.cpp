@@ -263,7 +263,6 @@ private:
     if (now - from > result.timeline.cores[c].longestIdle[e].ns()) {
       IdleStretch st;
       st.resumedPc = index;
-      st.resumedOp = inst.op;
       double latest = from;
       for (const SemWaitSpec &w : inst.waits)
         if (core.semSignalAt[w.sem] > latest) {

@@ -117,7 +117,8 @@ TEST(WholeProgram, LongestIdleStretchIsTheLargestGapAndNamesItsWait) {
   std::vector<float> w, x;
   TensorMap in = inputs(w, x);
   Device dev(Profile::builtin(Target::Trn1));
-  auto r = dev.launch(*dev.loadProgram(tiledMatmul()), in);
+  Program program = tiledMatmul();
+  auto r = dev.launch(*dev.loadProgram(program), in);
   ASSERT_TRUE(bool(r)) << r.error();
   ASSERT_TRUE(r->ok()) << r->fault->str();
   const Timeline &t = r->timeline;
@@ -150,7 +151,8 @@ TEST(WholeProgram, LongestIdleStretchIsTheLargestGapAndNamesItsWait) {
   const IdleStretch &te = t.cores[0].longestIdle[unsigned(Engine::Tensor)];
   ASSERT_GE(te.resumedPc, 0);
   EXPECT_EQ(te.fromNs, 0.0);
-  EXPECT_EQ(te.resumedOp, Opcode::Matmul);
+  EXPECT_EQ(program.streams[unsigned(Engine::Tensor)][te.resumedPc].op,
+            Opcode::Matmul);
   EXPECT_TRUE(te.waitedDma);
   EXPECT_GE(te.waitedPc, 0);
 }

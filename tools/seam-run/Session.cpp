@@ -962,8 +962,15 @@ void Session::recordIdleStretch(const std::string &unit,
   r.ns = st.ns();
   r.fromNs = st.fromNs;
   r.toNs = st.toNs;
+  // Instructions by pc in their stream of the program.
+  auto mnemonicAt = [&](rt::Engine stream, int64_t pc) -> std::string {
+    const auto &insts = program.streams[unsigned(stream)];
+    return pc >= 0 && size_t(pc) < insts.size()
+               ? std::string(rt::mnemonic(insts[pc].op))
+               : std::string();
+  };
   if (st.resumedPc >= 0) {
-    r.resumedBy = std::string(rt::mnemonic(st.resumedOp));
+    r.resumedBy = mnemonicAt(*e, st.resumedPc);
     r.resumedPc = st.resumedPc;
   }
   if (st.waitedEngine >= 0) {
@@ -972,9 +979,7 @@ void Session::recordIdleStretch(const std::string &unit,
                                      std::string(rt::name(by)) + " stream"
                                : "the " + std::string(rt::name(by)) + " engine";
     r.waitedPc = st.waitedPc;
-    const auto &stream = program.streams[unsigned(by)];
-    if (st.waitedPc >= 0 && size_t(st.waitedPc) < stream.size())
-      r.waitedOp = std::string(rt::mnemonic(stream[st.waitedPc].op));
+    r.waitedOp = mnemonicAt(by, st.waitedPc);
   }
   idle = std::move(r);
 }
